@@ -1,0 +1,25 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly', URL: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['rxjs/internal/*'], message: 'Use the public rxjs entry points.' }] }],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/core/di/inversify.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'inversify', message: 'Import inversify through src/core/di only.' }], patterns: [{ group: ['rxjs/internal/*'] }] }] },
+  },
+  {
+    files: ['src/core/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'inversify', message: 'Import inversify through src/core/di only.' }], patterns: [{ group: ['**/plugins/**', '**/consumers/**', '**/cli/**', '**/nest/**', '**/testing/**'], message: 'core depends on nothing outside core.' }, { group: ['rxjs/internal/*'] }] }] },
+  },
+);

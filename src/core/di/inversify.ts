@@ -1,0 +1,17 @@
+/**
+ * The only module that imports inversify. Everything else imports DI primitives from here, so the
+ * project has one inversify copy and one place to adapt when its API changes (v7 and v8 swap the
+ * sync/async meaning of load/unbind).
+ */
+export {
+  Container,
+  ContainerModule,
+  inject,
+  injectable,
+  multiInject,
+  optional,
+  postConstruct,
+  preDestroy,
+  injectFromBase,
+} from 'inversify';
+export type { ContainerModuleLoadOptions, ServiceIdentifier, Newable } from 'inversify';

@@ -1,0 +1,98 @@
+/** Provider-native event, kept verbatim. Providers tag most events with a string `type`. */
+export type RawEvent = { readonly [key: string]: unknown };
+
+/** Token counts. Summed per turn by providers and per session by the Session. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0 });
+export const addUsage = (a: Usage, b: Usage): Usage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens,
+});
+
+/** A tool call the model asked for. */
+export interface ToolUse {
+  /** The host's tool-use id: the ledger and idempotency key. */
+  readonly id: string;
+  readonly name: string;
+  readonly input: Readonly<Record<string, unknown>>;
+  /**
+   * Set when the host sent arguments that could not be decoded (e.g. invalid JSON). The tool is
+   * not run; the model gets an `is_error` result carrying this text.
+   */
+  readonly inputError?: string;
+}
+
+/** The answer to one ToolUse, as posted back to the host. */
+export interface ToolResult {
+  readonly toolUseId: string;
+  /** Result text the model reads. */
+  readonly content: string;
+  readonly isError: boolean;
+}
+
+/** How a turn ended. */
+export type TurnTerminal = 'end_turn' | 'requires_action' | 'terminated';
+
+/** The canonical outcome of one turn (seed `TurnResult`). Normalization is additive. */
+export interface TurnResult {
+  readonly terminal: TurnTerminal;
+  /** The host's raw stop reason, verbatim (string, object or undefined). */
+  readonly stopReason: unknown;
+  readonly text: string;
+  /** Tool uses the caller must run locally, in call order. */
+  readonly customToolUses: readonly ToolUse[];
+  /** Tool uses the host ran itself: observed, never dispatched. */
+  readonly serverToolUses: readonly ToolUse[];
+  readonly usage: Usage;
+  /** Raw events of the turn, verbatim and in arrival order. */
+  readonly events: readonly RawEvent[];
+  /**
+   * `requires_action` with no custom tool uses because the provider already answered every call
+   * itself (e.g. duplicate calls answered in history). The Session continues with an empty
+   * resume instead of failing with `unresolved_requires_action`.
+   */
+  readonly continueWithoutTools?: boolean;
+}
+
+/** What a whole session request produced. */
+export interface SessionResult extends Omit<TurnResult, 'usage' | 'events'> {
+  readonly sessionId: string | undefined;
+  readonly provider: string;
+  /** Turns taken in this request (re-prompts included). */
+  readonly turns: number;
+  /** Usage summed over the request's turns. */
+  readonly usage: Usage;
+  /** The provider's client-held history, verbatim, when it keeps one (Local); else undefined. */
+  readonly transcript: readonly RawEvent[] | undefined;
+  /** Raw provider events of the request (never normalized text deltas); see `retainEvents`. */
+  readonly events: readonly RawEvent[];
+}
+
+/** The agent the host runs: what `provision` creates. */
+export interface AgentSpec {
+  readonly name: string;
+  readonly model?: string;
+  readonly systemPrompt?: string;
+  /** Tool declarations sent to the host (generated from the bound ToolHandlers). */
+  readonly tools: readonly ToolDeclaration[];
+}
+
+/** What the host sees of a tool: never its code or data. */
+export interface ToolDeclaration {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema (draft-07 object schema) of the input. */
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+}
+
+/** A success criterion for hosts that grade their own work (Claude Managed Agents outcomes). */
+export interface Outcome {
+  readonly description: string;
+  /** Markdown rubric. */
+  readonly rubric: string;
+  readonly maxIterations?: number;
+}

@@ -1,0 +1,65 @@
+import type { AgUiEvent } from '../events/agui-event.js';
+
+/**
+ * Extension point for event consumers (seed 003 in TypeScript). Each consumer gets the AG-UI
+ * event stream of every session, through its own ordered, bounded queue and error boundary:
+ * a hook that throws, rejects or never settles is reported on `consumerErrors$` and affects
+ * neither the run nor other consumers. Every hook may be async; the next event is delivered
+ * only after the previous hook settled (or timed out).
+ */
+export const EventConsumer = Symbol('EventConsumer');
+
+/** Why a consumer is being stopped. */
+export type StopReason = 'completed' | 'error' | 'cancelled' | 'timeout' | 'limit';
+
+/** Context passed as the last argument of every hook. */
+export interface ConsumerContext {
+  readonly sessionId: string | undefined;
+  readonly threadId: string;
+  readonly runId: string;
+  /** Monotonic, gap-free per session and consumer (counts AG-UI events). */
+  readonly seq: number;
+  /** Epoch ms the event was produced. */
+  readonly at: number;
+}
+
+export interface EventConsumer {
+  /** Stable kebab-case id, unique among consumers. */
+  readonly id: string;
+  /** Called (and awaited) before the consumer's first event of a session. A throw disables it for that session. */
+  start?(ctx: { readonly sessionId: string | undefined; readonly threadId: string }): void | Promise<void>;
+  /** Called exactly once per successful `start`, after the last event of the session. Time-bounded. */
+  stop?(reason: StopReason): void | Promise<void>;
+  /** Sees every AG-UI event, before the typed hook for it. */
+  onEvent?(event: AgUiEvent, ctx: ConsumerContext): void | Promise<void>;
+  onRunStarted?(threadId: string, runId: string, ctx: ConsumerContext): void | Promise<void>;
+  onTextStart?(messageId: string, role: string, ctx: ConsumerContext): void | Promise<void>;
+  onTextContent?(messageId: string, delta: string, ctx: ConsumerContext): void | Promise<void>;
+  onTextEnd?(messageId: string, ctx: ConsumerContext): void | Promise<void>;
+  onToolStart?(toolCallId: string, toolName: string, ctx: ConsumerContext): void | Promise<void>;
+  onToolArgs?(toolCallId: string, argsDelta: string, ctx: ConsumerContext): void | Promise<void>;
+  onToolResult?(toolCallId: string, result: string, ctx: ConsumerContext): void | Promise<void>;
+  onToolEnd?(toolCallId: string, ctx: ConsumerContext): void | Promise<void>;
+  onStateSnapshot?(snapshot: unknown, ctx: ConsumerContext): void | Promise<void>;
+  onRunFinished?(threadId: string, runId: string, ctx: ConsumerContext): void | Promise<void>;
+  onError?(message: string, code: string | undefined, ctx: ConsumerContext): void | Promise<void>;
+}
+
+/** No-op defaults for every hook; extend it and override what you need. */
+export abstract class BaseEventConsumer implements EventConsumer {
+  abstract readonly id: string;
+  start(_ctx: { readonly sessionId: string | undefined; readonly threadId: string }): void | Promise<void> {}
+  stop(_reason: StopReason): void | Promise<void> {}
+  onEvent(_event: AgUiEvent, _ctx: ConsumerContext): void | Promise<void> {}
+  onRunStarted(_threadId: string, _runId: string, _ctx: ConsumerContext): void | Promise<void> {}
+  onTextStart(_messageId: string, _role: string, _ctx: ConsumerContext): void | Promise<void> {}
+  onTextContent(_messageId: string, _delta: string, _ctx: ConsumerContext): void | Promise<void> {}
+  onTextEnd(_messageId: string, _ctx: ConsumerContext): void | Promise<void> {}
+  onToolStart(_toolCallId: string, _toolName: string, _ctx: ConsumerContext): void | Promise<void> {}
+  onToolArgs(_toolCallId: string, _argsDelta: string, _ctx: ConsumerContext): void | Promise<void> {}
+  onToolResult(_toolCallId: string, _result: string, _ctx: ConsumerContext): void | Promise<void> {}
+  onToolEnd(_toolCallId: string, _ctx: ConsumerContext): void | Promise<void> {}
+  onStateSnapshot(_snapshot: unknown, _ctx: ConsumerContext): void | Promise<void> {}
+  onRunFinished(_threadId: string, _runId: string, _ctx: ConsumerContext): void | Promise<void> {}
+  onError(_message: string, _code: string | undefined, _ctx: ConsumerContext): void | Promise<void> {}
+}
