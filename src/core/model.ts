@@ -56,6 +56,12 @@ export interface TurnResult {
    * resume instead of failing with `unresolved_requires_action`.
    */
   readonly continueWithoutTools?: boolean;
+  /**
+   * The tool-use ids the boundary event names (Claude Managed Agents `stop_reason.event_ids`),
+   * in order. When none of them is in the batch and none is unanswered in the history, the
+   * Session answers the re-ask from the ledger's recorded results instead of failing.
+   */
+  readonly requestedToolUseIds?: readonly string[];
 }
 
 /** What a whole session request produced. */

@@ -1,0 +1,246 @@
+import 'reflect-metadata';
+import { Subject, type Observable } from 'rxjs';
+import { ConsumerHub, type ConsumerError } from './core/kernel/consumer-hub.js';
+import { AgentRxConfigToken, ConfigSections } from './core/config/config-tokens.js';
+import type { AgentRxConfig } from './core/config/agentrx.config.js';
+import type { ConfigSection } from './core/config/config-section.js';
+import { validateConfig, type ConfigEnv } from './core/config/load-config.js';
+import { loadConfig } from './core/config/load-config.js';
+import { Container, ContainerModule, type Newable } from './core/di/inversify.js';
+import { bindPlugin } from './core/di/bind-plugin.js';
+import { AgentRxError } from './core/errors.js';
+import { Kernel } from './core/kernel/kernel.js';
+import { PluginRegistry } from './core/kernel/plugin-registry.js';
+import { Logger, StderrLogger } from './core/logger.js';
+import type { AgentSpec, SessionResult, ToolDeclaration } from './core/model.js';
+import { AgentProvider } from './core/plugin/agent-provider.js';
+import { EventConsumer } from './core/plugin/event-consumer.js';
+import { ToolHandler } from './core/plugin/tool-handler.js';
+import { Session } from './core/session/session.js';
+import { resolveSessionOptions, type SessionOptions } from './core/session/session-options.js';
+import { FileSessionStore } from './core/store/file-session-store.js';
+import { MemorySessionStore, SessionStore } from './core/store/session-store.js';
+import { ToolDispatcher } from './core/tools/tool-dispatcher.js';
+import { declarationOf } from './core/tools/tool-schema.js';
+import { defaultModules } from './default-modules.js';
+
+/** Options of `AgentRx.create`. */
+export interface AgentRxCreateOptions {
+  /** A config object, the path of a JSON config file, or undefined for all defaults. */
+  readonly config?: object | string;
+  /** Extra inversify ContainerModules (providers, tools, consumers, overrides). */
+  readonly modules?: readonly ContainerModule[];
+  /** Tool handler classes (`@injectable()`), bound under ToolHandler. */
+  readonly tools?: readonly Newable<ToolHandler>[];
+  /** Consumer classes or instances, bound under EventConsumer. */
+  readonly consumers?: readonly (Newable<EventConsumer> | EventConsumer)[];
+  /** Provider instances or classes, bound under AgentProvider. */
+  readonly providers?: readonly (Newable<AgentProvider> | AgentProvider)[];
+  /** Load the built-in provider modules (default true). */
+  readonly defaults?: boolean;
+  /** `${VAR}` source for config interpolation (default process.env). */
+  readonly env?: ConfigEnv;
+  /** Wire SIGINT/SIGTERM to `stop()` (default false; the CLI turns it on). */
+  readonly handleSignals?: boolean;
+}
+
+/**
+ * The composition root and facade: one inversify container holding core services, providers,
+ * tools and consumers; validated config chooses the provider.
+ */
+export class AgentRx {
+  /** Consumer faults (throws, rejections, hung hooks, overflow) of every session. */
+  readonly consumerErrors$: Observable<ConsumerError>;
+  private readonly consumerErrors = new Subject<ConsumerError>();
+  private readonly sessions = new Set<Session>();
+  private readonly handles = new Map<string, Promise<unknown>>();
+  private stopped = false;
+
+  private constructor(
+    readonly container: Container,
+    readonly config: AgentRxConfig,
+    private readonly kernel: Kernel,
+    private readonly providers: PluginRegistry<AgentProvider>,
+    private readonly toolRegistry: PluginRegistry<ToolHandler>,
+    private readonly consumerRegistry: PluginRegistry<EventConsumer>,
+    private readonly logger: Logger,
+    private readonly store: SessionStore,
+  ) {
+    this.consumerErrors$ = this.consumerErrors.asObservable();
+    this.consumerErrors$.subscribe((e) => this.logger.warn(`consumer '${e.consumerId}' ${e.phase}: ${e.message}`));
+    this.dispatcher = new ToolDispatcher(toolRegistry.all);
+    this.hub = new ConsumerHub(consumerRegistry.all, config.consumers, this.consumerErrors);
+  }
+  private readonly dispatcher: ToolDispatcher;
+  private readonly hub: ConsumerHub;
+
+  /**
+   * Builds the container, validates all config (core + every plugin section) before anything
+   * starts, then runs the kernel's start phases. Throws `invalid_config` listing every issue.
+   */
+  static async create(opts: AgentRxCreateOptions = {}): Promise<AgentRx> {
+    const container = new Container();
+    const modules = [...(opts.defaults === false ? [] : defaultModules()), ...(opts.modules ?? []), hostModule(opts)];
+    container.load(...modules);
+    const sections = container.isBound(ConfigSections) ? container.getAll<ConfigSection>(ConfigSections) : [];
+    const loaded =
+      typeof opts.config === 'string'
+        ? await loadConfig(opts.config, { sections, env: opts.env })
+        : validateConfig(opts.config ?? {}, sections, opts.env);
+    const config = loaded.config;
+    container.bind(AgentRxConfigToken).toConstantValue(config);
+    for (const section of sections) {
+      const value = loaded.sections.get(section.key);
+      if (value !== undefined && !container.isBound(section.token)) container.bind(section.token).toConstantValue(value);
+    }
+    if (!container.isBound(Logger)) container.bind(Logger).toConstantValue(new StderrLogger(config.logLevel));
+    const logger = container.get<Logger>(Logger);
+    if (!container.isBound(SessionStore)) {
+      const store = config.store.type === 'file' ? new FileSessionStore(config.store.dir!, (file, reason) => logger.warn(`corrupt session record ${file} ignored: ${reason}`)) : new MemorySessionStore();
+      container.bind(SessionStore).toConstantValue(store);
+    }
+    const consumers = new PluginRegistry<EventConsumer>('consumer', container.getAll<EventConsumer>(EventConsumer), (c) => c.id, logger);
+    const tools = new PluginRegistry<ToolHandler>('tool', container.getAll<ToolHandler>(ToolHandler), (t) => t.name, logger);
+    const providers = new PluginRegistry<AgentProvider>('provider', selectableProviders(container, config), (p) => p.id, logger);
+    providers.require(config.provider);
+    const kernel = new Kernel(
+      [
+        ['tools', tools.all],
+        ['providers', providers.all],
+      ],
+      logger,
+      config.consumers.stopTimeoutMs,
+      () => container.unbindAllAsync(),
+    );
+    const rx = new AgentRx(container, config, kernel, providers, tools, consumers, logger, container.get<SessionStore>(SessionStore));
+    await kernel.start();
+    if (opts.handleSignals) kernel.handleSignals(() => rx.cancelAll());
+    return rx;
+  }
+
+  /** Tool declarations as the host sees them. */
+  get tools(): ToolDeclaration[] {
+    return this.toolRegistry.all.map(declarationOf);
+  }
+
+  /** Ids of the registered providers and consumers. */
+  get pluginIds(): { providers: string[]; tools: string[]; consumers: string[] } {
+    return { providers: this.providers.ids, tools: this.toolRegistry.ids, consumers: this.consumerRegistry.ids };
+  }
+
+  /** Runs one request to its terminal and closes the session. Rejects with a typed AgentRxError. */
+  async run(opts: SessionOptions = {}): Promise<SessionResult> {
+    const session = this.openSession(opts, false);
+    try {
+      return await session.result;
+    } finally {
+      session.close();
+      await session.closed;
+    }
+  }
+
+  /** Starts a live session: it stays open for `message()` after each terminal until `close()`/`cancel()`. */
+  start(opts: SessionOptions = {}): Session {
+    return this.openSession(opts, true);
+  }
+
+  /** Cancels every running session. */
+  cancelAll(): void {
+    for (const s of this.sessions) s.cancel();
+  }
+
+  /** Cancels running sessions, waits for them to close, then stops the kernel. Idempotent. */
+  async stop(): Promise<void> {
+    if (!this.stopped) {
+      this.stopped = true;
+      const closing = [...this.sessions].map((s) => s.closed);
+      this.cancelAll();
+      await Promise.all(closing);
+    }
+    await this.kernel.stop();
+    this.consumerErrors.complete();
+  }
+
+  private openSession(opts: SessionOptions, live: boolean): Session {
+    if (this.stopped) throw new AgentRxError('session_closed', 'this AgentRx instance is stopped; create a new one');
+    const provider = this.providers.require(opts.provider ?? this.config.provider);
+    const limits = this.config.limits;
+    const resolved = resolveSessionOptions(
+      opts,
+      {
+        timeoutMs: limits.runTimeoutMs,
+        maxTurns: limits.maxTurns,
+        maxReprompts: limits.maxReprompts,
+        retainEvents: this.config.retainEvents,
+        toolTimeoutMs: limits.toolTimeoutMs,
+        toolConcurrency: limits.toolConcurrency,
+        reconnectAttempts: limits.reconnectAttempts,
+        reconnectBaseMs: limits.reconnectBaseMs,
+      },
+      { toolNames: this.toolRegistry.ids, supportsOutcomes: provider.supportsOutcomes === true, providerId: provider.id },
+    );
+    const spec = this.spec();
+    const session: Session = new Session(
+      {
+        provider,
+        dispatcher: this.dispatcher,
+        store: this.store,
+        spec,
+        logger: this.logger,
+        provision: () => this.provision(provider, spec),
+        attachConsumers: (agui$, sessionId) => this.hub.attach(agui$, sessionId),
+        onClosed: () => this.sessions.delete(session),
+      },
+      resolved,
+      live,
+    );
+    this.sessions.add(session);
+    return session;
+  }
+
+  private spec(): AgentSpec {
+    const a = this.config.agent;
+    return { name: a.name, model: a.model, systemPrompt: a.systemPrompt, tools: this.tools };
+  }
+
+  /** Provisions the provider-side agent once per provider (content-addressed by the provider). */
+  private provision(provider: AgentProvider, spec: AgentSpec): Promise<unknown> {
+    if (!provider.provision) return Promise.resolve(undefined);
+    let h = this.handles.get(provider.id);
+    if (!h) {
+      h = provider.provision(spec, AbortSignal.timeout(this.config.limits.runTimeoutMs));
+      h.catch(() => this.handles.delete(provider.id));
+      this.handles.set(provider.id, h);
+    }
+    return h;
+  }
+}
+
+/** Binds what the caller passed to `create` as classes or instances. */
+function hostModule(opts: AgentRxCreateOptions): ContainerModule {
+  return new ContainerModule((options) => {
+    for (const t of opts.tools ?? []) bindPlugin(options, t, ToolHandler);
+    for (const c of opts.consumers ?? []) {
+      if (typeof c === 'function') bindPlugin(options, c, EventConsumer);
+      else options.bind(EventConsumer).toConstantValue(c);
+    }
+    for (const p of opts.providers ?? []) {
+      if (typeof p === 'function') bindPlugin(options, p, AgentProvider);
+      else options.bind(AgentProvider).toConstantValue(p);
+    }
+  });
+}
+
+/**
+ * Providers that can be resolved with the validated config. A provider whose options section
+ * is absent (not selected, not configured) is skipped rather than failing resolution.
+ */
+function selectableProviders(container: Container, config: AgentRxConfig): AgentProvider[] {
+  const out: AgentProvider[] = [];
+  try {
+    out.push(...container.getAll<AgentProvider>(AgentProvider));
+  } catch (e) {
+    throw new AgentRxError('invalid_config', `cannot build the providers: ${(e as Error).message}; is the section for provider '${config.provider}' present under providers?`, undefined, { cause: e });
+  }
+  return out;
+}

@@ -1,0 +1,215 @@
+import 'reflect-metadata';
+import { Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import type { InspectOptions, inspect as Inspect } from 'node:util';
+import type { LogLevel } from '../logger.js';
+import { CoerceBoolean, CoerceNumber } from './config-section.js';
+import { redactedView } from './secret.js';
+
+/** The loop hosts agentrx can drive; `AgentRxConfig.provider` picks one. */
+export const PROVIDER_IDS = ['local', 'claude-managed-agents', 'bedrock-agentcore'] as const;
+export type ProviderId = (typeof PROVIDER_IDS)[number];
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly LogLevel[];
+
+export const STORE_TYPES = ['memory', 'file'] as const;
+export type StoreType = (typeof STORE_TYPES)[number];
+
+const AGENT_NAME = /^[a-zA-Z0-9_-]+$/;
+
+/** The agent the host runs (`provision` input, together with the bound tools). */
+export class AgentConfig {
+  /** 1–64 characters of `[a-zA-Z0-9_-]`. */
+  @IsString()
+  @Length(1, 64)
+  @Matches(AGENT_NAME)
+  name: string = 'agentrx';
+
+  /** Host-specific model id; each provider has its own default. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  model?: string;
+
+  @IsOptional()
+  @IsString()
+  systemPrompt?: string;
+}
+
+/** Deadlines and bounds of a run. Every duration is in milliseconds. */
+export class LimitsConfig {
+  /** Whole-run deadline. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  runTimeoutMs: number = 600_000;
+
+  /** Longest silence allowed between two chunks of a stream. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  streamIdleTimeoutMs: number = 300_000;
+
+  /** Per tool call; a tool that overruns gets an `is_error` result. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  toolTimeoutMs: number = 60_000;
+
+  /** Reconnect attempts of a one-shot `run` after a stream drop (a live session keeps trying). */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  reconnectAttempts: number = 5;
+
+  /** Base of the exponential, jittered reconnect backoff (doubles per attempt, capped at 30 s). */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  reconnectBaseMs: number = 250;
+
+  /** Turns per request, re-prompts included; past it the run fails with `max_turns_exceeded`. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  maxTurns: number = 20;
+
+  /** Tool calls of one turn that may run at once (results are still posted in call order). */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  toolConcurrency: number = 8;
+
+  /** How many times a session re-prompts a host that stopped early before giving up. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  @Max(20)
+  maxReprompts: number = 2;
+}
+
+/** Built-in consumers and the kernel's per-consumer queues. */
+export class ConsumersConfig {
+  /** Render the run on the terminal (stderr-safe renderer). */
+  @CoerceBoolean()
+  @IsBoolean()
+  terminal: boolean = true;
+
+  /** Write every event as one JSON line. */
+  @CoerceBoolean()
+  @IsBoolean()
+  jsonl: boolean = false;
+
+  /** A consumer hook that runs longer is reported on `consumerErrors$` and skipped. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  handlerTimeoutMs: number = 5_000;
+
+  /** Bound of each consumer's queue (overflow policy: see the kernel). */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  queueLimit: number = 10_000;
+
+  /** Time each consumer's `stop()` gets at shutdown. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  stopTimeoutMs: number = 5_000;
+}
+
+/** Where sessions and the tool ledger are kept. `file` survives a process restart. */
+export class StoreConfig {
+  @IsIn(STORE_TYPES)
+  type: StoreType = 'memory';
+
+  /** Directory of the file store; required when `type` is `'file'`. */
+  @ValidateIf((o: StoreConfig) => o.type === 'file' || o.dir !== undefined)
+  @IsString({ context: { expected: "a directory path (required when store.type is 'file')" } })
+  @IsNotEmpty({ context: { expected: "a directory path (required when store.type is 'file')" } })
+  dir?: string;
+}
+
+/**
+ * The whole agentrx configuration, as validated by `loadConfig`/`validateConfig`. Every field
+ * has a default, so `{}` is a valid config (the `local` provider then needs its own section).
+ * Unknown keys are errors at every level, so a typo never passes silently.
+ */
+export class AgentRxConfig {
+  /**
+   * Which loop host runs the session: a built-in id (`PROVIDER_IDS`) or the kebab-case id of a
+   * provider plugin the host app registered. An id no plugin has fails at `AgentRx.create`
+   * with the list of known ids.
+   */
+  @IsString()
+  @Matches(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/, { context: { expected: `a kebab-case provider id, e.g. ${PROVIDER_IDS.join(', ')}` } })
+  provider: ProviderId | (string & {}) = 'local';
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => AgentConfig)
+  agent: AgentConfig = new AgentConfig();
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => LimitsConfig)
+  limits: LimitsConfig = new LimitsConfig();
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ConsumersConfig)
+  consumers: ConsumersConfig = new ConsumersConfig();
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => StoreConfig)
+  store: StoreConfig = new StoreConfig();
+
+  /** Keep raw provider events in `SessionResult.events`. */
+  @CoerceBoolean()
+  @IsBoolean()
+  retainEvents: boolean = true;
+
+  @IsIn(LOG_LEVELS)
+  logLevel: LogLevel = 'warn';
+
+  /**
+   * Per-provider sections (`providers.local`, `providers['claude-managed-agents']`, …), each
+   * validated by the ConfigSection its plugin contributes. After validation, an entry that has a
+   * section holds the validated instance; any other entry stays raw, with secret-looking string
+   * values wrapped in `Secret`.
+   */
+  @IsObject()
+  providers: Record<string, object> = {};
+
+  /**
+   * `util.inspect` shows the config with every secret (a `Secret`, or a value under a
+   * secret-looking key such as `apiKey` or `password`) as `[redacted]`.
+   */
+  [Symbol.for('nodejs.util.inspect.custom')](_depth: number, options: InspectOptions, inspect: typeof Inspect): string {
+    return `AgentRxConfig ${inspect({ ...(redactedView(this) as object) }, options)}`;
+  }
+
+  /** `JSON.stringify` gives the config with every secret as `"[redacted]"`. */
+  toJSON(): object {
+    return { ...(redactedView(this) as object) };
+  }
+}

@@ -1,0 +1,22 @@
+export { REDACTED, Secret, isSecret, SecretField, IsSecret, IS_SECRET, isSecretKey, redactedView } from './secret.js';
+export {
+  AgentRxConfig,
+  AgentConfig,
+  LimitsConfig,
+  ConsumersConfig,
+  StoreConfig,
+  PROVIDER_IDS,
+  LOG_LEVELS,
+  STORE_TYPES,
+  type ProviderId,
+  type StoreType,
+} from './agentrx.config.js';
+export { type ConfigSection, type ConfigSectionScope, sectionPath, CoerceNumber, CoerceBoolean } from './config-section.js';
+export {
+  loadConfig,
+  validateConfig,
+  type ConfigEnv,
+  type ConfigIssue,
+  type LoadConfigOptions,
+  type LoadedConfig,
+} from './load-config.js';

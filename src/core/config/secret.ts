@@ -1,0 +1,140 @@
+import { Transform } from 'class-transformer';
+import { ValidateBy, type ValidationOptions } from 'class-validator';
+
+/** What every rendering of a secret shows instead of its value. */
+export const REDACTED = '[redacted]';
+
+const inspectCustom = Symbol.for('nodejs.util.inspect.custom');
+
+/**
+ * A string that must not leak: an API key, an AWS secret, a bearer token. Only `reveal()` gives
+ * the value; `String()`, template literals, `JSON.stringify` and `util.inspect` all give
+ * `'[redacted]'`. The value lives in a private field, so it is not an own enumerable property
+ * either (`Object.keys`, spread and `toEqual` never see it).
+ */
+export class Secret {
+  readonly #value: string;
+
+  constructor(value: string) {
+    this.#value = value;
+  }
+
+  /** The wrapped value. Call it at the last moment (building a header), never to log. */
+  reveal(): string {
+    return this.#value;
+  }
+
+  /** True when the wrapped value is the empty string. */
+  get isEmpty(): boolean {
+    return this.#value.length === 0;
+  }
+
+  toString(): string {
+    return REDACTED;
+  }
+
+  toJSON(): string {
+    return REDACTED;
+  }
+
+  [inspectCustom](): string {
+    return REDACTED;
+  }
+}
+
+/** True when `value` is a Secret. */
+export function isSecret(value: unknown): value is Secret {
+  return value instanceof Secret;
+}
+
+/**
+ * class-transformer decorator: during `plainToInstance`, a string becomes a `Secret`; a Secret
+ * is kept; anything else is left as it is so that `@IsSecret()` reports it. Reads the raw source
+ * value (not class-transformer's copy), so a Secret passed in an already-built object survives.
+ *
+ * ```ts
+ * class LocalProviderOptions {
+ *   @SecretField() @IsSecret() apiKey!: Secret;
+ *   @IsOptional() @SecretField() @IsSecret() orgToken?: Secret;
+ * }
+ * ```
+ */
+export function SecretField(): PropertyDecorator {
+  return Transform(({ obj, key, value }) => {
+    const raw: unknown = obj !== null && typeof obj === 'object' && key in obj ? (obj as Record<string, unknown>)[key] : value;
+    if (raw instanceof Secret) return raw;
+    if (typeof raw === 'string') return new Secret(raw);
+    return raw;
+  });
+}
+
+/** Name of the `@IsSecret()` constraint (the key in a ValidationError's `constraints`). */
+export const IS_SECRET = 'isSecret';
+
+/**
+ * class-validator decorator: the value is a non-empty `Secret` (pair it with `@SecretField()`,
+ * which does the wrapping). The message never contains the value.
+ */
+export function IsSecret(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: IS_SECRET,
+      validator: {
+        validate: (value: unknown) => value instanceof Secret && !value.isEmpty,
+        defaultMessage: () => '$property must be a non-empty secret string',
+      },
+    },
+    options,
+  );
+}
+
+/**
+ * True for keys whose values are secrets: apiKey, secretAccessKey, sessionToken, token,
+ * password, authorization, credentials, and any key containing `secret` or `key`
+ * (case-insensitive). `maxTokens` is not one (only keys ending in `token` are).
+ */
+export function isSecretKey(key: string): boolean {
+  return /secret|key|password|passwd|authorization|credential|token$/i.test(key);
+}
+
+/**
+ * A deep copy of `value` for showing (inspect, JSON): Secrets stay Secrets, and a string,
+ * number or boolean under a secret-looking key becomes a placeholder Secret, so both render as
+ * `[redacted]`. Arrays, plain objects and class instances are copied (class instances keep their
+ * prototype, so inspect still names the class); other built-ins (Date, Map…) are kept as they are.
+ */
+export function redactedView(value: unknown, key = '', seen: WeakMap<object, unknown> = new WeakMap()): unknown {
+  if (value instanceof Secret) return value;
+  if (value === null || typeof value !== 'object') {
+    const shown = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint';
+    return shown && isSecretKey(key) ? new Secret(REDACTED) : value;
+  }
+  const known = seen.get(value);
+  if (known !== undefined) return known;
+  if (Array.isArray(value)) {
+    const copy: unknown[] = [];
+    seen.set(value, copy);
+    for (const v of value) copy.push(redactedView(v, key, seen));
+    return copy;
+  }
+  if (isBuiltIn(value)) return value;
+  const copy = Object.create(Object.getPrototypeOf(value) as object | null) as Record<string, unknown>;
+  seen.set(value, copy);
+  for (const [k, v] of Object.entries(value)) copy[k] = redactedView(v, k, seen);
+  return copy;
+}
+
+function isBuiltIn(value: object): boolean {
+  return (
+    value instanceof Date ||
+    value instanceof RegExp ||
+    value instanceof Map ||
+    value instanceof Set ||
+    value instanceof WeakMap ||
+    value instanceof WeakSet ||
+    value instanceof Error ||
+    value instanceof Promise ||
+    ArrayBuffer.isView(value) ||
+    value instanceof ArrayBuffer
+  );
+}

@@ -1,0 +1,63 @@
+import { concatMap, type MonoTypeOperatorFunction } from 'rxjs';
+import type { RawEvent } from '../../model.js';
+import type { EventDraft } from '../session-event.js';
+
+/** What a provider's `textDelta` returns for one raw event. */
+export type TextDeltaResult = string | { readonly text: string; readonly messageId?: string } | undefined;
+
+/**
+ * Follows every provider draft that carries text with a synthesized `agentrx.text_delta` draft.
+ *
+ * ```
+ * source:                       --p--q--a--|
+ * extractTextDeltas(textDelta): --(pt)q--a--|
+ *
+ * p: provider draft with text; t: { source: 'agentrx', turn: p.turn,
+ *    raw: { type: 'agentrx.text_delta', text, messageId } }
+ * q: provider draft without text; a: agentrx draft (never given to textDelta)
+ * ```
+ *
+ * Every draft passes through unchanged and in order; the synthesized draft comes right after its
+ * provider draft, in the same turn, and has no `id`. `messageId` is the one `textDelta` returned,
+ * else `msg-<turn>`. Empty text produces nothing. A `textDelta` that throws or returns something
+ * malformed counts as "no delta"; a non-object item is dropped; the operator never errors on its
+ * own. Stateless.
+ *
+ * @param textDelta Maps one raw provider event to a text chunk (optionally with its message id),
+ * or `undefined`.
+ * @returns A function that returns an Observable of the source drafts plus the synthesized ones.
+ */
+export function extractTextDeltas(
+  textDelta: (raw: RawEvent) => TextDeltaResult,
+): MonoTypeOperatorFunction<EventDraft> {
+  return concatMap((draft: EventDraft): EventDraft[] => {
+    // Not a draft at all: drop it rather than error the chain.
+    if (typeof draft !== 'object' || draft === null) return [];
+    if (draft.source !== 'provider') return [draft];
+    const delta = safeDelta(textDelta, draft.raw);
+    if (delta === undefined) return [draft];
+    const synthesized: EventDraft = {
+      source: 'agentrx',
+      turn: draft.turn,
+      raw: { type: 'agentrx.text_delta', text: delta.text, messageId: delta.messageId ?? `msg-${draft.turn}` },
+    };
+    return [draft, synthesized];
+  });
+}
+
+function safeDelta(
+  textDelta: (raw: RawEvent) => TextDeltaResult,
+  raw: RawEvent,
+): { text: string; messageId: string | undefined } | undefined {
+  try {
+    const result: unknown = textDelta(raw);
+    if (typeof result === 'string') return result.length > 0 ? { text: result, messageId: undefined } : undefined;
+    if (typeof result !== 'object' || result === null) return undefined;
+    const { text, messageId } = result as { text?: unknown; messageId?: unknown };
+    if (typeof text !== 'string' || text.length === 0) return undefined;
+    return { text, messageId: typeof messageId === 'string' && messageId.length > 0 ? messageId : undefined };
+  } catch {
+    // A throwing callback (or a throwing getter on what it returned) is "no delta".
+    return undefined;
+  }
+}

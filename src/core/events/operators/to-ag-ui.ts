@@ -1,0 +1,263 @@
+import { catchError, concat, concatMap, defer, throwError, type OperatorFunction } from 'rxjs';
+import type { AgUiEvent } from '../agui-event.js';
+import type { SessionEvent } from '../session-event.js';
+
+/** Options for {@link toAgUi}. */
+export interface ToAgUiOptions {
+  /**
+   * Also forward what has no AG-UI equivalent: provider envelopes as `RAW` and the other
+   * synthesized events (`agentrx.reconnecting`, `agentrx.diagnostic`, …) as `CUSTOM`.
+   * Default false.
+   */
+  readonly raw?: boolean;
+}
+
+/** `RUN_ERROR.message` when the source completes while a run is open. */
+const INCOMPLETE_MESSAGE = 'event stream ended without a terminal event';
+
+/**
+ * Translates session envelopes into a well-ordered AG-UI 1.0 event stream.
+ *
+ * ```
+ * source:   --s--t-----t--e-----f-----|
+ * toAgUi(): --R--(MC)--C--(XP)--(YF)--|
+ *
+ * s: agentrx.run_started → R: RUN_STARTED
+ * t: agentrx.text_delta  → M: TEXT_MESSAGE_START (first delta of a message id), C: TEXT_MESSAGE_CONTENT
+ * e: agentrx.turn_end    → X: TEXT_MESSAGE_END (open messages), tool call triads, P: STATE_SNAPSHOT
+ * f: agentrx.run_finished → Y: TEXT_MESSAGE_END (open messages), F: RUN_FINISHED
+ * ```
+ *
+ * Only `source: 'agentrx'` envelopes are translated, by `raw.type`. Nothing is emitted outside a
+ * run (before `agentrx.run_started`, or after the run's terminal), a nested `run_started` is
+ * ignored, and each run ends with exactly one `RUN_FINISHED` or `RUN_ERROR`, preceded by a
+ * `TEXT_MESSAGE_END` for every open message. Several runs may follow each other on one stream.
+ * If the source completes while a run is open, a `RUN_ERROR` with code `incomplete` is
+ * synthesized before completing; if it errors, a `RUN_ERROR` with code `stream_error` is emitted
+ * and the error is then propagated. Every event carries `timestamp: env.at` (synthesized
+ * terminals use the last envelope's). Optional fields are omitted, never `undefined` or `null`.
+ * Malformed envelopes are dropped; the operator never errors on its own. The run state is per
+ * subscription.
+ *
+ * @param opts Whether to forward provider events (`RAW`) and other agentrx events (`CUSTOM`).
+ * @returns A function that returns an Observable of AG-UI events.
+ */
+export function toAgUi(opts: ToAgUiOptions = {}): OperatorFunction<SessionEvent, AgUiEvent> {
+  const forwardRaw = opts.raw === true;
+  return (source) =>
+    defer(() => {
+      const translator = new AgUiTranslator(forwardRaw);
+      return concat(
+        source.pipe(
+          concatMap((env) => translator.translate(env)),
+          catchError((err: unknown) => concat(translator.fail(err), throwError(() => err))),
+        ),
+        // concat subscribes here only after a clean completion of the source.
+        defer(() => translator.complete()),
+      );
+    });
+}
+
+interface OpenRun {
+  readonly threadId: string;
+  readonly runId: string;
+}
+
+type Fields = { readonly [key: string]: unknown };
+
+/** The per-subscription state machine behind {@link toAgUi}. */
+class AgUiTranslator {
+  private run: OpenRun | undefined;
+  /** Open text message ids; a Set iterates in insertion (open) order. */
+  private readonly openMessages = new Set<string>();
+  private lastAt: number | undefined;
+
+  constructor(private readonly forwardRaw: boolean) {}
+
+  translate(env: SessionEvent): AgUiEvent[] {
+    try {
+      return this.translateUnsafe(env);
+    } catch {
+      // A hostile envelope (throwing getter…) is dropped like any other malformed one.
+      return [];
+    }
+  }
+
+  fail(err: unknown): AgUiEvent[] {
+    return this.abort({ message: errorMessage(err), code: 'stream_error' });
+  }
+
+  complete(): AgUiEvent[] {
+    return this.abort({ message: INCOMPLETE_MESSAGE, code: 'incomplete' });
+  }
+
+  private abort(error: { message: string; code: string }): AgUiEvent[] {
+    if (this.run === undefined) return [];
+    const at = this.lastAt;
+    return [...this.closeRun(at), stamp({ type: 'RUN_ERROR', message: error.message, code: error.code }, at)];
+  }
+
+  private translateUnsafe(env: SessionEvent): AgUiEvent[] {
+    if (!isObject(env) || !isObject(env.raw)) return [];
+    const at = typeof env.at === 'number' && Number.isFinite(env.at) ? env.at : undefined;
+    this.lastAt = at;
+    const raw: Fields = env.raw;
+
+    if (env.source === 'provider') {
+      if (this.run === undefined || !this.forwardRaw) return [];
+      return [stamp({ type: 'RAW', event: raw, ...(typeof env.provider === 'string' ? { source: env.provider } : {}) }, at)];
+    }
+    if (env.source !== 'agentrx' || typeof raw['type'] !== 'string') return [];
+    const type = raw['type'];
+
+    if (type === 'agentrx.run_started') return this.runStarted(raw, at);
+    // AG-UI requires RUN_STARTED first, and nothing but RUN_STARTED after a terminal.
+    if (this.run === undefined) return [];
+
+    switch (type) {
+      case 'agentrx.text_delta':
+        return this.textDelta(raw, at);
+      case 'agentrx.turn_end':
+        return this.turnEnd(raw, at);
+      case 'agentrx.tool_result':
+        return this.toolResult(raw, at);
+      case 'agentrx.run_finished':
+        return this.runFinished(raw, at);
+      case 'agentrx.run_error':
+        return this.runError(raw, at);
+      default:
+        return this.forwardRaw ? [stamp({ type: 'CUSTOM', name: type, value: raw }, at)] : [];
+    }
+  }
+
+  private runStarted(raw: Fields, at: number | undefined): AgUiEvent[] {
+    const { threadId, runId } = raw;
+    if (this.run !== undefined || !isNonEmptyString(threadId) || !isNonEmptyString(runId)) return [];
+    this.run = { threadId, runId };
+    return [stamp({ type: 'RUN_STARTED', threadId, runId }, at)];
+  }
+
+  private textDelta(raw: Fields, at: number | undefined): AgUiEvent[] {
+    const { text, messageId } = raw;
+    if (typeof text !== 'string' || !isNonEmptyString(messageId)) return [];
+    const events: AgUiEvent[] = [];
+    if (!this.openMessages.has(messageId)) {
+      this.openMessages.add(messageId);
+      events.push(stamp({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }, at));
+    }
+    events.push(stamp({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: text }, at));
+    return events;
+  }
+
+  private turnEnd(raw: Fields, at: number | undefined): AgUiEvent[] {
+    const events = this.closeMessages(at);
+    for (const toolUse of [...arrayOf(raw['customToolUses']), ...arrayOf(raw['serverToolUses'])]) {
+      if (!isObject(toolUse)) continue;
+      const { id: toolCallId, name: toolCallName, input } = toolUse;
+      if (!isNonEmptyString(toolCallId) || typeof toolCallName !== 'string') continue;
+      events.push(stamp({ type: 'TOOL_CALL_START', toolCallId, toolCallName }, at));
+      const delta = safeStringify(input);
+      // Unserializable input: the call is still announced, with no argument fragment.
+      if (delta !== undefined) events.push(stamp({ type: 'TOOL_CALL_ARGS', toolCallId, delta }, at));
+      events.push(stamp({ type: 'TOOL_CALL_END', toolCallId }, at));
+    }
+    const snapshot = compact({
+      turn: raw['turn'],
+      terminal: raw['terminal'],
+      stopReason: raw['stopReason'],
+      usage: raw['usage'],
+    });
+    events.push(stamp({ type: 'STATE_SNAPSHOT', snapshot }, at));
+    return events;
+  }
+
+  private toolResult(raw: Fields, at: number | undefined): AgUiEvent[] {
+    const { toolUse, result } = raw;
+    if (!isObject(toolUse) || !isObject(result)) return [];
+    const { id: toolCallId } = toolUse;
+    const { content } = result;
+    if (!isNonEmptyString(toolCallId) || typeof content !== 'string') return [];
+    return [stamp({ type: 'TOOL_CALL_RESULT', messageId: `${toolCallId}:result`, toolCallId, content, role: 'tool' }, at)];
+  }
+
+  private runFinished(raw: Fields, at: number | undefined): AgUiEvent[] {
+    const run = this.run;
+    if (run === undefined) return [];
+    const result = compact({
+      terminal: raw['terminal'],
+      stopReason: raw['stopReason'],
+      turns: raw['turns'],
+      usage: raw['usage'],
+    });
+    // The ids come from the open run so the terminal always pairs with its RUN_STARTED.
+    return [...this.closeRun(at), stamp({ type: 'RUN_FINISHED', threadId: run.threadId, runId: run.runId, result }, at)];
+  }
+
+  private runError(raw: Fields, at: number | undefined): AgUiEvent[] {
+    const { message, code } = raw;
+    return [
+      ...this.closeRun(at),
+      stamp(
+        {
+          type: 'RUN_ERROR',
+          message: typeof message === 'string' ? message : 'run failed',
+          ...(typeof code === 'string' ? { code } : {}),
+        },
+        at,
+      ),
+    ];
+  }
+
+  /** Ends every open text message and forgets the run; returns the TEXT_MESSAGE_END events. */
+  private closeRun(at: number | undefined): AgUiEvent[] {
+    const events = this.closeMessages(at);
+    this.run = undefined;
+    return events;
+  }
+
+  private closeMessages(at: number | undefined): AgUiEvent[] {
+    const events: AgUiEvent[] = [];
+    for (const messageId of this.openMessages) events.push(stamp({ type: 'TEXT_MESSAGE_END', messageId }, at));
+    this.openMessages.clear();
+    return events;
+  }
+}
+
+function stamp<E extends AgUiEvent>(event: E, at: number | undefined): E {
+  return at === undefined ? event : { ...event, timestamp: at };
+}
+
+/** Copies `fields` without its `undefined`-valued keys (AG-UI omits optional fields). */
+function compact(fields: Fields): Fields {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
+
+function isObject(v: unknown): v is Fields {
+  return typeof v === 'object' && v !== null;
+}
+
+function isNonEmptyString(v: unknown): v is string {
+  return typeof v === 'string' && v.length > 0;
+}
+
+function arrayOf(v: unknown): readonly unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+function safeStringify(v: unknown): string | undefined {
+  try {
+    const json: unknown = JSON.stringify(v);
+    return typeof json === 'string' ? json : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function errorMessage(err: unknown): string {
+  try {
+    if (err instanceof Error) return err.message;
+    return typeof err === 'string' ? err : String(err);
+  } catch {
+    return 'unknown error';
+  }
+}

@@ -1,0 +1,209 @@
+import type { Observable, Subject, Subscription } from 'rxjs';
+import type { AgUiEvent } from '../events/agui-event.js';
+import type { ConsumerContext, EventConsumer, StopReason } from '../plugin/event-consumer.js';
+
+/** A consumer fault, published on `consumerErrors$`. The run and other consumers carry on. */
+export interface ConsumerError {
+  readonly consumerId: string;
+  readonly phase: 'start' | 'event' | 'stop' | 'overflow';
+  readonly message: string;
+  readonly sessionId: string | undefined;
+  /** The AG-UI event being handled when it failed (phase `event`). */
+  readonly event?: AgUiEvent;
+  readonly error?: unknown;
+}
+
+/** Per-consumer delivery settings. */
+export interface ConsumerHubOptions {
+  /** A hook that has not settled after this long is reported and skipped. */
+  readonly handlerTimeoutMs: number;
+  /** Events queued for one consumer beyond this disable it for the session (`overflow`). */
+  readonly queueLimit: number;
+  /** Bound on each `start` and `stop` hook and on the final drain. */
+  readonly stopTimeoutMs: number;
+}
+
+/**
+ * Delivers one session's AG-UI events to every consumer: one ordered, bounded queue and one
+ * error boundary per consumer; `start` awaited before the consumer's first event (events that
+ * arrive meanwhile are queued); `stop(reason)` exactly once per successful start.
+ */
+export class ConsumerHub {
+  constructor(
+    private readonly consumers: readonly EventConsumer[],
+    private readonly options: ConsumerHubOptions,
+    private readonly errors$: Subject<ConsumerError>,
+  ) {}
+
+  /** Subscribes every consumer to `agui$` for one session. Call before the first event is emitted. */
+  attach(agui$: Observable<AgUiEvent>, sessionId: () => string | undefined): ConsumerAttachment {
+    const lanes = this.consumers.map((c) => new ConsumerLane(c, this.options, this.errors$, sessionId));
+    const sub = agui$.subscribe({ next: (ev) => lanes.forEach((l) => l.push(ev)) });
+    return new ConsumerAttachment(lanes, sub);
+  }
+}
+
+/** The consumers of one session. */
+export class ConsumerAttachment {
+  private stopped: Promise<void> | undefined;
+  constructor(
+    private readonly lanes: readonly ConsumerLane[],
+    private readonly sub: Subscription,
+  ) {}
+
+  /** Drains every queue (bounded), then calls `stop(reason)` on each started consumer. Idempotent. */
+  close(reason: StopReason): Promise<void> {
+    this.stopped ??= (async () => {
+      this.sub.unsubscribe();
+      await Promise.allSettled(this.lanes.map((l) => l.close(reason)));
+    })();
+    return this.stopped;
+  }
+}
+
+type LaneState = 'idle' | 'starting' | 'started' | 'disabled';
+
+class ConsumerLane {
+  private readonly queue: AgUiEvent[] = [];
+  private state: LaneState = 'idle';
+  private draining: Promise<void> | undefined;
+  private seq = 0;
+  private threadId = '';
+  private runId = '';
+  private closing = false;
+  private startedOk = false;
+
+  constructor(
+    private readonly consumer: EventConsumer,
+    private readonly options: ConsumerHubOptions,
+    private readonly errors$: Subject<ConsumerError>,
+    private readonly sessionId: () => string | undefined,
+  ) {}
+
+  push(ev: AgUiEvent): void {
+    if (this.state === 'disabled' || this.closing) return;
+    if (this.queue.length >= this.options.queueLimit) {
+      this.report('overflow', `queue limit of ${this.options.queueLimit} events reached; consumer disabled for this session`);
+      this.queue.length = 0;
+      this.state = 'disabled';
+      return;
+    }
+    this.queue.push(ev);
+    this.draining ??= this.drain();
+  }
+
+  async close(reason: StopReason): Promise<void> {
+    this.closing = true;
+    if (this.draining) {
+      try {
+        await withTimeout(this.draining, this.options.stopTimeoutMs);
+      } catch {
+        // A consumer this far behind gets no more events after stop: drop the rest, report it.
+        this.report('stop', `${this.queue.length} queued events not delivered within ${this.options.stopTimeoutMs} ms of the session end; dropped`);
+        this.queue.length = 0;
+        this.state = 'disabled';
+      }
+    }
+    if (!this.startedOk) return;
+    this.startedOk = false;
+    try {
+      await withTimeout(Promise.resolve().then(() => this.consumer.stop?.(reason)), this.options.stopTimeoutMs, 'stop');
+    } catch (e) {
+      this.report('stop', `stop failed: ${messageOf(e)}`, undefined, e);
+    }
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0 && this.state !== 'disabled') {
+        const ev = this.queue.shift()!;
+        if (this.state === 'idle') await this.start(ev);
+        if (this.state !== 'started') break;
+        await this.deliver(ev);
+      }
+    } finally {
+      this.draining = undefined;
+      if (this.queue.length > 0 && this.state !== 'disabled') this.draining = this.drain();
+    }
+  }
+
+  private async start(first: AgUiEvent): Promise<void> {
+    this.state = 'starting';
+    if (first.type === 'RUN_STARTED') this.threadId = first.threadId;
+    try {
+      await withTimeout(
+        Promise.resolve().then(() => this.consumer.start?.({ sessionId: this.sessionId(), threadId: this.threadId })),
+        this.options.stopTimeoutMs,
+        'start',
+      );
+      this.state = 'started';
+      this.startedOk = true;
+    } catch (e) {
+      this.report('start', `start failed: ${messageOf(e)}; consumer disabled for this session`, undefined, e);
+      this.state = 'disabled';
+      this.queue.length = 0;
+    }
+  }
+
+  private async deliver(ev: AgUiEvent): Promise<void> {
+    if (ev.type === 'RUN_STARTED') {
+      this.threadId = ev.threadId;
+      this.runId = ev.runId;
+    }
+    const ctx: ConsumerContext = { sessionId: this.sessionId(), threadId: this.threadId, runId: this.runId, seq: ++this.seq, at: ev.timestamp ?? Date.now() };
+    try {
+      await withTimeout(Promise.resolve().then(() => dispatch(this.consumer, ev, ctx)), this.options.handlerTimeoutMs, 'handler');
+    } catch (e) {
+      this.report('event', `${ev.type} handler failed: ${messageOf(e)}`, ev, e);
+    }
+  }
+
+  private report(phase: ConsumerError['phase'], message: string, event?: AgUiEvent, error?: unknown): void {
+    this.errors$.next({ consumerId: this.consumer.id, phase, message, sessionId: this.sessionId(), event, error });
+  }
+}
+
+/** Calls `onEvent`, then the typed hook of seed 003 for the event. */
+async function dispatch(c: EventConsumer, ev: AgUiEvent, ctx: ConsumerContext): Promise<void> {
+  await c.onEvent?.(ev, ctx);
+  switch (ev.type) {
+    case 'RUN_STARTED':
+      return c.onRunStarted?.(ev.threadId, ev.runId, ctx);
+    case 'TEXT_MESSAGE_START':
+      return c.onTextStart?.(ev.messageId, ev.role, ctx);
+    case 'TEXT_MESSAGE_CONTENT':
+      return c.onTextContent?.(ev.messageId, ev.delta, ctx);
+    case 'TEXT_MESSAGE_END':
+      return c.onTextEnd?.(ev.messageId, ctx);
+    case 'TOOL_CALL_START':
+      return c.onToolStart?.(ev.toolCallId, ev.toolCallName, ctx);
+    case 'TOOL_CALL_ARGS':
+      return c.onToolArgs?.(ev.toolCallId, ev.delta, ctx);
+    case 'TOOL_CALL_END':
+      return c.onToolEnd?.(ev.toolCallId, ctx);
+    case 'TOOL_CALL_RESULT':
+      return c.onToolResult?.(ev.toolCallId, ev.content, ctx);
+    case 'STATE_SNAPSHOT':
+      return c.onStateSnapshot?.(ev.snapshot, ctx);
+    case 'RUN_FINISHED':
+      return c.onRunFinished?.(ev.threadId, ev.runId, ctx);
+    case 'RUN_ERROR':
+      return c.onError?.(ev.message, ev.code, ctx);
+    default:
+      return;
+  }
+}
+
+class HookTimeout extends Error {}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what = 'drain'): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HookTimeout(`${what} did not settle within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

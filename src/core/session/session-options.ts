@@ -1,0 +1,115 @@
+import { AgentRxError } from '../errors.js';
+import type { Outcome, Usage } from '../model.js';
+
+/**
+ * A guard called after every turn that would continue the loop. Return `true` (or a reason
+ * string) to halt the request with a `halted` error. Checked before `maxTurns`: the guard wins.
+ */
+export type TurnGuard = (usage: Usage, turns: number) => boolean | string | undefined;
+
+/** Options of one session (`rx.run` / `rx.start`). */
+export interface SessionOptions {
+  /** The user prompt. A fresh session sends it as the kickoff (default "Begin."). */
+  readonly prompt?: string;
+  /** Resume this provider session: unanswered tool uses are redriven before the prompt. */
+  readonly sessionId?: string;
+  /** Overrides the configured provider for this session. */
+  readonly provider?: string;
+  /** Per-request run timeout (ms). */
+  readonly timeoutMs?: number;
+  /** Turn limit per request (re-prompts included). */
+  readonly maxTurns?: number;
+  readonly signal?: AbortSignal;
+  readonly turnGuard?: TurnGuard;
+  /** Success criterion for hosts that support outcomes. */
+  readonly outcome?: Outcome;
+  /** With `terminalTool`: an `end_turn` without a call of that tool re-prompts (`maxReprompts` times). */
+  readonly requireTerminalTool?: boolean;
+  readonly terminalTool?: string;
+  readonly maxReprompts?: number;
+  /** Keep raw events in SessionResult.events (default from config). */
+  readonly retainEvents?: boolean;
+}
+
+/** Effective, validated options. */
+export interface ResolvedSessionOptions {
+  readonly prompt: string | undefined;
+  readonly sessionId: string | undefined;
+  readonly timeoutMs: number;
+  readonly maxTurns: number;
+  readonly signal: AbortSignal | undefined;
+  readonly turnGuard: TurnGuard | undefined;
+  readonly outcome: Outcome | undefined;
+  readonly terminalTool: string | undefined;
+  readonly maxReprompts: number;
+  readonly retainEvents: boolean;
+  readonly toolTimeoutMs: number;
+  readonly toolConcurrency: number;
+  readonly reconnectAttempts: number;
+  readonly reconnectBaseMs: number;
+}
+
+/** Defaults the options fall back to (from validated config). */
+export interface SessionDefaults {
+  readonly timeoutMs: number;
+  readonly maxTurns: number;
+  readonly maxReprompts: number;
+  readonly retainEvents: boolean;
+  readonly toolTimeoutMs: number;
+  readonly toolConcurrency: number;
+  readonly reconnectAttempts: number;
+  readonly reconnectBaseMs: number;
+}
+
+/**
+ * Validates session options before anything is opened; every problem is listed in one
+ * `invalid_options` error. `toolNames` are the registered tools; `supportsOutcomes` the provider's flag.
+ */
+export function resolveSessionOptions(
+  opts: SessionOptions,
+  defaults: SessionDefaults,
+  ctx: { toolNames: readonly string[]; supportsOutcomes: boolean; providerId: string },
+): ResolvedSessionOptions {
+  const problems: string[] = [];
+  const int = (name: string, v: unknown, min: number, max: number): void => {
+    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= min && (v as number) <= max)) {
+      problems.push(`${name}: must be an integer from ${min} to ${max}; got ${JSON.stringify(v)}`);
+    }
+  };
+  if (opts.prompt !== undefined && typeof opts.prompt !== 'string') problems.push(`prompt: must be a string; got ${typeof opts.prompt}`);
+  if (opts.sessionId !== undefined && (typeof opts.sessionId !== 'string' || opts.sessionId.length === 0)) problems.push('sessionId: must be a non-empty string');
+  int('timeoutMs', opts.timeoutMs, 1, 2 ** 31 - 1);
+  int('maxTurns', opts.maxTurns, 1, 10_000);
+  int('maxReprompts', opts.maxReprompts, 0, 100);
+  if (opts.turnGuard !== undefined && typeof opts.turnGuard !== 'function') problems.push('turnGuard: must be a function (usage, turns) => boolean | string');
+  if (opts.requireTerminalTool) {
+    if (!opts.terminalTool) problems.push('terminalTool: required when requireTerminalTool is true (name the tool that ends the task)');
+    else if (!ctx.toolNames.includes(opts.terminalTool)) problems.push(`terminalTool: '${opts.terminalTool}' is not a registered tool; registered: ${ctx.toolNames.join(', ') || '(none)'}`);
+  }
+  if (opts.outcome !== undefined) {
+    if (typeof opts.outcome?.description !== 'string' || typeof opts.outcome?.rubric !== 'string') problems.push('outcome: needs string `description` and `rubric`');
+    int('outcome.maxIterations', opts.outcome?.maxIterations, 1, 1000);
+  }
+  if (problems.length > 0) {
+    throw new AgentRxError('invalid_options', `invalid session options:\n${problems.map((p) => `- ${p}`).join('\n')}`, { problems });
+  }
+  if (opts.outcome && !ctx.supportsOutcomes) {
+    throw new AgentRxError('outcome_unsupported', `provider '${ctx.providerId}' does not support outcomes; remove \`outcome\` or use claude-managed-agents`);
+  }
+  return {
+    prompt: opts.prompt,
+    sessionId: opts.sessionId,
+    timeoutMs: opts.timeoutMs ?? defaults.timeoutMs,
+    maxTurns: opts.maxTurns ?? defaults.maxTurns,
+    signal: opts.signal,
+    turnGuard: opts.turnGuard,
+    outcome: opts.outcome,
+    terminalTool: opts.requireTerminalTool ? opts.terminalTool : undefined,
+    maxReprompts: opts.maxReprompts ?? defaults.maxReprompts,
+    retainEvents: opts.retainEvents ?? defaults.retainEvents,
+    toolTimeoutMs: defaults.toolTimeoutMs,
+    toolConcurrency: defaults.toolConcurrency,
+    reconnectAttempts: defaults.reconnectAttempts,
+    reconnectBaseMs: defaults.reconnectBaseMs,
+  };
+}

@@ -1,0 +1,185 @@
+import { plainToInstance } from 'class-transformer';
+import { validate, type ValidationError } from 'class-validator';
+import { AgentRxError } from '../errors.js';
+import type { ToolResult, ToolUse } from '../model.js';
+import { isToolOutcome, type ToolHandler } from '../plugin/tool-handler.js';
+import type { ToolLedger } from './tool-ledger.js';
+
+/** Per-batch settings and hooks of a dispatch. */
+export interface DispatchOptions {
+  readonly sessionId: string | undefined;
+  /** Session-wide signal: cancel/timeout aborts every running tool. */
+  readonly signal: AbortSignal;
+  readonly toolTimeoutMs: number;
+  readonly concurrency: number;
+  readonly ledger: ToolLedger;
+  /** Awaited after every ledger change that must survive a crash (before run, after result). */
+  persist(): Promise<void>;
+  onStarted?(toolUse: ToolUse): void;
+  onResult?(toolUse: ToolUse, result: ToolResult, replayed: boolean, durationMs: number): void;
+}
+
+/**
+ * Runs custom tool uses locally, at most once per tool-use id: bounded concurrency, results in
+ * call order, every failure (unknown tool, undecodable or invalid input, throw, rejection,
+ * timeout, malformed return) an `is_error` result. Throws only `cancelled` when the session
+ * signal fires.
+ */
+export class ToolDispatcher {
+  private readonly byName: ReadonlyMap<string, ToolHandler>;
+
+  constructor(handlers: readonly ToolHandler[]) {
+    this.byName = new Map(handlers.map((h) => [h.name, h]));
+  }
+
+  /** Names of the available tools. */
+  get names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  async dispatch(toolUses: readonly ToolUse[], opts: DispatchOptions): Promise<ToolResult[]> {
+    const results = new Array<ToolResult>(toolUses.length);
+    // The same id twice in one batch runs once; later copies reuse the first result.
+    const firstIndex = new Map<string, number>();
+    const work: number[] = [];
+    toolUses.forEach((u, i) => {
+      if (!firstIndex.has(u.id)) {
+        firstIndex.set(u.id, i);
+        work.push(i);
+      }
+    });
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < work.length) {
+        const i = work[next++]!;
+        results[i] = await this.runOne(toolUses[i]!, opts);
+      }
+    };
+    const width = Math.max(1, Math.min(opts.concurrency, work.length));
+    await Promise.all(Array.from({ length: width }, worker));
+    if (opts.signal.aborted) throw cancelled(opts.signal);
+    return toolUses.map((u, i) => results[i] ?? { ...results[firstIndex.get(u.id)!]!, toolUseId: u.id });
+  }
+
+  private async runOne(use: ToolUse, opts: DispatchOptions): Promise<ToolResult> {
+    const started = Date.now();
+    const entry = opts.ledger.get(use.id);
+    const handler = this.byName.get(use.name);
+    if (entry?.result) {
+      opts.onResult?.(use, entry.result, true, 0);
+      return entry.result;
+    }
+    if (entry?.state === 'executing' && !handler?.idempotent) {
+      // Started before a restart with no recorded result: running it again could repeat a side effect.
+      const result = errorResult(use, `outcome unknown: tool '${use.name}' (${use.id}) started before a restart and recorded no result; it was not re-run because it is not declared idempotent`);
+      opts.ledger.record(use.id, use.name, result);
+      await opts.persist();
+      opts.onResult?.(use, result, false, 0);
+      return result;
+    }
+    if (opts.signal.aborted) throw cancelled(opts.signal);
+    if (!entry) opts.ledger.begin(use.id, use.name);
+    await opts.persist();
+    opts.onStarted?.(use);
+    const result = await this.execute(use, handler, opts);
+    opts.ledger.record(use.id, use.name, result);
+    await opts.persist();
+    opts.onResult?.(use, result, false, Date.now() - started);
+    return result;
+  }
+
+  private async execute(use: ToolUse, handler: ToolHandler | undefined, opts: DispatchOptions): Promise<ToolResult> {
+    if (!handler) {
+      return errorResult(use, `unknown tool '${use.name}'; available tools: ${this.names.join(', ') || '(none)'}`);
+    }
+    if (use.inputError !== undefined) {
+      return errorResult(use, `invalid arguments for tool '${use.name}': ${use.inputError}`);
+    }
+    let input: object;
+    try {
+      input = plainToInstance(handler.inputType, use.input ?? {}) as object;
+      const problems = await validate(input, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
+      if (problems.length > 0) {
+        return errorResult(use, `invalid input for tool '${use.name}': ${describeValidation(problems).join('; ')}`);
+      }
+    } catch (e) {
+      return errorResult(use, `invalid input for tool '${use.name}': ${messageOf(e)}`);
+    }
+    const timeoutMs = handler.timeoutMs ?? opts.toolTimeoutMs;
+    const ctrl = new AbortController();
+    const onSessionAbort = (): void => ctrl.abort(opts.signal.reason);
+    opts.signal.addEventListener('abort', onSessionAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = Date.now() + timeoutMs;
+    try {
+      const outcome = await Promise.race([
+        Promise.resolve().then(() =>
+          handler.handle(input, {
+            toolUseId: use.id,
+            sessionId: opts.sessionId,
+            idempotencyKey: `${opts.sessionId ?? 'local'}:${use.id}`,
+            signal: ctrl.signal,
+            deadline,
+          }),
+        ),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new ToolTimeout(timeoutMs)), timeoutMs);
+          ctrl.signal.addEventListener('abort', () => reject(new ToolAborted()), { once: true });
+        }),
+      ]);
+      return toResult(use, outcome);
+    } catch (e) {
+      if (e instanceof ToolTimeout) {
+        ctrl.abort(new AgentRxError('timeout', e.message));
+        return errorResult(use, `tool '${use.name}' timed out after ${timeoutMs} ms`);
+      }
+      if (e instanceof ToolAborted || opts.signal.aborted) return errorResult(use, `tool '${use.name}' was cancelled`);
+      return errorResult(use, `tool '${use.name}' failed: ${messageOf(e)}`);
+    } finally {
+      clearTimeout(timer);
+      opts.signal.removeEventListener('abort', onSessionAbort);
+    }
+  }
+}
+
+class ToolTimeout extends Error {
+  constructor(ms: number) {
+    super(`timed out after ${ms} ms`);
+  }
+}
+class ToolAborted extends Error {}
+
+function cancelled(signal: AbortSignal): AgentRxError {
+  const reason: unknown = signal.reason;
+  return reason instanceof AgentRxError ? reason : new AgentRxError('cancelled', 'the session was cancelled');
+}
+
+function errorResult(use: ToolUse, content: string): ToolResult {
+  return { toolUseId: use.id, content, isError: true };
+}
+
+function toResult(use: ToolUse, out: unknown): ToolResult {
+  if (typeof out === 'string') return { toolUseId: use.id, content: out, isError: false };
+  if (isToolOutcome(out)) return { toolUseId: use.id, content: out.content, isError: out.isError === true };
+  if (typeof out === 'number' || typeof out === 'boolean' || (typeof out === 'object' && out !== null)) {
+    try {
+      const content = JSON.stringify(out);
+      if (typeof content === 'string') return { toolUseId: use.id, content, isError: false };
+    } catch (e) {
+      return errorResult(use, `tool '${use.name}' returned a value that is not JSON-serializable: ${messageOf(e)}`);
+    }
+  }
+  return errorResult(use, `tool '${use.name}' returned a malformed result (${out === null ? 'null' : typeof out}); expected a string, a JSON value or { content, isError }`);
+}
+
+function describeValidation(errors: readonly ValidationError[], prefix = ''): string[] {
+  return errors.flatMap((e) => {
+    const path = prefix ? `${prefix}.${e.property}` : e.property;
+    const own = Object.values(e.constraints ?? {}).map((m) => (m.startsWith(e.property) ? `${path}${m.slice(e.property.length)}` : `${path}: ${m}`));
+    return [...own, ...describeValidation(e.children ?? [], path)];
+  });
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

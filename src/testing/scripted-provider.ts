@@ -1,0 +1,258 @@
+import { Observable, Subject } from 'rxjs';
+import { AgentRxError } from '../core/errors.js';
+import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../core/model.js';
+import type { AgentProvider, KickoffOptions, OpenOptions, ProviderMode, Reconnected, StreamItem } from '../core/plugin/agent-provider.js';
+
+/**
+ * Event vocabulary of the ScriptedProvider (a small, CMA-like wire):
+ * - `{type:'text', id, text}` — assistant text (one text delta each)
+ * - `{type:'tool_use', id, name, input}` — a custom tool use
+ * - `{type:'server_tool_use', id, name, input}` — observed only
+ * - `{type:'usage', input_tokens, output_tokens}`
+ * - `{type:'idle', id, stop_reason, tool_use_ids?}` — turn boundary; `tool_use_ids` names the
+ *   custom tool uses a `requires_action` waits for (default: every tool_use of the batch)
+ * - `{type:'tool_result', id, tool_use_id}` — the host's echo of a posted result
+ */
+export type ScriptedEvent = RawEvent & { readonly type: string };
+
+/** What the provider does on one input (one turn of the script). */
+export interface ScriptedTurn {
+  readonly events: readonly ScriptedEvent[];
+  /** request/response: emit the events, then never complete (until unsubscribed). */
+  readonly hang?: boolean;
+  /** request/response: fail the poll with this error after emitting the events. */
+  readonly fail?: AgentRxError;
+  /** streaming: drop the stream after this many events of the turn (error, or clean close). */
+  readonly dropAfter?: number;
+  readonly dropKind?: 'error' | 'close';
+}
+
+export interface ScriptedProviderOptions {
+  readonly id?: string;
+  readonly mode?: ProviderMode;
+  readonly turns: readonly ScriptedTurn[];
+  /** Events already in the host's history (a resumed session). */
+  readonly history?: readonly ScriptedEvent[];
+  /** Echo posted tool results into the stream/history (streaming). Default true. */
+  readonly echoResults?: boolean;
+  /** Re-send this many of the last history events when a stream re-attaches. */
+  readonly duplicateOnReattach?: number;
+  readonly supportsOutcomes?: boolean;
+  /** Delay (ms) before `open` resolves; lets tests observe an abort during open. */
+  readonly textDeltas?: boolean;
+}
+
+type Input =
+  | { readonly kind: 'kickoff'; readonly prompt?: string; readonly outcome?: unknown }
+  | { readonly kind: 'user'; readonly text: string }
+  | { readonly kind: 'resume'; readonly toolUses: readonly ToolUse[]; readonly results: readonly ToolResult[] }
+  | { readonly kind: 'raw'; readonly event: RawEvent };
+
+interface Conn {
+  readonly sessionId: string;
+  readonly resumed: boolean;
+}
+
+/**
+ * A deterministic in-process provider for tests, in either mode. Each input consumes the next
+ * scripted turn. It records every input, counts aborted polls and stream attachments, and keeps
+ * a host-side history for `reconnect`/`pendingToolUses`.
+ */
+export class ScriptedProvider implements AgentProvider<Conn, Input> {
+  readonly id: string;
+  readonly mode: ProviderMode;
+  readonly supportsOutcomes: boolean;
+  /** Every input received, in order. */
+  readonly inputs: Input[] = [];
+  /** The host-side history (every event emitted, echoes included). */
+  readonly history: ScriptedEvent[];
+  /** Number of polls/streams torn down before they completed (observed aborts). */
+  aborted = 0;
+  attachments = 0;
+  interrupts = 0;
+  closed = 0;
+  private next = 0;
+  private seqId = 0;
+  private live: Subject<StreamItem> | undefined;
+
+  constructor(private readonly options: ScriptedProviderOptions) {
+    this.id = options.id ?? 'scripted';
+    this.mode = options.mode ?? 'request_response';
+    this.supportsOutcomes = options.supportsOutcomes ?? false;
+    this.history = [...(options.history ?? [])];
+  }
+
+  async open(opts: OpenOptions): Promise<Conn> {
+    if (opts.signal.aborted) throw new AgentRxError('cancelled', 'aborted');
+    return { sessionId: opts.sessionId ?? 'scripted-session', resumed: opts.sessionId !== undefined };
+  }
+  sessionId(conn: Conn): string {
+    return conn.sessionId;
+  }
+  resumed(conn: Conn): boolean {
+    return conn.resumed;
+  }
+  kickoffInput(opts: KickoffOptions): Input {
+    return { kind: 'kickoff', prompt: opts.prompt, outcome: opts.outcome };
+  }
+  userInput(text: string): Input {
+    return { kind: 'user', text };
+  }
+  resumeInput(toolUses: readonly ToolUse[], results: readonly ToolResult[]): Input {
+    return { kind: 'resume', toolUses, results };
+  }
+  rawInput(event: RawEvent): Input {
+    return { kind: 'raw', event };
+  }
+
+  // ---------------------------------------------------------------- request/response
+  pollTurn(_conn: Conn, input: Input): Observable<RawEvent> {
+    return new Observable<RawEvent>((sub) => {
+      this.inputs.push(input);
+      const turn = this.takeTurn();
+      let done = false;
+      for (const ev of turn.events) {
+        this.history.push(ev);
+        sub.next(ev);
+      }
+      if (turn.fail) {
+        done = true;
+        sub.error(turn.fail);
+      } else if (!turn.hang) {
+        done = true;
+        sub.complete();
+      }
+      return () => {
+        if (!done) this.aborted++;
+      };
+    });
+  }
+
+  // ---------------------------------------------------------------- streaming
+  stream(_conn: Conn): Observable<StreamItem> {
+    return new Observable<StreamItem>((sub) => {
+      this.attachments++;
+      const live = new Subject<StreamItem>();
+      this.live = live;
+      const inner = live.subscribe(sub);
+      sub.next({ kind: 'open' });
+      const dup = this.options.duplicateOnReattach ?? 0;
+      if (this.attachments > 1 && dup > 0) {
+        for (const ev of this.history.slice(-dup)) sub.next({ kind: 'event', event: ev });
+      }
+      return () => {
+        inner.unsubscribe();
+        if (this.live === live) {
+          this.live = undefined;
+          this.aborted++;
+        }
+      };
+    });
+  }
+
+  async pushInput(_conn: Conn, input: Input, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw new AgentRxError('cancelled', 'aborted');
+    if (input.kind === 'resume' && input.results.length === 0) {
+      throw new AgentRxError('http_error', 'events: value must contain at least 1 item', { status: 400 });
+    }
+    this.inputs.push(input);
+    if (input.kind === 'raw') return;
+    if (input.kind === 'resume' && this.options.echoResults !== false) {
+      for (const r of input.results) this.emitLive({ type: 'tool_result', id: `echo-${++this.seqId}`, tool_use_id: r.toolUseId });
+    }
+    const turn = this.takeTurn();
+    // Deliver asynchronously, like a real host.
+    queueMicrotask(() => {
+      let n = 0;
+      for (const ev of turn.events) {
+        if (turn.dropAfter !== undefined && n === turn.dropAfter) {
+          // The rest happens "during the gap": it lands in history only.
+          this.history.push(...turn.events.slice(n));
+          const live = this.live;
+          this.live = undefined;
+          if (turn.dropKind === 'close') live?.complete();
+          else live?.error(new AgentRxError('stream_error', 'scripted drop'));
+          return;
+        }
+        this.emitLive(ev);
+        n++;
+      }
+    });
+  }
+
+  isTurnBoundary(event: RawEvent): boolean {
+    return event['type'] === 'idle';
+  }
+
+  async reconnect(_conn: Conn, seen: ReadonlySet<string>): Promise<Reconnected> {
+    const missed = this.history.filter((e) => typeof e['id'] === 'string' && !seen.has(e['id'] as string));
+    return { missed, pending: this.pendingToolUses(this.history) };
+  }
+
+  async interrupt(): Promise<void> {
+    this.interrupts++;
+  }
+
+  close(): void {
+    this.closed++;
+  }
+
+  // ---------------------------------------------------------------- normalization
+  normalize(events: readonly RawEvent[]): TurnResult {
+    const idle = [...events].reverse().find((e) => e['type'] === 'idle');
+    const uses = events.filter((e) => e['type'] === 'tool_use').map(toToolUse);
+    const serverToolUses = events.filter((e) => e['type'] === 'server_tool_use').map(toToolUse);
+    let usage = { inputTokens: 0, outputTokens: 0 };
+    for (const e of events) {
+      if (e['type'] === 'usage') usage = { inputTokens: usage.inputTokens + Number(e['input_tokens'] ?? 0), outputTokens: usage.outputTokens + Number(e['output_tokens'] ?? 0) };
+    }
+    const text = events.filter((e) => e['type'] === 'text').map((e) => String(e['text'])).join('');
+    const stopReason = idle?.['stop_reason'];
+    const terminal = stopReason === 'end_turn' ? 'end_turn' : stopReason === 'requires_action' ? 'requires_action' : 'terminated';
+    let customToolUses: ToolUse[] = [];
+    if (terminal === 'requires_action') {
+      const ids = idle?.['tool_use_ids'];
+      customToolUses = Array.isArray(ids) ? ids.map((id) => uses.find((u) => u.id === id)).filter((u): u is ToolUse => u !== undefined) : uses;
+    }
+    const requested = Array.isArray(idle?.['tool_use_ids']) ? { requestedToolUseIds: (idle['tool_use_ids'] as unknown[]).map(String) } : {};
+    return { terminal, stopReason, text, customToolUses, serverToolUses, usage, events: [...events], ...requested, ...(idle?.['continue'] === true ? { continueWithoutTools: true } : {}) };
+  }
+
+  pendingToolUses(history: readonly RawEvent[]): ToolUse[] {
+    const answered = new Set(history.filter((e) => e['type'] === 'tool_result').map((e) => String(e['tool_use_id'])));
+    const pending = new Map<string, ToolUse>();
+    for (const e of history) if (e['type'] === 'tool_use' && !answered.has(String(e['id']))) pending.set(String(e['id']), toToolUse(e));
+    return [...pending.values()];
+  }
+
+  textDelta(event: RawEvent): { text: string; messageId: string } | undefined {
+    if (this.options.textDeltas === false || event['type'] !== 'text') return undefined;
+    return { text: String(event['text']), messageId: String(event['message_id'] ?? event['id']) };
+  }
+
+  /** Pushes an event onto the live stream (and history) as the host would. */
+  emitLive(ev: ScriptedEvent): void {
+    this.history.push(ev);
+    this.live?.next({ kind: 'event', event: ev });
+  }
+
+  private takeTurn(): ScriptedTurn {
+    const turn = this.options.turns[this.next++];
+    if (!turn) throw new AgentRxError('provider_error', `ScriptedProvider: script exhausted after ${this.options.turns.length} turns`);
+    return turn;
+  }
+}
+
+function toToolUse(e: RawEvent): ToolUse {
+  return { id: String(e['id']), name: String(e['name']), input: (e['input'] as Record<string, unknown>) ?? {} };
+}
+
+/** Builders for scripted events. */
+export const ev = {
+  text: (id: string, text: string): ScriptedEvent => ({ type: 'text', id, text }),
+  toolUse: (id: string, name: string, input: Record<string, unknown> = {}): ScriptedEvent => ({ type: 'tool_use', id, name, input }),
+  serverToolUse: (id: string, name: string, input: Record<string, unknown> = {}): ScriptedEvent => ({ type: 'server_tool_use', id, name, input }),
+  usage: (input_tokens: number, output_tokens: number): ScriptedEvent => ({ type: 'usage', input_tokens, output_tokens }),
+  idle: (id: string, stop_reason: string, tool_use_ids?: string[]): ScriptedEvent => ({ type: 'idle', id, stop_reason, ...(tool_use_ids ? { tool_use_ids } : {}) }),
+  toolResult: (id: string, tool_use_id: string): ScriptedEvent => ({ type: 'tool_result', id, tool_use_id }),
+};

@@ -1,0 +1,101 @@
+import type { RawEvent, ToolUse, Usage } from '../../../../src/core/model.js';
+import type { EventDraft, SessionEvent } from '../../../../src/core/events/session-event.js';
+
+/** Envelopes (`SessionEvent`) for operator tests. `at` doubles as `seq` so ordering stays visible. */
+export class EnvelopeFixtures {
+  static readonly threadId = 'thread-1';
+  static readonly usage: Usage = { inputTokens: 10, outputTokens: 5 };
+
+  static envelope(source: 'provider' | 'agentrx', raw: RawEvent, at: number, turn = 1): SessionEvent {
+    return { seq: at, sessionId: 'sess-1', turn, provider: 'fake', source, raw, at };
+  }
+
+  static provider(raw: RawEvent, at: number): SessionEvent {
+    return EnvelopeFixtures.envelope('provider', raw, at);
+  }
+
+  static agentrx(raw: RawEvent, at: number): SessionEvent {
+    return EnvelopeFixtures.envelope('agentrx', raw, at);
+  }
+
+  static runStarted(at: number, runId = 'run-1'): SessionEvent {
+    return EnvelopeFixtures.agentrx({ type: 'agentrx.run_started', runId, threadId: EnvelopeFixtures.threadId, resumed: false }, at);
+  }
+
+  static textDelta(at: number, text: string, messageId = 'msg-1'): SessionEvent {
+    return EnvelopeFixtures.agentrx({ type: 'agentrx.text_delta', text, messageId }, at);
+  }
+
+  static turnEnd(
+    at: number,
+    over: { turn?: number; terminal?: string; stopReason?: unknown; customToolUses?: readonly ToolUse[]; serverToolUses?: readonly ToolUse[] } = {},
+  ): SessionEvent {
+    return EnvelopeFixtures.agentrx(
+      {
+        type: 'agentrx.turn_end',
+        turn: over.turn ?? 1,
+        terminal: over.terminal ?? 'end_turn',
+        stopReason: 'stopReason' in over ? over.stopReason : 'end_turn',
+        usage: EnvelopeFixtures.usage,
+        customToolUses: over.customToolUses ?? [],
+        serverToolUses: over.serverToolUses ?? [],
+      },
+      at,
+    );
+  }
+
+  static toolStarted(at: number, toolUse: ToolUse): SessionEvent {
+    return EnvelopeFixtures.agentrx({ type: 'agentrx.tool_started', toolUse }, at);
+  }
+
+  static toolResult(at: number, toolUse: ToolUse, content: string): SessionEvent {
+    return EnvelopeFixtures.agentrx(
+      { type: 'agentrx.tool_result', toolUse, result: { toolUseId: toolUse.id, content, isError: false }, replayed: false, durationMs: 3 },
+      at,
+    );
+  }
+
+  static runFinished(at: number, runId = 'run-1', over: { stopReason?: unknown } = {}): SessionEvent {
+    return EnvelopeFixtures.agentrx(
+      {
+        type: 'agentrx.run_finished',
+        runId,
+        threadId: EnvelopeFixtures.threadId,
+        terminal: 'end_turn',
+        stopReason: 'stopReason' in over ? over.stopReason : 'end_turn',
+        turns: 1,
+        usage: EnvelopeFixtures.usage,
+      },
+      at,
+    );
+  }
+
+  static runError(at: number, runId = 'run-1', message = 'host failed', code = 'provider_error'): SessionEvent {
+    return EnvelopeFixtures.agentrx({ type: 'agentrx.run_error', runId, threadId: EnvelopeFixtures.threadId, code, message }, at);
+  }
+
+  static diagnostic(at: number, message: string): SessionEvent {
+    return EnvelopeFixtures.agentrx({ type: 'agentrx.diagnostic', message }, at);
+  }
+}
+
+/** Drafts (`EventDraft`) for operator tests. */
+export class DraftFixtures {
+  static provider(raw: RawEvent, turn = 1, id?: string): EventDraft {
+    return id === undefined ? { source: 'provider', raw, turn } : { source: 'provider', id, raw, turn };
+  }
+
+  static agentrx(raw: RawEvent, turn = 1): EventDraft {
+    return { source: 'agentrx', raw, turn };
+  }
+
+  /** The draft `extractTextDeltas` synthesizes. */
+  static textDelta(text: string, messageId: string, turn = 1): EventDraft {
+    return { source: 'agentrx', turn, raw: { type: 'agentrx.text_delta', text, messageId } };
+  }
+}
+
+/** A tool use for fixtures. */
+export function toolUse(id: string, name: string, input: Record<string, unknown> = {}): ToolUse {
+  return { id, name, input };
+}
