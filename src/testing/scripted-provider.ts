@@ -163,19 +163,14 @@ export class ScriptedProvider implements AgentProvider<Conn, Input> {
     const turn = this.takeTurn();
     // Deliver asynchronously, like a real host.
     queueMicrotask(() => {
-      let n = 0;
-      for (const ev of turn.events) {
-        if (turn.dropAfter !== undefined && n === turn.dropAfter) {
-          // The rest happens "during the gap": it lands in history only.
-          this.history.push(...turn.events.slice(n));
-          const live = this.live;
-          this.live = undefined;
-          if (turn.dropKind === 'close') live?.complete();
-          else live?.error(new AgentRxError('stream_error', 'scripted drop'));
-          return;
-        }
-        this.emitLive(ev);
-        n++;
+      const cut = turn.dropAfter ?? Infinity;
+      turn.events.forEach((ev, n) => (n < cut ? this.emitLive(ev) : this.history.push(ev)));
+      if (cut <= turn.events.length) {
+        // Events past the cut happen "during the gap": they land in history only.
+        const live = this.live;
+        this.live = undefined;
+        if (turn.dropKind === 'close') live?.complete();
+        else live?.error(new AgentRxError('stream_error', 'scripted drop'));
       }
     });
   }
@@ -247,12 +242,14 @@ function toToolUse(e: RawEvent): ToolUse {
   return { id: String(e['id']), name: String(e['name']), input: (e['input'] as Record<string, unknown>) ?? {} };
 }
 
+let usageIds = 0;
+
 /** Builders for scripted events. */
 export const ev = {
   text: (id: string, text: string): ScriptedEvent => ({ type: 'text', id, text }),
   toolUse: (id: string, name: string, input: Record<string, unknown> = {}): ScriptedEvent => ({ type: 'tool_use', id, name, input }),
   serverToolUse: (id: string, name: string, input: Record<string, unknown> = {}): ScriptedEvent => ({ type: 'server_tool_use', id, name, input }),
-  usage: (input_tokens: number, output_tokens: number): ScriptedEvent => ({ type: 'usage', input_tokens, output_tokens }),
+  usage: (input_tokens: number, output_tokens: number, id = `usage-${++usageIds}`): ScriptedEvent => ({ type: 'usage', id, input_tokens, output_tokens }),
   idle: (id: string, stop_reason: string, tool_use_ids?: string[]): ScriptedEvent => ({ type: 'idle', id, stop_reason, ...(tool_use_ids ? { tool_use_ids } : {}) }),
   toolResult: (id: string, tool_use_id: string): ScriptedEvent => ({ type: 'tool_result', id, tool_use_id }),
 };

@@ -90,6 +90,11 @@ export class Session {
   private streamSub: Subscription | undefined;
   private reconnectAttempt = 0;
   private reconnecting = false;
+  /**
+   * While set, stream events are held here instead of ingested: between re-attaching a stream
+   * and feeding the history it missed, so history (older) is ingested before live events.
+   */
+  private holding: RawEvent[] | undefined;
 
   constructor(
     private readonly deps: SessionDeps,
@@ -221,7 +226,11 @@ export class Session {
       const record = await this.deps.store.load(this.sessionIdValue);
       if (record) this.ledger = new ToolLedger(record.ledger);
     }
-    if (p.mode === 'streaming') await this.attach(signal);
+    if (p.mode === 'streaming') {
+      // A resume lists history after attaching: hold live events until it has been fed.
+      if (p.resumed(this.conn) && p.reconnect) this.holding = [];
+      await this.attach(signal);
+    }
   }
 
   /** Resume: recover what the host has, then redrive unanswered tool uses before any prompt. */
@@ -229,8 +238,16 @@ export class Session {
     const p = this.deps.provider;
     if (!p.reconnect) return;
     const rec = await abortable(p.reconnect(this.conn, this.seen, signal), signal);
-    for (const ev of rec.missed) this.ingest(ev);
+    this.feedRecovered(rec.missed);
     this.queueRedrive(rec.pending);
+  }
+
+  /** Ingests recovered history, then the live events held since the stream re-attached. */
+  private feedRecovered(missed: readonly RawEvent[]): void {
+    for (const ev of missed) this.ingest(ev);
+    const held = this.holding ?? [];
+    this.holding = undefined;
+    for (const ev of held) this.ingest(ev);
   }
 
   private queueRedrive(pending: readonly ToolUse[]): void {
@@ -491,7 +508,10 @@ export class Session {
         next: (item: StreamItem) => {
           if (gen !== this.generation) return;
           if (item.kind === 'open') settleOpen();
-          else if (item.kind === 'event') this.ingest(item.event);
+          else if (item.kind === 'event') {
+            if (this.holding) this.holding.push(item.event);
+            else this.ingest(item.event);
+          }
           else this.emit({ type: 'agentrx.diagnostic', message: item.message });
         },
         error: (e: unknown) => dropped(toAgentRxError(e, 'stream_error').message),
@@ -521,13 +541,15 @@ export class Session {
         this.emit({ type: 'agentrx.reconnecting', attempt, delayMs, reason });
         try {
           await abortableDelay(delayMs, signal);
+          this.holding = [];
           await this.attach(signal);
           const rec = this.deps.provider.reconnect ? await abortable(this.deps.provider.reconnect(this.conn, this.seen, signal), signal) : { missed: [], pending: [] };
-          for (const ev of rec.missed) this.ingest(ev);
+          this.feedRecovered(rec.missed);
           this.emit({ type: 'agentrx.reconnected', attempt, missed: rec.missed.length, pending: rec.pending.length });
           this.queueRedrive(rec.pending);
           return;
         } catch (e) {
+          this.holding = undefined;
           if (signal.aborted) return;
           reason = toAgentRxError(e, 'stream_error').message;
         }

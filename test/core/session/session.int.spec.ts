@@ -21,8 +21,8 @@ async function create(provider: ScriptedProvider, extra: { consumers?: any[]; co
 }
 
 const twoTurnScript = (): ScriptedTurn[] => [
-  { events: [ev.text('t1', 'Let me echo. '), ev.toolUse('u1', 'echo', { text: 'hi' }), ev.usage(10, 5), ev.idle('i1', 'requires_action', ['u1'])] },
-  { events: [ev.text('t2', 'Done: HI'), ev.usage(20, 7), ev.idle('i2', 'end_turn')] },
+  { events: [ev.text('t1', 'Let me echo. '), ev.toolUse('u1', 'echo', { text: 'hi' }), ev.usage(10, 5, 'us1'), ev.idle('i1', 'requires_action', ['u1'])] },
+  { events: [ev.text('t2', 'Done: HI'), ev.usage(20, 7, 'us2'), ev.idle('i2', 'end_turn')] },
 ];
 
 describe('Session', () => {

@@ -1,0 +1,86 @@
+import axios, { AxiosError, type AxiosInstance, type InternalAxiosRequestConfig } from 'axios';
+import { injectable } from '../di/inversify.js';
+
+/**
+ * Creates the axios instances providers talk HTTP through. Providers never `new` a client
+ * themselves (factories over constructors), so tests and hosts can swap transport concerns
+ * (proxies, agents, instrumentation) in one place.
+ */
+export const HttpClientFactory = Symbol('HttpClientFactory');
+
+/** What one client is for. */
+export interface HttpClientOptions {
+  /** Prefix of every relative request URL, e.g. `http://127.0.0.1:11434/v1`. */
+  readonly baseURL: string;
+  /**
+   * Headers sent on every request. May carry secrets (`Authorization`): they are applied by a
+   * request interceptor instead of living in `instance.defaults`, and redacted from errors.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Per-request timeout in ms (axios `timeout`): for buffered responses the whole response, for
+   * `responseType: 'stream'` the wait for the response headers. 0 = none.
+   */
+  readonly timeoutMs?: number;
+}
+
+export interface HttpClientFactory {
+  /**
+   * Returns a new axios instance for `opts`. Called once per provider (or per session); the caller
+   * owns the instance. Never logs headers. Errors the instance rejects with keep `config`,
+   * `request` and `response` as non-enumerable properties with secret headers redacted, so
+   * logging or inspecting an error cannot print a credential.
+   */
+  create(opts: HttpClientOptions): AxiosInstance;
+}
+
+/** Header names whose values are secrets. */
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'x-amz-security-token']);
+
+/** True when a header of this name carries a secret and must never be logged. */
+export function isSecretHeader(name: string): boolean {
+  return SECRET_HEADERS.has(name.toLowerCase());
+}
+
+/** Default `HttpClientFactory`: plain axios instances with the secret-safety described above. */
+@injectable()
+export class HttpClientFactoryImpl implements HttpClientFactory {
+  create(opts: HttpClientOptions): AxiosInstance {
+    const instance = axios.create({
+      baseURL: opts.baseURL,
+      timeout: opts.timeoutMs ?? 0,
+      // Timeouts surface as ETIMEDOUT (transient) rather than the ambiguous ECONNABORTED.
+      transitional: { clarifyTimeoutError: true },
+    });
+    const headers = { ...(opts.headers ?? {}) };
+    instance.interceptors.request.use((config: InternalAxiosRequestConfig) => {
+      for (const [name, value] of Object.entries(headers)) {
+        if (!config.headers.has(name)) config.headers.set(name, value);
+      }
+      return config;
+    });
+    instance.interceptors.response.use(undefined, (error: unknown) => Promise.reject(sanitizeAxiosError(error)));
+    return instance;
+  }
+}
+
+/**
+ * Makes an axios error safe to log or inspect: secret request headers in `config` are replaced by
+ * `[redacted]`, and `config`, `request` and `response` become non-enumerable (still readable).
+ * Returns its argument; anything that is not an AxiosError is returned untouched.
+ */
+export function sanitizeAxiosError(error: unknown): unknown {
+  if (!(error instanceof AxiosError)) return error;
+  const headers = error.config?.headers as Record<string, unknown> | undefined;
+  if (headers) {
+    for (const name of Object.keys(headers)) {
+      if (isSecretHeader(name)) headers[name] = '[redacted]';
+    }
+  }
+  for (const key of ['config', 'request', 'response'] as const) {
+    if (Object.prototype.hasOwnProperty.call(error, key)) {
+      Object.defineProperty(error, key, { value: error[key], enumerable: false, writable: true, configurable: true });
+    }
+  }
+  return error;
+}
