@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
 import { Subject, type Observable } from 'rxjs';
 import { ConsumerHub, type ConsumerError } from './core/kernel/consumer-hub.js';
 import { AgentRxConfigToken, ConfigSections } from './core/config/config-tokens.js';
@@ -90,7 +92,8 @@ export class AgentRx {
     const config = loaded.config;
     container.bind(AgentRxConfigToken).toConstantValue(config);
     for (const section of sections) {
-      const value = loaded.sections.get(section.key);
+      // A section that was neither given nor required still gets its defaults when they are valid.
+      const value = loaded.sections.get(section.key) ?? defaultsOf(section);
       if (value !== undefined && !container.isBound(section.token)) container.bind(section.token).toConstantValue(value);
     }
     if (!container.isBound(Logger)) container.bind(Logger).toConstantValue(new StderrLogger(config.logLevel));
@@ -214,6 +217,12 @@ export class AgentRx {
     }
     return h;
   }
+}
+
+/** A section's default instance, or undefined when its defaults alone are not valid. */
+function defaultsOf(section: ConfigSection): object | undefined {
+  const value = plainToInstance(section.options, {}, { exposeDefaultValues: true });
+  return validateSync(value, { forbidUnknownValues: false }).length === 0 ? value : undefined;
 }
 
 /** Binds what the caller passed to `create` as classes or instances. */

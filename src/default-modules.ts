@@ -1,6 +1,13 @@
-import type { ContainerModule } from './core/di/inversify.js';
+import { ContainerModule } from './core/di/inversify.js';
+import { HttpClientFactory, HttpClientFactoryImpl } from './core/http/http-client-factory.js';
+import { localProviderModule } from './plugins/providers/local/local.module.js';
 
-/** The built-in provider modules loaded by `AgentRx.create` unless `defaults: false`. */
+/** Core services every provider may inject; a host module may bind its own first. */
+export const coreServicesModule = new ContainerModule((options) => {
+  if (!options.isBound(HttpClientFactory)) options.bind(HttpClientFactory).to(HttpClientFactoryImpl).inSingletonScope();
+});
+
+/** The built-in modules loaded by `AgentRx.create` unless `defaults: false`. */
 export function defaultModules(): ContainerModule[] {
-  return [];
+  return [coreServicesModule, localProviderModule];
 }

@@ -544,8 +544,10 @@ function lineColumn(text: string, position: number): { line: number; column: num
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
+  // Realm-independent: an object literal from another realm (vm, worker, structuredClone) has
+  // that realm's Object.prototype, whose own prototype is null.
+  const proto = Object.getPrototypeOf(value) as object | null;
+  return proto === null || (Object.getPrototypeOf(proto) === null && Object.prototype.toString.call(value) === '[object Object]');
 }
 
 function describeType(value: unknown): string {

@@ -80,7 +80,6 @@ export class ToolDispatcher {
     if (opts.signal.aborted) throw cancelled(opts.signal);
     if (!entry) opts.ledger.begin(use.id, use.name);
     await opts.persist();
-    opts.onStarted?.(use);
     const result = await this.execute(use, handler, opts);
     opts.ledger.record(use.id, use.name, result);
     await opts.persist();
@@ -105,25 +104,36 @@ export class ToolDispatcher {
     } catch (e) {
       return errorResult(use, `invalid input for tool '${use.name}': ${messageOf(e)}`);
     }
+    // Validation is async: the session may have been cancelled meanwhile.
+    if (opts.signal.aborted) return errorResult(use, `tool '${use.name}' was cancelled`);
     const timeoutMs = handler.timeoutMs ?? opts.toolTimeoutMs;
     const ctrl = new AbortController();
     const onSessionAbort = (): void => ctrl.abort(opts.signal.reason);
     opts.signal.addEventListener('abort', onSessionAbort, { once: true });
     let timer: NodeJS.Timeout | undefined;
     const deadline = Date.now() + timeoutMs;
+    let running: Promise<unknown>;
+    try {
+      running = Promise.resolve(
+        handler.handle(input, {
+          toolUseId: use.id,
+          sessionId: opts.sessionId,
+          idempotencyKey: `${opts.sessionId ?? 'local'}:${use.id}`,
+          signal: ctrl.signal,
+          deadline,
+        }),
+      );
+    } catch (e) {
+      running = Promise.reject(e);
+    }
+    running.catch(() => undefined);
+    opts.onStarted?.(use);
     try {
       const outcome = await Promise.race([
-        Promise.resolve().then(() =>
-          handler.handle(input, {
-            toolUseId: use.id,
-            sessionId: opts.sessionId,
-            idempotencyKey: `${opts.sessionId ?? 'local'}:${use.id}`,
-            signal: ctrl.signal,
-            deadline,
-          }),
-        ),
+        running,
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new ToolTimeout(timeoutMs)), timeoutMs);
+          if (ctrl.signal.aborted) reject(new ToolAborted());
           ctrl.signal.addEventListener('abort', () => reject(new ToolAborted()), { once: true });
         }),
       ]);

@@ -1,0 +1,189 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Writable } from 'node:stream';
+import { Command, CommanderError, Option } from 'commander';
+import { AgentRx } from '../agentrx.js';
+import { JsonlConsumer } from '../consumers/jsonl/jsonl.consumer.js';
+import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
+import { AgentRxError, toAgentRxError } from '../core/errors.js';
+import type { EventConsumer } from '../core/plugin/event-consumer.js';
+import { demoToolsModule } from '../plugins/tools/tools.module.js';
+import { startOpenAiEmulator } from '../testing/openai-emulator.js';
+
+/** Streams and environment of one CLI invocation (tests pass their own). */
+export interface CliIo {
+  readonly out: Writable & { isTTY?: boolean };
+  readonly err: Writable;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+}
+
+/** The prompt `agentrx demo` (and `npm start`) runs when none is given. */
+export const DEMO_PROMPT = 'What time is it, what is (17 + 25) * 3, and what does README.md say?';
+
+const EXIT_OK = 0;
+const EXIT_RUN_FAILED = 1;
+const EXIT_USAGE = 2;
+
+interface RunFlags {
+  config?: string;
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  json?: boolean;
+  timeout?: string;
+  maxTurns?: string;
+}
+
+/**
+ * The `agentrx` command. Returns the exit code: 0 success, 1 failed run, 2 bad usage or config.
+ * Every failure prints one line with the cause and one with a hint.
+ */
+export async function runCli(argv: readonly string[], io: CliIo = { out: process.stdout, err: process.stderr, env: process.env, cwd: process.cwd() }): Promise<number> {
+  let code = EXIT_OK;
+  const program = new Command('agentrx')
+    .description('Run LLM agent sessions against any loop host; custom tools run locally.')
+    .version(version(), '-v, --version')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })
+    .showHelpAfterError('(run agentrx --help for usage)');
+
+  program
+    .command('run')
+    .description('run one prompt to its end and print the answer')
+    .argument('<prompt>', 'what to ask the agent')
+    .option('-c, --config <file>', 'JSON config file (${VAR} interpolation applies)')
+    .addOption(new Option('-p, --provider <id>', 'provider id').choices(['local', 'claude-managed-agents', 'bedrock-agentcore']))
+    .option('-m, --model <model>', 'model id sent to the host')
+    .option('-u, --base-url <url>', "the provider's base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)")
+    .option('--timeout <ms>', 'run timeout in milliseconds')
+    .option('--max-turns <n>', 'turn limit')
+    .option('--json', 'print AG-UI events as JSON lines instead of text')
+    .action(async (prompt: string, flags: RunFlags) => {
+      code = await runCommand(prompt, flags, io);
+    });
+
+  program
+    .command('demo')
+    .description('run a demo session on an embedded, rule-based model: no keys, no network')
+    .argument('[prompt]', 'what to ask the demo model', DEMO_PROMPT)
+    .option('--json', 'print AG-UI events as JSON lines instead of text')
+    .action(async (prompt: string, flags: { json?: boolean }) => {
+      code = await demoCommand(prompt, flags, io);
+    });
+
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help' ? EXIT_OK : EXIT_USAGE;
+    }
+    throw e;
+  }
+  return code;
+}
+
+async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<number> {
+  const overrides: Record<string, unknown> = {};
+  if (flags.provider) overrides['provider'] = flags.provider;
+  const timeoutMs = flags.timeout !== undefined ? Number(flags.timeout) : undefined;
+  const maxTurns = flags.maxTurns !== undefined ? Number(flags.maxTurns) : undefined;
+  let rx: AgentRx | undefined;
+  try {
+    const base = flags.config ? readConfigFile(flags.config, io) : {};
+    const config = mergeConfig(base, flags);
+    rx = await AgentRx.create({ config, env: io.env, modules: [demoToolsModule], consumers: consumersFor(flags.json === true, config, io), handleSignals: true });
+    const result = await rx.run({ prompt, timeoutMs, maxTurns });
+    return result.terminal === 'terminated' ? EXIT_RUN_FAILED : EXIT_OK;
+  } catch (e) {
+    return report(e, io, flags.baseUrl);
+  } finally {
+    await rx?.stop();
+  }
+}
+
+async function demoCommand(prompt: string, flags: { json?: boolean }, io: CliIo): Promise<number> {
+  const emulator = await startOpenAiEmulator({ model: 'demo' });
+  let rx: AgentRx | undefined;
+  try {
+    if (!flags.json) io.err.write(`agentrx demo: a rule-based demo model on ${emulator.baseUrl} (no keys, no network)\n`);
+    const config = { provider: 'local', providers: { local: { baseUrl: emulator.baseUrl, model: 'agentrx-demo' } }, limits: { runTimeoutMs: 30_000 } };
+    rx = await AgentRx.create({ config, env: io.env, modules: [demoToolsModule], consumers: consumersFor(flags.json === true, {}, io), handleSignals: true });
+    const result = await rx.run({ prompt });
+    return result.terminal === 'terminated' ? EXIT_RUN_FAILED : EXIT_OK;
+  } catch (e) {
+    return report(e, io, emulator.baseUrl);
+  } finally {
+    await rx?.stop();
+    await emulator.close();
+  }
+}
+
+function consumersFor(json: boolean, config: Record<string, unknown>, io: CliIo): EventConsumer[] {
+  const consumers = (config['consumers'] ?? {}) as { terminal?: boolean; jsonl?: boolean };
+  if (json || consumers.jsonl === true) return [new JsonlConsumer(io.out)];
+  return consumers.terminal === false ? [] : [new TerminalConsumer({ out: io.out })];
+}
+
+function readConfigFile(path: string, io: CliIo): Record<string, unknown> {
+  const file = isAbsolute(path) ? path : resolve(io.cwd, path);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new AgentRxError('invalid_config', `cannot read config file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the top level must be a JSON object');
+    return parsed as Record<string, unknown>;
+  } catch (e) {
+    throw new AgentRxError('invalid_config', `config file ${path} is not valid JSON: ${(e as Error).message.replace(/"[^"]{20,}"/g, '"…"')}`);
+  }
+}
+
+/** Applies --provider/--model/--base-url on top of the file config. */
+function mergeConfig(base: Record<string, unknown>, flags: RunFlags): Record<string, unknown> {
+  const config: Record<string, any> = structuredClone(base);
+  if (flags.provider) config['provider'] = flags.provider;
+  const provider = String(config['provider'] ?? 'local');
+  if (flags.model) config['agent'] = { ...(config['agent'] ?? {}), model: flags.model };
+  if (flags.baseUrl) {
+    config['providers'] = { ...(config['providers'] ?? {}) };
+    config['providers'][provider] = { ...(config['providers'][provider] ?? {}), baseUrl: flags.baseUrl };
+  }
+  return config;
+}
+
+/** One line with the cause, one with a hint; returns the exit code. */
+function report(e: unknown, io: CliIo, baseUrl: string | undefined): number {
+  const err = toAgentRxError(e);
+  const usage = err.code === 'invalid_config' || err.code === 'invalid_options' || err.code === 'unknown_plugin' || err.code === 'duplicate_plugin' || err.code === 'outcome_unsupported';
+  io.err.write(`agentrx: ${err.message}\n`);
+  const hint = hintFor(err, baseUrl);
+  if (hint) io.err.write(`hint: ${hint}\n`);
+  return usage ? EXIT_USAGE : EXIT_RUN_FAILED;
+}
+
+function hintFor(err: AgentRxError, baseUrl: string | undefined): string | undefined {
+  const status = err.details?.['status'];
+  const msg = err.message;
+  if (err.code === 'invalid_config') return 'fix the fields listed above (see README "Configuration")';
+  if (err.code === 'invalid_options') return 'see agentrx run --help';
+  if (status === 401 || status === 403) return 'the host rejected the credentials: set providers.<id>.apiKey (e.g. "${OPENAI_API_KEY}")';
+  if (status === 404) return 'unknown model or path: check --model and that --base-url ends with /v1';
+  if (/ECONNREFUSED|refused|ENOTFOUND|unreachable|cannot reach/i.test(msg)) return `nothing answers at ${baseUrl ?? 'the base URL'}: is the server running? (ollama serve, vllm serve …) or pass --base-url`;
+  if (err.code === 'timeout') return 'raise --timeout or limits.runTimeoutMs, or check that the host is responsive';
+  if (err.code === 'max_turns_exceeded') return 'raise --max-turns or limits.maxTurns';
+  return undefined;
+}
+
+function version(): string {
+  try {
+    const here = dirname(fileURLToPath(import.meta.url));
+    return (JSON.parse(readFileSync(join(here, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}

@@ -1,0 +1,336 @@
+import type { Readable } from 'node:stream';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { AgentRxError } from '../../../core/errors.js';
+
+/**
+ * Wire helpers of the `local` provider: reading an OpenAI `chat.completion.chunk` SSE stream and
+ * folding its chunks into the same `{message, finish_reason, usage}` a non-streamed completion
+ * carries. Tolerates the quirks of OpenAI-compatible servers (see `ChunkAccumulator`).
+ */
+
+/** A wire map (string-keyed, verbatim JSON). */
+export type WireMap = Record<string, unknown>;
+
+/** What one model call produced, whether streamed or not. */
+export interface ChatCompletionResult {
+  /** The assistant message: `{role:'assistant', content, tool_calls?}` (OpenAI shape). */
+  readonly message: WireMap;
+  readonly finish_reason: unknown;
+  readonly usage: unknown;
+  /** True when folded from streamed chunks. */
+  readonly streamed: boolean;
+}
+
+interface PartialCall {
+  index: number;
+  id?: string;
+  name: string;
+  args: string;
+  /** Saw at least one `arguments` string (a `null` first delta is not one). */
+  sawArgs: boolean;
+}
+
+/**
+ * Folds streamed `chat.completion.chunk` objects into one assistant message. Tool-call deltas are
+ * merged by `index` (parallel calls may interleave); a delta without `index` is matched by `id`,
+ * else it continues the last call. `arguments: null` is treated as "nothing yet"; a repeated `id`
+ * or `name` on a later delta (servers that echo them, or a finish chunk carrying an empty
+ * arguments delta) never creates a second call. Usage is taken from whichever chunk carries it
+ * (normally the last one, with `choices: []`).
+ */
+export class ChunkAccumulator {
+  private content = '';
+  private sawContent = false;
+  private readonly calls = new Map<number, PartialCall>();
+  private finishReason: unknown = undefined;
+  private usage: unknown = undefined;
+  private lastIndex: number | undefined;
+
+  /** Adds one parsed chunk. Ignores anything that is not chunk-shaped. */
+  add(chunk: WireMap): void {
+    if (chunk['usage'] !== undefined && chunk['usage'] !== null) this.usage = chunk['usage'];
+    const choices = chunk['choices'];
+    if (!Array.isArray(choices) || choices.length === 0) return;
+    const choice = (choices.find((c) => isMap(c) && (c['index'] === 0 || c['index'] === undefined)) ?? choices[0]) as unknown;
+    if (!isMap(choice)) return;
+    if (typeof choice['finish_reason'] === 'string') this.finishReason = choice['finish_reason'];
+    const delta = choice['delta'];
+    if (!isMap(delta)) return;
+    if (typeof delta['content'] === 'string') {
+      this.content += delta['content'];
+      this.sawContent = true;
+    }
+    const toolCalls = delta['tool_calls'];
+    if (Array.isArray(toolCalls)) for (const tc of toolCalls) if (isMap(tc)) this.addToolCallDelta(tc);
+  }
+
+  private addToolCallDelta(tc: WireMap): void {
+    const id = typeof tc['id'] === 'string' && tc['id'] !== '' ? tc['id'] : undefined;
+    let entry: PartialCall | undefined;
+    if (typeof tc['index'] === 'number') {
+      entry = this.calls.get(tc['index']);
+      if (!entry) {
+        entry = { index: tc['index'], name: '', args: '', sawArgs: false };
+        this.calls.set(tc['index'], entry);
+      }
+    } else if (id !== undefined) {
+      entry = [...this.calls.values()].find((c) => c.id === id);
+      if (!entry) {
+        const index = this.calls.size === 0 ? 0 : Math.max(...this.calls.keys()) + 1;
+        entry = { index, name: '', args: '', sawArgs: false };
+        this.calls.set(index, entry);
+      }
+    } else {
+      entry = this.lastIndex === undefined ? undefined : this.calls.get(this.lastIndex);
+      if (!entry) return;
+    }
+    this.lastIndex = entry.index;
+    if (id !== undefined && entry.id === undefined) entry.id = id;
+    const fn = tc['function'];
+    if (!isMap(fn)) return;
+    if (typeof fn['name'] === 'string' && fn['name'] !== '' && entry.name === '') entry.name = fn['name'];
+    const args = fn['arguments'];
+    if (typeof args === 'string') {
+      entry.args += args;
+      entry.sawArgs = true;
+    } else if (isMap(args)) {
+      // A server that sends decoded arguments sends them whole.
+      entry.args = JSON.stringify(args);
+      entry.sawArgs = true;
+    }
+  }
+
+  /** The folded result. Calls are ordered by `index`; a call without an id gets `newId()`. */
+  result(newId: () => string): ChatCompletionResult {
+    const calls = [...this.calls.values()].sort((a, b) => a.index - b.index);
+    const message: WireMap = {
+      role: 'assistant',
+      content: this.sawContent && this.content !== '' ? this.content : calls.length > 0 ? null : this.content,
+    };
+    if (calls.length > 0) {
+      message['tool_calls'] = calls.map((c) => ({
+        id: c.id ?? newId(),
+        type: 'function',
+        function: { name: c.name, arguments: c.sawArgs ? c.args : '' },
+      }));
+    }
+    return { message, finish_reason: this.finishReason, usage: this.usage, streamed: true };
+  }
+
+  /** True once a chunk carried a finish reason. */
+  get finished(): boolean {
+    return this.finishReason !== undefined;
+  }
+}
+
+/** Options of `readChatStream`. */
+export interface ReadChatStreamOptions {
+  /** Longest silence between two reads of the body; exceeding it rejects with `timeout`. */
+  readonly idleTimeoutMs: number;
+  /** Called with each parsed chunk, in order, as it arrives. */
+  readonly onChunk: (chunk: WireMap) => void;
+  /** `POST <url>` for error messages (no secrets). */
+  readonly target: string;
+  /** Aborting rejects promptly with `cancelled` and destroys the body. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Reads an SSE body of `chat.completion.chunk` frames until `data: [DONE]` (or a clean end after a
+ * finish reason). Rejects with `AgentRxError`:
+ * - `timeout` when the body is silent longer than `idleTimeoutMs`;
+ * - `stream_error` for a non-JSON data frame, an error frame, or a body that ends or breaks before
+ *   completion. `details.chunks` counts the chunks delivered before the failure and
+ *   `details.transient` is true only for a break before the first chunk (safe to retry).
+ * The body is destroyed on every failure; on success the rest of the body is discarded.
+ */
+export function readChatStream(body: Readable, opts: ReadChatStreamOptions): Promise<{ chunks: number }> {
+  return new Promise((resolve, reject) => {
+    let chunks = 0;
+    let settled = false;
+    let finishSeen = false;
+    let idleTimer: NodeJS.Timeout | undefined;
+
+    const cleanup = (): void => {
+      settled = true;
+      if (idleTimer) clearTimeout(idleTimer);
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('close', onClose);
+      opts.signal.removeEventListener('abort', onAbort);
+      // Swallow late errors of a body we no longer read.
+      body.on('error', noop);
+    };
+    const fail = (error: AgentRxError): void => {
+      if (settled) return;
+      cleanup();
+      body.destroy();
+      reject(error);
+    };
+    const succeed = (): void => {
+      if (settled) return;
+      cleanup();
+      if (!body.readableEnded) body.destroy();
+      resolve({ chunks });
+    };
+    const armIdle = (): void => {
+      if (idleTimer) clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => {
+        fail(
+          new AgentRxError('timeout', `The model stream from ${opts.target} was idle for more than ${opts.idleTimeoutMs} ms (after ${chunks} chunks)`, {
+            kind: 'idle',
+            idleTimeoutMs: opts.idleTimeoutMs,
+            chunks,
+            transient: false,
+          }),
+        );
+      }, opts.idleTimeoutMs);
+    };
+    const broken = (why: string): AgentRxError =>
+      new AgentRxError('stream_error', `The model stream from ${opts.target} ${why} after ${chunks} chunks`, { chunks, transient: chunks === 0 });
+
+    const parser = createParser({
+      onEvent: (ev: EventSourceMessage) => {
+        if (settled) return;
+        const data = ev.data.trim();
+        if (data === '[DONE]') {
+          succeed();
+          return;
+        }
+        if (data === '') return;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(data);
+        } catch {
+          fail(new AgentRxError('stream_error', `The model stream from ${opts.target} sent a malformed chunk (not JSON) after ${chunks} chunks: ${truncate(data, 120)}`, { chunks, transient: false }));
+          return;
+        }
+        if (!isMap(parsed)) {
+          fail(new AgentRxError('stream_error', `The model stream from ${opts.target} sent a chunk that is not a JSON object after ${chunks} chunks`, { chunks, transient: false }));
+          return;
+        }
+        if (ev.event === 'error' || (parsed['error'] !== undefined && parsed['choices'] === undefined)) {
+          fail(new AgentRxError('stream_error', `The model stream from ${opts.target} reported an error after ${chunks} chunks: ${truncate(errorText(parsed), 300)}`, { chunks, transient: false }));
+          return;
+        }
+        chunks++;
+        const choices = parsed['choices'];
+        if (Array.isArray(choices) && choices.some((c) => isMap(c) && typeof c['finish_reason'] === 'string')) finishSeen = true;
+        opts.onChunk(parsed);
+      },
+    });
+
+    const onData = (text: string): void => {
+      if (settled) return;
+      armIdle();
+      parser.feed(text);
+    };
+    const onEnd = (): void => {
+      if (settled) return;
+      // Servers that omit [DONE] still end cleanly after the finish reason.
+      if (finishSeen) succeed();
+      else fail(broken('ended before the completion finished'));
+    };
+    const onClose = (): void => {
+      if (!settled) fail(broken('was closed before the completion finished'));
+    };
+    const onError = (): void => {
+      if (!settled) fail(broken('broke off (connection lost)'));
+    };
+    const onAbort = (): void => {
+      fail(new AgentRxError('cancelled', 'The model call was cancelled'));
+    };
+
+    if (opts.signal.aborted) {
+      onAbort();
+      return;
+    }
+    body.setEncoding('utf8');
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('close', onClose);
+    body.on('error', onError);
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+    armIdle();
+  });
+}
+
+/**
+ * Reads a whole (small) body as text, up to `maxChars` (the rest is discarded). Gives up after
+ * `timeoutMs` of silence (destroying the body) and resolves with what it has.
+ */
+export function readBodyText(body: Readable, maxChars = 65_536, timeoutMs = 30_000): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    let timer: NodeJS.Timeout | undefined;
+    const done = (): void => {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      resolve(text.slice(0, maxChars));
+    };
+    const arm = (): void => {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => {
+        body.destroy();
+        done();
+      }, timeoutMs);
+    };
+    body.setEncoding('utf8');
+    body.on('data', (s: string) => {
+      arm();
+      if (text.length < maxChars) text += s;
+    });
+    body.on('end', done);
+    body.on('error', done);
+    body.on('close', done);
+    arm();
+  });
+}
+
+/**
+ * Parses a non-streamed `chat.completion` body. Only `choices[0]` is used. Throws
+ * `AgentRxError('provider_error')` when the shape is not `{choices:[{message, finish_reason}]}`.
+ */
+export function parseChatCompletion(text: string, target: string): ChatCompletionResult {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new AgentRxError('provider_error', `Malformed chat response from ${target}: not JSON: ${truncate(text, 200)}`, { transient: false });
+  }
+  const choice = isMap(parsed) && Array.isArray(parsed['choices']) ? (parsed['choices'][0] as unknown) : undefined;
+  if (!isMap(parsed) || !isMap(choice) || !isMap(choice['message'])) {
+    throw new AgentRxError('provider_error', `Malformed chat response from ${target}: expected {choices:[{message, finish_reason}]}: ${truncate(text, 200)}`, {
+      transient: false,
+    });
+  }
+  return { message: choice['message'], finish_reason: choice['finish_reason'] ?? undefined, usage: parsed['usage'] ?? undefined, streamed: false };
+}
+
+/** The human-readable message of an OpenAI-style error body (`{error:{message}}`, `{error:"…"}`, `{message}`). */
+export function errorText(body: unknown): string {
+  if (typeof body === 'string') {
+    try {
+      return errorText(JSON.parse(body));
+    } catch {
+      return body;
+    }
+  }
+  if (!isMap(body)) return '';
+  const err = body['error'];
+  if (typeof err === 'string') return err;
+  if (isMap(err) && typeof err['message'] === 'string') return err['message'];
+  if (typeof body['message'] === 'string') return body['message'];
+  if (typeof body['detail'] === 'string') return body['detail'];
+  return JSON.stringify(body);
+}
+
+export function isMap(v: unknown): v is WireMap {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function truncate(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max)}…`;
+}
+
+function noop(): void {}

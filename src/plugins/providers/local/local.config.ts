@@ -1,0 +1,103 @@
+import { inspect } from 'node:util';
+import { IsBoolean, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength, ValidateBy, buildMessage } from 'class-validator';
+
+/** Token under which the validated `LocalProviderOptionsClass` instance is bound (`toConstantValue`). */
+export const LocalProviderOptions = Symbol('LocalProviderOptions');
+
+/** Validated options of the `local` provider (config section `local`). */
+export type LocalProviderOptions = LocalProviderOptionsClass;
+
+/** Options of the `local` provider: any OpenAI-compatible `/v1/chat/completions` endpoint. */
+export class LocalProviderOptionsClass {
+  /** Endpoint prefix up to and including `/v1` (Ollama's default; vLLM and llama.cpp use `:8000/v1`, `:8080/v1`). */
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  baseUrl: string = 'http://127.0.0.1:11434/v1';
+
+  /** Sent as `Authorization: Bearer <apiKey>`. Never logged, never in an error message or `inspect` output. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  apiKey?: string;
+
+  /** Model name; `AgentSpec.model`, when set, takes precedence. */
+  @IsString()
+  @MinLength(1)
+  model: string = 'llama3.1';
+
+  /** Extra headers sent on every request (gateways, tenancy). Values are never logged. */
+  @IsOptional()
+  @IsStringRecord()
+  headers?: Record<string, string>;
+
+  /** Stream the answer (SSE) so text arrives live; `false` = one buffered response per turn. */
+  @IsBoolean()
+  stream: boolean = true;
+
+  /**
+   * Wait for a response in ms: the response headers when streaming, the whole response otherwise.
+   * Exceeding it is a transient failure (retried).
+   */
+  @IsInt()
+  @Min(1)
+  requestTimeoutMs: number = 120_000;
+
+  /** Longest silence between two streamed chunks, in ms; exceeding it fails the turn with `timeout`. */
+  @IsInt()
+  @Min(1)
+  idleTimeoutMs: number = 60_000;
+
+  /** Retries of a model call after a transient failure (408/429/5xx, reset, refused, timeout). */
+  @IsInt()
+  @Min(0)
+  @Max(20)
+  maxRetries: number = 3;
+
+  /** Backoff base in ms (full jitter, doubling per retry); a Retry-After header wins. */
+  @IsInt()
+  @Min(0)
+  retryBaseMs: number = 500;
+
+  /**
+   * Model calls allowed per request (a user message starts a request). The call that would reach
+   * it carries a final-turn directive asking the model to answer now without tools. Unset = no
+   * directive.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxTurns?: number;
+
+  /** Keeps `apiKey` and header values out of `inspect` output. */
+  [inspect.custom](): Record<string, unknown> {
+    return this.toJSON();
+  }
+
+  /** Keeps `apiKey` and header values out of JSON dumps. */
+  toJSON(): Record<string, unknown> {
+    return {
+      ...(this as unknown as Record<string, unknown>),
+      apiKey: this.apiKey === undefined ? undefined : '[redacted]',
+      headers: this.headers === undefined ? undefined : Object.fromEntries(Object.keys(this.headers).map((k) => [k, '[redacted]'])),
+    };
+  }
+}
+
+/** The `local` config section: validated when `provider` is `local`. */
+export const localConfigSection = {
+  key: 'local',
+  options: LocalProviderOptionsClass,
+  token: LocalProviderOptions,
+  required: (cfg: Readonly<Record<string, unknown>>): boolean => cfg['provider'] === 'local',
+};
+
+/** class-validator: a plain object whose values are all strings. */
+function IsStringRecord(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isStringRecord',
+    validator: {
+      validate: (value: unknown): boolean =>
+        typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string'),
+      defaultMessage: buildMessage((prefix) => `${prefix}$property must be an object whose values are strings`),
+    },
+  });
+}

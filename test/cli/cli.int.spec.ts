@@ -1,0 +1,116 @@
+import { createServer } from 'node:net';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { runCli, type CliIo } from '../../src/cli/cli.js';
+
+function io(cwd = process.cwd()): CliIo & { stdout: () => string; stderr: () => string } {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  const chunks = { out: [] as Buffer[], err: [] as Buffer[] };
+  out.on('data', (c: Buffer) => chunks.out.push(c));
+  err.on('data', (c: Buffer) => chunks.err.push(c));
+  return { out, err, env: {}, cwd, stdout: () => Buffer.concat(chunks.out).toString(), stderr: () => Buffer.concat(chunks.err).toString() };
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+const argv = (...args: string[]) => ['node', 'agentrx', ...args];
+
+describe('agentrx CLI', () => {
+  describe('demo', () => {
+    describe('when run with the default prompt', () => {
+      it('should stream an answer that used at least two tools, print a summary and exit 0', async () => {
+        const dir = await mkdtemp(join(tmpdir(), 'agentrx-cli-'));
+        await writeFile(join(dir, 'README.md'), '# hello from the readme\n');
+        const cwd = process.cwd();
+        process.chdir(dir);
+        try {
+          const t = io(dir);
+          const code = await runCli(argv('demo'), t);
+          expect(code).toBe(0);
+          const out = t.stdout();
+          expect(out.match(/^⚙ /gm)?.length ?? 0).toBeGreaterThanOrEqual(2);
+          expect(out).toContain('calculate({"expression":"(17 + 25) * 3"}) → (17 + 25) * 3 = 126');
+          expect(out).toContain('hello from the readme');
+          expect(out).toMatch(/✓ end_turn · turns 2 · tool calls 3 · tokens \d+ in \/ \d+ out · \d+\.\ds/);
+        } finally {
+          process.chdir(cwd);
+        }
+      });
+    });
+
+    describe('when --json is given', () => {
+      it('should print one parseable AG-UI event per line', async () => {
+        const t = io();
+        expect(await runCli(argv('demo', 'what is 2 + 2', '--json'), t)).toBe(0);
+        const events = t.stdout().trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+        expect(events[0]!.type).toBe('RUN_STARTED');
+        expect(events.at(-1)!.type).toBe('RUN_FINISHED');
+        expect(events.some((e) => e.type === 'TOOL_CALL_RESULT')).toBe(true);
+      });
+    });
+  });
+
+  describe('run', () => {
+    describe('when the base URL has nothing listening', () => {
+      it('should exit 1 with a message naming the URL and a hint', async () => {
+        const url = `http://127.0.0.1:${await closedPort()}/v1`;
+        const dir = await mkdtemp(join(tmpdir(), 'agentrx-cli-'));
+        await writeFile(join(dir, 'c.json'), JSON.stringify({ providers: { local: { maxRetries: 1, retryBaseMs: 5 } } }));
+        const t = io(dir);
+        const code = await runCli(argv('run', 'hi', '--config', 'c.json', '--base-url', url, '--timeout', '5000'), t);
+        expect(code).toBe(1);
+        expect(t.stderr()).toContain(url);
+        expect(t.stderr()).toMatch(/^hint: nothing answers at/m);
+      });
+    });
+
+    describe('when the config is invalid', () => {
+      it('should exit 2 listing every bad field without the secret', async () => {
+        const dir = await mkdtemp(join(tmpdir(), 'agentrx-cli-'));
+        await writeFile(join(dir, 'bad.json'), JSON.stringify({ limits: { maxTurns: 0, toolConcurrency: 'many' }, providers: { local: { baseUrl: 'nope', apiKey: 'sk-very-secret-123' } }, colour: true }));
+        const t = io(dir);
+        const code = await runCli(argv('run', 'hi', '--config', 'bad.json'), t);
+        expect(code).toBe(2);
+        const err = t.stderr();
+        for (const path of ['limits.maxTurns', 'limits.toolConcurrency', 'providers.local.baseUrl', 'colour']) expect(err).toContain(`- ${path}:`);
+        expect(err).not.toContain('sk-very-secret-123');
+        expect(err).toMatch(/^hint: fix the fields listed above/m);
+      });
+    });
+
+    describe('when the config file is missing', () => {
+      it('should exit 2 naming the file', async () => {
+        const t = io();
+        expect(await runCli(argv('run', 'hi', '--config', 'does-not-exist.json'), t)).toBe(2);
+        expect(t.stderr()).toContain('does-not-exist.json');
+      });
+    });
+  });
+
+  describe('usage', () => {
+    it('should exit 0 for --version and --help', async () => {
+      const v = io();
+      expect(await runCli(argv('--version'), v)).toBe(0);
+      expect(v.stdout().trim()).toMatch(/^\d+\.\d+\.\d+$/);
+      const h = io();
+      expect(await runCli(argv('--help'), h)).toBe(0);
+      expect(h.stdout()).toContain('demo');
+    });
+
+    it('should exit 2 on an unknown option or provider', async () => {
+      expect(await runCli(argv('run', 'hi', '--frobnicate'), io())).toBe(2);
+      expect(await runCli(argv('run', 'hi', '--provider', 'nope'), io())).toBe(2);
+      expect(await runCli(argv('run'), io())).toBe(2);
+    });
+  });
+});
