@@ -68,13 +68,20 @@ function finalAnswer(callMessage: Json, results: readonly Json[]): EmulatorTurn 
     const name = names.get(String(r['tool_call_id'])) ?? 'tool';
     const content = contentText(r['content']);
     const failure = parseError(content);
-    return failure !== undefined ? `- ${name} failed: "${failure}"` : `- ${name} returned: "${content}"`;
+    return failure !== undefined ? `- ${name} failed: "${failure}"` : `- ${name} returned: "${excerpt(content)}"`;
   });
   const used = [...new Set(results.map((r) => names.get(String(r['tool_call_id'])) ?? 'tool'))];
   return {
     text: `${DEMO_MODEL_LABEL} Here is what the tools told me:\n${lines.join('\n')}\nSummary: I used ${used.length} tool${used.length === 1 ? '' : 's'} (${used.join(', ')}) and quoted ${results.length} result${results.length === 1 ? '' : 's'} above.`,
     finishReason: 'stop',
   };
+}
+
+/** The first line of a tool result, at most 160 characters (a whole file would drown the answer). */
+function excerpt(content: string): string {
+  const first = content.split('\n').find((l) => l.trim().length > 0)?.trim() ?? '';
+  const more = first.length < content.trim().length;
+  return first.length > 160 ? `${first.slice(0, 159)}…` : more ? `${first} …` : first;
 }
 
 /** The longest arithmetic expression in `text` (digits, + - * / % ^, parentheses), balanced. */
