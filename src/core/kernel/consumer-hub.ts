@@ -1,6 +1,7 @@
 import type { Observable, Subject, Subscription } from 'rxjs';
 import type { AgUiEvent } from '../events/agui-event.js';
 import type { ConsumerContext, EventConsumer, StopReason } from '../plugin/event-consumer.js';
+import { messageOf, withTimeout } from '../util/async.js';
 
 /** A consumer fault, published on `consumerErrors$`. The run and other consumers carry on. */
 export interface ConsumerError {
@@ -96,7 +97,7 @@ class ConsumerLane {
     this.closing = true;
     if (this.draining) {
       try {
-        await withTimeout(this.draining, this.options.stopTimeoutMs);
+        await withTimeout(this.draining, this.options.stopTimeoutMs, 'drain');
       } catch {
         // A consumer this far behind gets no more events after stop: drop the rest, report it.
         this.report('stop', `${this.queue.length} queued events not delivered within ${this.options.stopTimeoutMs} ms of the session end; dropped`);
@@ -192,18 +193,4 @@ async function dispatch(c: EventConsumer, ev: AgUiEvent, ctx: ConsumerContext): 
     default:
       return;
   }
-}
-
-class HookTimeout extends Error {}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what = 'drain'): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const t = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HookTimeout(`${what} did not settle within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, t]).finally(() => clearTimeout(timer));
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import { withTimeout } from '../util/async.js';
 import type { LifecycleParticipant } from '../plugin/lifecycle-participant.js';
 
 /** One named phase participant. */
@@ -37,7 +38,7 @@ export class Kernel {
         for (const [name, ps] of [...this.phases].reverse()) await this.runPhase(`stop ${name}`, [...ps].reverse(), (p) => p.stop?.());
       }
       try {
-        await withTimeout(this.onStopped(), this.phaseTimeoutMs);
+        await withTimeout(this.onStopped(), this.phaseTimeoutMs, 'cleanup');
       } catch (e) {
         this.logger.error('kernel cleanup failed', { error: (e as Error).message });
       }
@@ -58,7 +59,7 @@ export class Kernel {
   }
 
   private async runPhase(phase: string, ps: readonly Participant[], hook: (p: Participant) => unknown): Promise<void> {
-    const results = await Promise.allSettled(ps.map((p) => withTimeout(Promise.resolve().then(() => hook(p)), this.phaseTimeoutMs)));
+    const results = await Promise.allSettled(ps.map((p) => withTimeout(Promise.resolve().then(() => hook(p)), this.phaseTimeoutMs, phase)));
     results.forEach((r, i) => {
       if (r.status === 'rejected') {
         const p = ps[i]!;
@@ -66,14 +67,4 @@ export class Kernel {
       }
     });
   }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`did not settle within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

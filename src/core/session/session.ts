@@ -12,7 +12,7 @@ import type { ConsumerAttachment } from '../kernel/consumer-hub.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { ToolLedger } from '../tools/tool-ledger.js';
-import { AsyncQueue, abortReason, abortable, abortableDelay } from '../util/async-queue.js';
+import { AsyncQueue, abortReason, abortable, abortableDelay } from '../util/async.js';
 import type { ResolvedSessionOptions } from './session-options.js';
 
 /** The text sent when `requireTerminalTool` re-prompts after an `end_turn` without the tool. */

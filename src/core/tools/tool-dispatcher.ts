@@ -4,6 +4,7 @@ import { AgentRxError } from '../errors.js';
 import type { ToolResult, ToolUse } from '../model.js';
 import { isToolOutcome, type ToolHandler } from '../plugin/tool-handler.js';
 import type { ToolLedger } from './tool-ledger.js';
+import { messageOf } from '../util/async.js';
 
 /** Per-batch settings and hooks of a dispatch. */
 export interface DispatchOptions {
@@ -188,8 +189,4 @@ function describeValidation(errors: readonly ValidationError[], prefix = ''): st
     const own = Object.values(e.constraints ?? {}).map((m) => (m.startsWith(e.property) ? `${path}${m.slice(e.property.length)}` : `${path}: ${m}`));
     return [...own, ...describeValidation(e.children ?? [], path)];
   });
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -95,3 +95,17 @@ export function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
     );
   });
 }
+
+/** Rejects with `<what> did not settle within <ms> ms` if `p` has not settled by then. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what = 'hook'): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+/** The message of anything thrown. */
+export function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
