@@ -4,108 +4,239 @@ import type { ConsumerContext, EventConsumer, StopReason } from '../../core/plug
 
 /** Options of the terminal renderer. */
 export interface TerminalConsumerOptions {
-  /** Where output goes (default process.stdout). The consumer is its sole writer while live. */
-  readonly out?: Writable & { isTTY?: boolean };
-  /** Colors: default on for a TTY unless NO_COLOR is set. */
+  /** Where output goes (default process.stdout). The consumer is its sole writer while live; logs go to stderr. */
+  readonly out?: Writable & { isTTY?: boolean; columns?: number };
+  /** Live status line with spinners (default: when `out` is a TTY). Off → plain, deterministic lines. */
+  readonly live?: boolean;
+  /** ANSI colors (default: when live and NO_COLOR is unset). */
   readonly color?: boolean;
-  /** Clock for durations (tests pass a fixed one). */
+  /** Environment consulted for NO_COLOR (default process.env). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Clock for elapsed times (tests pass a fake one). */
   readonly now?: () => number;
+  /** Redraw period of the live line in ms (default 100, i.e. at most 10 redraws a second). */
+  readonly refreshMs?: number;
 }
 
-interface ToolLine {
-  name: string;
+interface ToolState {
+  readonly id: string;
+  readonly name: string;
   args: string;
+  /** Set when the arguments are complete: the tool is running locally from then on. */
+  runningSince?: number;
 }
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const ARGS_MAX = 60;
+const RESULT_MAX = 80;
 
 /**
- * Renders a session for people: streamed assistant text, one line per finished tool call
- * (name, short arguments, result summary), errors with their code, and a final summary
- * (turns, tool calls, tokens, duration). Plain lines when colors are off.
+ * Renders a session for people. Assistant text streams as it arrives; each running tool has a
+ * spinner and its elapsed time on one live status line (parallel tools side by side, redrawn at
+ * most 10 times a second and flushed at once on lifecycle events); a finished tool prints
+ * `⚙ name(args) → result`; errors are red with their code; a summary (turns, tool calls, tokens,
+ * duration) closes each run. Without a TTY (or with `live: false`) there is no status line and
+ * the output is plain lines, deterministic apart from timings; NO_COLOR turns colors off.
  */
 export class TerminalConsumer implements EventConsumer {
   readonly id = 'terminal';
-  private readonly out: Writable & { isTTY?: boolean };
+  private readonly out: Writable & { isTTY?: boolean; columns?: number };
+  private readonly live: boolean;
   private readonly color: boolean;
   private readonly now: () => number;
-  private readonly tools = new Map<string, ToolLine>();
+  private readonly refreshMs: number;
+  private readonly tools = new Map<string, ToolState>();
   private toolCalls = 0;
-  private startedAt = 0;
+  private runStartedAt = 0;
   private atLineStart = true;
+  private statusShown = false;
+  private frame = 0;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(opts: TerminalConsumerOptions = {}) {
+    const env = opts.env ?? process.env;
     this.out = opts.out ?? process.stdout;
-    this.color = opts.color ?? (this.out.isTTY === true && !process.env['NO_COLOR']);
+    this.live = opts.live ?? this.out.isTTY === true;
+    this.color = opts.color ?? (this.live && !env['NO_COLOR']);
     this.now = opts.now ?? Date.now;
+    this.refreshMs = opts.refreshMs ?? 100;
   }
 
   start(): void {
-    this.startedAt = this.now();
-    this.toolCalls = 0;
     this.tools.clear();
+    this.toolCalls = 0;
+    this.runStartedAt = this.now();
   }
 
   onEvent(ev: AgUiEvent, _ctx: ConsumerContext): void {
     switch (ev.type) {
+      case 'RUN_STARTED':
+        this.runStartedAt = this.now();
+        this.toolCalls = 0;
+        break;
       case 'TEXT_MESSAGE_CONTENT':
+        this.clearStatus();
         this.write(ev.delta);
+        this.drawStatus();
         break;
       case 'TEXT_MESSAGE_END':
+        this.clearStatus();
         this.endLine();
+        this.drawStatus();
         break;
       case 'TOOL_CALL_START':
-        this.tools.set(ev.toolCallId, { name: ev.toolCallName, args: '' });
+        this.tools.set(ev.toolCallId, { id: ev.toolCallId, name: ev.toolCallName, args: '' });
         break;
       case 'TOOL_CALL_ARGS': {
         const t = this.tools.get(ev.toolCallId);
         if (t) t.args += ev.delta;
         break;
       }
-      case 'TOOL_CALL_RESULT': {
+      case 'TOOL_CALL_END': {
         const t = this.tools.get(ev.toolCallId);
-        this.toolCalls++;
-        this.endLine();
-        const failed = /^(\{"error"|tool '|unknown tool|invalid )/.test(ev.content);
-        this.line(`${this.paint(failed ? '31' : '36', '⚙')} ${t?.name ?? ev.toolCallId}(${short(t?.args ?? '', 60)}) → ${short(ev.content, 80)}`);
+        if (t) t.runningSince = this.now();
+        this.refresh();
         break;
       }
+      case 'TOOL_CALL_RESULT':
+        this.toolDone(ev.toolCallId, ev.content, resultIsError(ev.rawEvent));
+        break;
       case 'RUN_ERROR':
+        this.clearStatus();
         this.endLine();
         this.line(this.paint('31', `✗ error${ev.code ? ` [${ev.code}]` : ''}: ${ev.message}`));
+        this.settle();
         break;
-      case 'RUN_FINISHED': {
+      case 'RUN_FINISHED':
+        this.clearStatus();
         this.endLine();
-        const r = (ev.result ?? {}) as { turns?: number; usage?: { inputTokens?: number; outputTokens?: number }; terminal?: string };
-        const secs = ((this.now() - this.startedAt) / 1000).toFixed(1);
-        const tokens = `${r.usage?.inputTokens ?? 0} in / ${r.usage?.outputTokens ?? 0} out`;
-        this.line(this.paint('32', `✓ ${r.terminal ?? 'done'}`) + this.paint('2', ` · turns ${r.turns ?? 0} · tool calls ${this.toolCalls} · tokens ${tokens} · ${secs}s`));
+        this.line(this.summary(ev.result));
+        this.settle();
         break;
-      }
       default:
         break;
     }
   }
 
   stop(_reason: StopReason): void {
+    this.clearStatus();
     this.endLine();
+    this.stopTimer();
   }
+
+  private toolDone(id: string, content: string, failed: boolean): void {
+    const t = this.tools.get(id);
+    this.tools.delete(id);
+    this.toolCalls++;
+    this.clearStatus();
+    this.endLine();
+    const mark = this.paint(failed ? '31' : '36', '⚙');
+    this.line(`${mark} ${t?.name ?? id}(${short(t?.args ?? '', ARGS_MAX)}) → ${short(content, RESULT_MAX)}`);
+    this.refresh();
+  }
+
+  private summary(result: unknown): string {
+    const r = (result ?? {}) as { turns?: number; usage?: { inputTokens?: number; outputTokens?: number }; terminal?: string; stopReason?: unknown };
+    const secs = ((this.now() - this.runStartedAt) / 1000).toFixed(1);
+    const tokens = `${r.usage?.inputTokens ?? 0} in / ${r.usage?.outputTokens ?? 0} out`;
+    const ok = r.terminal !== 'terminated';
+    const head = ok ? `✓ ${r.terminal ?? 'done'}` : `✗ terminated${typeof r.stopReason === 'string' ? ` (${r.stopReason})` : ''}`;
+    return this.paint(ok ? '32' : '33', head) + this.paint('2', ` · turns ${r.turns ?? 0} · tool calls ${this.toolCalls} · tokens ${tokens} · ${secs}s`);
+  }
+
+  // ------------------------------------------------------------- live status line
+
+  /** Redraws now (lifecycle events) and keeps a ≤10 Hz timer while tools run. */
+  private refresh(): void {
+    if (!this.live) return;
+    this.clearStatus();
+    this.drawStatus();
+    const running = [...this.tools.values()].some((t) => t.runningSince !== undefined);
+    if (running && !this.timer) {
+      this.timer = setInterval(() => {
+        this.frame++;
+        this.clearStatus();
+        this.drawStatus();
+      }, this.refreshMs);
+      this.timer.unref();
+    } else if (!running) {
+      this.stopTimer();
+    }
+  }
+
+  private drawStatus(): void {
+    if (!this.live || !this.atLineStart) return;
+    const running = [...this.tools.values()].filter((t) => t.runningSince !== undefined);
+    if (running.length === 0) return;
+    const spin = SPINNER[this.frame % SPINNER.length]!;
+    const parts = running.map((t) => `${this.paint('36', spin)} ${t.name} ${((this.now() - t.runningSince!) / 1000).toFixed(1)}s`);
+    const width = Math.max(20, (this.out.columns ?? 80) - 1);
+    this.out.write(truncateVisible(parts.join('  '), width));
+    this.statusShown = true;
+  }
+
+  private clearStatus(): void {
+    if (!this.statusShown) return;
+    this.out.write('\r\u001b[2K');
+    this.statusShown = false;
+  }
+
+  private settle(): void {
+    this.tools.clear();
+    this.stopTimer();
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  // ------------------------------------------------------------- plain output
 
   private write(text: string): void {
     if (text.length === 0) return;
     this.out.write(text);
     this.atLineStart = text.endsWith('\n');
   }
+
   private line(text: string): void {
     this.write(`${text}\n`);
   }
+
   private endLine(): void {
     if (!this.atLineStart) this.write('\n');
   }
+
   private paint(code: string, text: string): string {
     return this.color ? `\u001b[${code}m${text}\u001b[0m` : text;
   }
 }
 
+/** `isError` of the `agentrx.tool_result` carried in a TOOL_CALL_RESULT's `rawEvent`. */
+function resultIsError(raw: unknown): boolean {
+  const result = typeof raw === 'object' && raw !== null ? (raw as { result?: { isError?: unknown } }).result : undefined;
+  return result?.isError === true;
+}
+
 function short(s: string, max: number): string {
   const flat = s.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** Cuts a string with ANSI color codes to `width` visible characters. */
+function truncateVisible(s: string, width: number): string {
+  let visible = 0;
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '\u001b') {
+      const end = s.indexOf('m', i);
+      out += s.slice(i, end + 1);
+      i = end;
+      continue;
+    }
+    if (visible >= width) break;
+    out += s[i];
+    visible++;
+  }
+  return out;
 }

@@ -177,7 +177,9 @@ class AgUiTranslator {
     const { id: toolCallId } = toolUse;
     const { content } = result;
     if (!isNonEmptyString(toolCallId) || typeof content !== 'string') return [];
-    return [stamp({ type: 'TOOL_CALL_RESULT', messageId: `${toolCallId}:result`, toolCallId, content, role: 'tool' }, at)];
+    // AG-UI has no error flag on results: the verbatim `agentrx.tool_result` rides in `rawEvent`
+    // (isError, replayed, durationMs) for consumers that want it.
+    return [stamp({ type: 'TOOL_CALL_RESULT', messageId: `${toolCallId}:result`, toolCallId, content, role: 'tool', rawEvent: raw }, at)];
   }
 
   private runFinished(raw: Fields, at: number | undefined): AgUiEvent[] {

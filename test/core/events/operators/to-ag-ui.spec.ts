@@ -172,11 +172,12 @@ describe('toAgUi', () => {
   describe('when a tool result arrives', () => {
     it('should emit TOOL_CALL_RESULT keyed by the tool use id', () => {
       const tu = toolUse('tu-7', 'read_file', { path: 'a.txt' });
+      const result = F.toolResult(2, tu, 'file body');
       expectTranslation(
-        [F.runStarted(1), F.toolResult(2, tu, 'file body'), F.runFinished(3)],
+        [F.runStarted(1), result, F.runFinished(3)],
         [
           Expected.runStarted(1),
-          { type: 'TOOL_CALL_RESULT', messageId: 'tu-7:result', toolCallId: 'tu-7', content: 'file body', role: 'tool', timestamp: 2 },
+          { type: 'TOOL_CALL_RESULT', messageId: 'tu-7:result', toolCallId: 'tu-7', content: 'file body', role: 'tool', timestamp: 2, rawEvent: result.raw },
           Expected.runFinished(3),
         ],
       );
