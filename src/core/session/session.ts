@@ -19,6 +19,9 @@ import type { ResolvedSessionOptions } from './session-options.js';
 export const REPROMPT_TEXT = (tool: string): string =>
   `You ended your turn without calling the \`${tool}\` tool. The task is complete only when you call \`${tool}\`. Call it now.`;
 
+/** Provider events kept per request for split-batch recovery when `retainEvents` is off. */
+const UNRETAINED_HISTORY = 1_000;
+
 /** Default kickoff text when no prompt is given (as in the reference library). */
 export const DEFAULT_KICKOFF = 'Begin.';
 
@@ -476,7 +479,11 @@ export class Session {
       raw: d.raw,
       at: Date.now(),
     };
-    if (d.source === 'provider') this.requestEvents.push(d.raw);
+    if (d.source === 'provider') {
+      this.requestEvents.push(d.raw);
+      // Without retention, keep a bounded window: enough for split-batch recovery, never the whole log.
+      if (!this.opts.retainEvents && this.requestEvents.length > 2 * UNRETAINED_HISTORY) this.requestEvents.splice(0, this.requestEvents.length - UNRETAINED_HISTORY);
+    }
     this.bus.next(env);
   }
 

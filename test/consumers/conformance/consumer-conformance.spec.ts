@@ -127,7 +127,7 @@ describe.each(Object.keys(subjects))('consumer conformance: %s', (name) => {
 
       const events = witness.events;
       expect(events.filter((e) => e.type === 'RUN_FINISHED' || e.type === 'RUN_ERROR')).toHaveLength(fixture.runs);
-      await expect(lastValueFrom(from(events as BaseEvent[]).pipe(verifyEvents(false), toArray()))).resolves.toHaveLength(events.length);
+      await expect(lastValueFrom(from(events as unknown as BaseEvent[]).pipe(verifyEvents(false), toArray()))).resolves.toHaveLength(events.length);
       expect(errors.filter((e) => e.consumerId !== 'throwing')).toEqual([]);
       expect(errors.filter((e) => e.consumerId === 'throwing')).toHaveLength(events.length);
       expect(slow.seen).toEqual(events.map((e) => e.type));
