@@ -64,10 +64,18 @@ export class ConsumerAttachment {
 
 type LaneState = 'idle' | 'starting' | 'started' | 'disabled';
 
+/**
+ * One consumer's queue. Delivery is synchronous while hooks return synchronously (no timer, no
+ * microtask per event); a hook that returns a promise pauses the lane until it settles or times
+ * out, and events arriving meanwhile wait in the queue (bounded by `queueLimit`).
+ */
 class ConsumerLane {
-  private readonly queue: AgUiEvent[] = [];
+  private queue: AgUiEvent[] = [];
+  private head = 0;
   private state: LaneState = 'idle';
-  private draining: Promise<void> | undefined;
+  /** A drain is in progress (possibly paused on an async hook). */
+  private running = false;
+  private idleWaiters: (() => void)[] = [];
   private seq = 0;
   private threadId = '';
   private runId = '';
@@ -81,28 +89,30 @@ class ConsumerLane {
     private readonly sessionId: () => string | undefined,
   ) {}
 
+  private get backlog(): number {
+    return this.queue.length - this.head;
+  }
+
   push(ev: AgUiEvent): void {
     if (this.state === 'disabled' || this.closing) return;
-    if (this.queue.length >= this.options.queueLimit) {
+    if (this.backlog >= this.options.queueLimit) {
       this.report('overflow', `queue limit of ${this.options.queueLimit} events reached; consumer disabled for this session`);
-      this.queue.length = 0;
-      this.state = 'disabled';
+      this.disable();
       return;
     }
     this.queue.push(ev);
-    this.draining ??= this.drain();
+    if (!this.running) this.drain();
   }
 
   async close(reason: StopReason): Promise<void> {
     this.closing = true;
-    if (this.draining) {
+    if (this.running) {
       try {
-        await withTimeout(this.draining, this.options.stopTimeoutMs, 'drain');
+        await withTimeout(new Promise<void>((resolve) => this.idleWaiters.push(resolve)), this.options.stopTimeoutMs, 'drain');
       } catch {
         // A consumer this far behind gets no more events after stop: drop the rest, report it.
-        this.report('stop', `${this.queue.length} queued events not delivered within ${this.options.stopTimeoutMs} ms of the session end; dropped`);
-        this.queue.length = 0;
-        this.state = 'disabled';
+        this.report('stop', `${this.backlog} queued events not delivered within ${this.options.stopTimeoutMs} ms of the session end; dropped`);
+        this.disable();
       }
     }
     if (!this.startedOk) return;
@@ -114,18 +124,39 @@ class ConsumerLane {
     }
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.length > 0 && this.state !== 'disabled') {
-        const ev = this.queue.shift()!;
-        if (this.state === 'idle') await this.start(ev);
-        if (this.state !== 'started') break;
-        await this.deliver(ev);
+  /** Delivers queued events; returns early (leaving `running` set) when a hook goes async. */
+  private drain(): void {
+    this.running = true;
+    while (this.backlog > 0 && this.state !== 'disabled') {
+      if (this.state === 'idle') {
+        this.start(this.queue[this.head]!).then(() => this.resume());
+        return;
       }
-    } finally {
-      this.draining = undefined;
-      if (this.queue.length > 0 && this.state !== 'disabled') this.draining = this.drain();
+      const ev = this.queue[this.head++]!;
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
+      const pending = this.deliver(ev);
+      if (pending) {
+        pending.then(() => this.resume());
+        return;
+      }
     }
+    this.running = false;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    waiters.forEach((w) => w());
+  }
+
+  private resume(): void {
+    this.drain();
+  }
+
+  private disable(): void {
+    this.state = 'disabled';
+    this.queue = [];
+    this.head = 0;
   }
 
   private async start(first: AgUiEvent): Promise<void> {
@@ -141,22 +172,29 @@ class ConsumerLane {
       this.startedOk = true;
     } catch (e) {
       this.report('start', `start failed: ${messageOf(e)}; consumer disabled for this session`, undefined, e);
-      this.state = 'disabled';
-      this.queue.length = 0;
+      this.disable();
     }
   }
 
-  private async deliver(ev: AgUiEvent): Promise<void> {
+  /** Calls the hooks; returns a promise only when a hook went async (already time-bounded and caught). */
+  private deliver(ev: AgUiEvent): Promise<void> | undefined {
     if (ev.type === 'RUN_STARTED') {
       this.threadId = ev.threadId;
       this.runId = ev.runId;
     }
     const ctx: ConsumerContext = { sessionId: this.sessionId(), threadId: this.threadId, runId: this.runId, seq: ++this.seq, at: ev.timestamp ?? Date.now() };
+    let r: unknown;
     try {
-      await withTimeout(Promise.resolve().then(() => dispatch(this.consumer, ev, ctx)), this.options.handlerTimeoutMs, 'handler');
+      r = dispatch(this.consumer, ev, ctx);
     } catch (e) {
       this.report('event', `${ev.type} handler failed: ${messageOf(e)}`, ev, e);
+      return undefined;
     }
+    if (!isThenable(r)) return undefined;
+    return withTimeout(Promise.resolve(r), this.options.handlerTimeoutMs, 'handler').then(
+      () => undefined,
+      (e: unknown) => this.report('event', `${ev.type} handler failed: ${messageOf(e)}`, ev, e),
+    );
   }
 
   private report(phase: ConsumerError['phase'], message: string, event?: AgUiEvent, error?: unknown): void {
@@ -164,9 +202,18 @@ class ConsumerLane {
   }
 }
 
-/** Calls `onEvent`, then the typed hook of seed 003 for the event. */
-async function dispatch(c: EventConsumer, ev: AgUiEvent, ctx: ConsumerContext): Promise<void> {
-  await c.onEvent?.(ev, ctx);
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return typeof v === 'object' && v !== null && typeof (v as PromiseLike<unknown>).then === 'function';
+}
+
+/** Calls `onEvent`, then the typed hook of seed 003 for the event; sync unless a hook is async. */
+function dispatch(c: EventConsumer, ev: AgUiEvent, ctx: ConsumerContext): void | Promise<void> {
+  const first = c.onEvent?.(ev, ctx);
+  if (isThenable(first)) return Promise.resolve(first).then(() => typedHook(c, ev, ctx));
+  return typedHook(c, ev, ctx);
+}
+
+function typedHook(c: EventConsumer, ev: AgUiEvent, ctx: ConsumerContext): void | Promise<void> {
   switch (ev.type) {
     case 'RUN_STARTED':
       return c.onRunStarted?.(ev.threadId, ev.runId, ctx);

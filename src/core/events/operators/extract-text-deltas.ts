@@ -1,4 +1,4 @@
-import { concatMap, type MonoTypeOperatorFunction } from 'rxjs';
+import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import type { RawEvent } from '../../model.js';
 import type { EventDraft } from '../session-event.js';
 
@@ -30,19 +30,27 @@ export type TextDeltaResult = string | { readonly text: string; readonly message
 export function extractTextDeltas(
   textDelta: (raw: RawEvent) => TextDeltaResult,
 ): MonoTypeOperatorFunction<EventDraft> {
-  return concatMap((draft: EventDraft): EventDraft[] => {
-    // Not a draft at all: drop it rather than error the chain.
-    if (typeof draft !== 'object' || draft === null) return [];
-    if (draft.source !== 'provider') return [draft];
-    const delta = safeDelta(textDelta, draft.raw);
-    if (delta === undefined) return [draft];
-    const synthesized: EventDraft = {
-      source: 'agentrx',
-      turn: draft.turn,
-      raw: { type: 'agentrx.text_delta', text: delta.text, messageId: delta.messageId ?? `msg-${draft.turn}` },
-    };
-    return [draft, synthesized];
-  });
+  // Hand-written rather than concatMap: no inner Observable per event on the hot path.
+  return (source) =>
+    new Observable<EventDraft>((subscriber) =>
+      source.subscribe({
+        next: (draft) => {
+          // Not a draft at all: drop it rather than error the chain.
+          if (typeof draft !== 'object' || draft === null) return;
+          subscriber.next(draft);
+          if (draft.source !== 'provider') return;
+          const delta = safeDelta(textDelta, draft.raw);
+          if (delta === undefined) return;
+          subscriber.next({
+            source: 'agentrx',
+            turn: draft.turn,
+            raw: { type: 'agentrx.text_delta', text: delta.text, messageId: delta.messageId ?? `msg-${draft.turn}` },
+          });
+        },
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => subscriber.complete(),
+      }),
+    );
 }
 
 function safeDelta(

@@ -1,4 +1,4 @@
-import { catchError, concat, concatMap, defer, throwError, type OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction } from 'rxjs';
 import type { AgUiEvent } from '../agui-event.js';
 import type { SessionEvent } from '../session-event.js';
 
@@ -44,17 +44,25 @@ const INCOMPLETE_MESSAGE = 'event stream ended without a terminal event';
  */
 export function toAgUi(opts: ToAgUiOptions = {}): OperatorFunction<SessionEvent, AgUiEvent> {
   const forwardRaw = opts.raw === true;
+  // Hand-written rather than concatMap over arrays: one subscription instead of one inner
+  // Observable per event keeps the hot path allocation-light (see bench/pipeline).
   return (source) =>
-    defer(() => {
+    new Observable<AgUiEvent>((subscriber) => {
       const translator = new AgUiTranslator(forwardRaw);
-      return concat(
-        source.pipe(
-          concatMap((env) => translator.translate(env)),
-          catchError((err: unknown) => concat(translator.fail(err), throwError(() => err))),
-        ),
-        // concat subscribes here only after a clean completion of the source.
-        defer(() => translator.complete()),
-      );
+      const emit = (events: readonly AgUiEvent[]): void => {
+        for (const e of events) subscriber.next(e);
+      };
+      return source.subscribe({
+        next: (env) => emit(translator.translate(env)),
+        error: (err: unknown) => {
+          emit(translator.fail(err));
+          subscriber.error(err);
+        },
+        complete: () => {
+          emit(translator.complete());
+          subscriber.complete();
+        },
+      });
     });
 }
 
@@ -225,8 +233,10 @@ class AgUiTranslator {
   }
 }
 
+/** Sets `timestamp` on an event this translator just built (no copy: it is not shared yet). */
 function stamp<E extends AgUiEvent>(event: E, at: number | undefined): E {
-  return at === undefined ? event : { ...event, timestamp: at };
+  if (at !== undefined) (event as { timestamp?: number }).timestamp = at;
+  return event;
 }
 
 /** Copies `fields` without its `undefined`-valued keys (AG-UI omits optional fields). */
