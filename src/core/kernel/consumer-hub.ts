@@ -100,6 +100,15 @@ class ConsumerLane {
       this.disable();
       return;
     }
+    if (!this.running && this.state === 'started' && this.backlog === 0) {
+      // Fast path: nothing queued, deliver now; queue only behind an async hook.
+      const pending = this.deliver(ev);
+      if (pending) {
+        this.running = true;
+        pending.then(() => this.resume());
+      }
+      return;
+    }
     this.queue.push(ev);
     if (!this.running) this.drain();
   }

@@ -45,22 +45,57 @@ export function dedupeById<T>(
   const maxSize = normalizeMaxSize(opts.maxSize);
   return (source) =>
     defer(() => {
-      // Set iterates in insertion order, which makes it a FIFO for eviction.
       const seen = opts.seen ?? new Set<string>();
+      const order = evictionOrder(seen);
       return source.pipe(
         filter((v) => {
           const key = safeKey(keyOf, v);
           if (key === undefined) return true;
           if (seen.has(key)) return false;
-          if (seen.size >= maxSize) {
-            const oldest = seen.values().next();
-            if (oldest.done !== true) seen.delete(oldest.value);
-          }
+          while (seen.size >= maxSize && order.size > 0) seen.delete(order.shift()!);
           seen.add(key);
+          order.push(key);
           return true;
         }),
       );
     });
+}
+
+/**
+ * Insertion order of a seen set, kept beside it. Evicting through `set.values().next()` is
+ * O(deleted entries) in V8 (deleted slots stay until a rehash), which turns a full seen set
+ * quadratic; a ring of keys makes each eviction O(1).
+ */
+class KeyRing {
+  private keys: string[] = [];
+  private head = 0;
+  get size(): number {
+    return this.keys.length - this.head;
+  }
+  push(key: string): void {
+    this.keys.push(key);
+  }
+  shift(): string | undefined {
+    const key = this.keys[this.head++];
+    if (this.head > 1024 && this.head * 2 > this.keys.length) {
+      this.keys = this.keys.slice(this.head);
+      this.head = 0;
+    }
+    return key;
+  }
+}
+
+/** One ring per seen set, so a caller-owned set shared across subscriptions keeps one order. */
+const rings = new WeakMap<Set<string>, KeyRing>();
+
+function evictionOrder(seen: Set<string>): KeyRing {
+  let ring = rings.get(seen);
+  if (!ring) {
+    ring = new KeyRing();
+    for (const key of seen) ring.push(key);
+    rings.set(seen, ring);
+  }
+  return ring;
 }
 
 function normalizeMaxSize(maxSize: number | undefined): number {

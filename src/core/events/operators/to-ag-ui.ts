@@ -66,6 +66,9 @@ export function toAgUi(opts: ToAgUiOptions = {}): OperatorFunction<SessionEvent,
     });
 }
 
+/** Shared empty result: most envelopes (provider events) translate to nothing. */
+const NONE: AgUiEvent[] = [];
+
 interface OpenRun {
   readonly threadId: string;
   readonly runId: string;
@@ -87,7 +90,7 @@ class AgUiTranslator {
       return this.translateUnsafe(env);
     } catch {
       // A hostile envelope (throwing getter…) is dropped like any other malformed one.
-      return [];
+      return NONE;
     }
   }
 
@@ -100,27 +103,27 @@ class AgUiTranslator {
   }
 
   private abort(error: { message: string; code: string }): AgUiEvent[] {
-    if (this.run === undefined) return [];
+    if (this.run === undefined) return NONE;
     const at = this.lastAt;
     return [...this.closeRun(at), stamp({ type: 'RUN_ERROR', message: error.message, code: error.code }, at)];
   }
 
   private translateUnsafe(env: SessionEvent): AgUiEvent[] {
-    if (!isObject(env) || !isObject(env.raw)) return [];
+    if (!isObject(env) || !isObject(env.raw)) return NONE;
     const at = typeof env.at === 'number' && Number.isFinite(env.at) ? env.at : undefined;
     this.lastAt = at;
     const raw: Fields = env.raw;
 
     if (env.source === 'provider') {
-      if (this.run === undefined || !this.forwardRaw) return [];
+      if (this.run === undefined || !this.forwardRaw) return NONE;
       return [stamp({ type: 'RAW', event: raw, ...(typeof env.provider === 'string' ? { source: env.provider } : {}) }, at)];
     }
-    if (env.source !== 'agentrx' || typeof raw['type'] !== 'string') return [];
+    if (env.source !== 'agentrx' || typeof raw['type'] !== 'string') return NONE;
     const type = raw['type'];
 
     if (type === 'agentrx.run_started') return this.runStarted(raw, at);
     // AG-UI requires RUN_STARTED first, and nothing but RUN_STARTED after a terminal.
-    if (this.run === undefined) return [];
+    if (this.run === undefined) return NONE;
 
     switch (type) {
       case 'agentrx.text_delta':
@@ -140,14 +143,14 @@ class AgUiTranslator {
 
   private runStarted(raw: Fields, at: number | undefined): AgUiEvent[] {
     const { threadId, runId } = raw;
-    if (this.run !== undefined || !isNonEmptyString(threadId) || !isNonEmptyString(runId)) return [];
+    if (this.run !== undefined || !isNonEmptyString(threadId) || !isNonEmptyString(runId)) return NONE;
     this.run = { threadId, runId };
     return [stamp({ type: 'RUN_STARTED', threadId, runId }, at)];
   }
 
   private textDelta(raw: Fields, at: number | undefined): AgUiEvent[] {
     const { text, messageId } = raw;
-    if (typeof text !== 'string' || !isNonEmptyString(messageId)) return [];
+    if (typeof text !== 'string' || !isNonEmptyString(messageId)) return NONE;
     const events: AgUiEvent[] = [];
     if (!this.openMessages.has(messageId)) {
       this.openMessages.add(messageId);
@@ -181,10 +184,10 @@ class AgUiTranslator {
 
   private toolResult(raw: Fields, at: number | undefined): AgUiEvent[] {
     const { toolUse, result } = raw;
-    if (!isObject(toolUse) || !isObject(result)) return [];
+    if (!isObject(toolUse) || !isObject(result)) return NONE;
     const { id: toolCallId } = toolUse;
     const { content } = result;
-    if (!isNonEmptyString(toolCallId) || typeof content !== 'string') return [];
+    if (!isNonEmptyString(toolCallId) || typeof content !== 'string') return NONE;
     // AG-UI has no error flag on results: the verbatim `agentrx.tool_result` rides in `rawEvent`
     // (isError, replayed, durationMs) for consumers that want it.
     return [stamp({ type: 'TOOL_CALL_RESULT', messageId: `${toolCallId}:result`, toolCallId, content, role: 'tool', rawEvent: raw }, at)];
@@ -192,7 +195,7 @@ class AgUiTranslator {
 
   private runFinished(raw: Fields, at: number | undefined): AgUiEvent[] {
     const run = this.run;
-    if (run === undefined) return [];
+    if (run === undefined) return NONE;
     const result = compact({
       terminal: raw['terminal'],
       stopReason: raw['stopReason'],
