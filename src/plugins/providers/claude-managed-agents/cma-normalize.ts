@@ -1,0 +1,253 @@
+import { emptyUsage, type RawEvent, type ToolUse, type TurnResult, type TurnTerminal, type Usage } from '../../../core/model.js';
+import { CmaEventType, idOf, isMap, typeOf, type WireMap } from './cma-wire.js';
+
+/**
+ * Pure interpretation of Claude Managed Agents events: turn boundaries, the fold of a closed turn
+ * into a `TurnResult`, recovery of unanswered custom tool uses from history, usage and text.
+ * Nothing here rewrites or drops a raw event: normalization is additive.
+ */
+
+/** Idle stop reasons that end the turn normally (`satisfied`/`max_iterations_reached`: outcome runs). */
+const END_TURN_REASONS = new Set(['end_turn', 'satisfied', 'max_iterations_reached']);
+
+/** Outcome verdicts that override an `end_turn` idle and terminate the run. */
+const TERMINATING_VERDICTS = new Set(['failed']);
+
+/**
+ * True for events that close a turn: `session.status_idle`, `session.status_terminated`,
+ * `session.deleted` and `session.error` — except a `session.error` whose `retry_status` is
+ * `retrying` (the service is retrying by itself and the turn goes on; the official types say the
+ * client should wait). Never throws.
+ */
+export function isCmaTurnBoundary(event: RawEvent): boolean {
+  switch (typeOf(event)) {
+    case CmaEventType.statusIdle:
+    case CmaEventType.statusTerminated:
+    case CmaEventType.sessionDeleted:
+      return true;
+    case CmaEventType.sessionError:
+      return retryStatusOf(event) !== 'retrying';
+    default:
+      return false;
+  }
+}
+
+/**
+ * Folds a closed turn's events (oldest first) into a `TurnResult`, keyed on the most recent
+ * status event (`session.status_idle`, `session.status_terminated`, `session.deleted`,
+ * `session.error`):
+ * - idle `end_turn`, `satisfied`, `max_iterations_reached` → `end_turn`, unless the turn's last
+ *   `span.outcome_evaluation_end` reports `failed` (then `terminated`);
+ * - idle `requires_action` → `requires_action`, custom tool uses taken from
+ *   `stop_reason.event_ids` in that order (uses of the batch only; other custom tool uses are not
+ *   ours); the ids are also returned as `requestedToolUseIds`;
+ * - any other idle reason, a null/absent/typeless stop reason, terminated, deleted, error, or no
+ *   status event at all → `terminated`.
+ * `stopReason` is the raw `stop_reason` of the idle (verbatim), the raw `error` of a
+ * `session.error`, or the status event's type otherwise. Pure; never throws on odd input.
+ */
+export function normalizeCmaTurn(events: readonly RawEvent[]): TurnResult {
+  const status = lastStatus(events);
+  const base = {
+    text: turnText(events),
+    serverToolUses: events.filter((e) => typeOf(e) === CmaEventType.agentToolUse).map(toToolUse),
+    usage: usageOf(events),
+    events: [...events],
+  };
+  if (!status) return { ...base, terminal: 'terminated', stopReason: undefined, customToolUses: [] };
+  const type = typeOf(status);
+  if (type === CmaEventType.sessionError) return { ...base, terminal: 'terminated', stopReason: status['error'] ?? type, customToolUses: [] };
+  if (type !== CmaEventType.statusIdle) return { ...base, terminal: 'terminated', stopReason: status['stop_reason'] ?? type, customToolUses: [] };
+
+  const stopReason = status['stop_reason'];
+  const reason = isMap(stopReason) && typeof stopReason['type'] === 'string' ? stopReason['type'] : undefined;
+  if (reason === 'requires_action' && isMap(stopReason)) {
+    const ids = requestedIds(stopReason);
+    const uses = new Map<string, RawEvent>();
+    for (const e of events) {
+      const id = idOf(e);
+      if (typeOf(e) === CmaEventType.agentCustomToolUse && id !== undefined && !uses.has(id)) uses.set(id, e);
+    }
+    const seen = new Set<string>();
+    const customToolUses: ToolUse[] = [];
+    for (const id of ids) {
+      const use = uses.get(id);
+      if (use && !seen.has(id)) {
+        seen.add(id);
+        customToolUses.push(toToolUse(use));
+      }
+    }
+    return { ...base, terminal: 'requires_action', stopReason, customToolUses, requestedToolUseIds: ids };
+  }
+  let terminal: TurnTerminal = reason !== undefined && END_TURN_REASONS.has(reason) ? 'end_turn' : 'terminated';
+  if (terminal === 'end_turn' && reason === 'end_turn') {
+    const verdict = lastVerdict(events);
+    if (verdict !== undefined && TERMINATING_VERDICTS.has(verdict)) terminal = 'terminated';
+  }
+  return { ...base, terminal, stopReason, customToolUses: [] };
+}
+
+/**
+ * Custom tool uses in `history` (oldest first) that some `requires_action` idle names in its
+ * `stop_reason.event_ids` and that no `user.custom_tool_result` answers, in call order, each
+ * once. Uses no idle ever asked for are not ours (or not asked yet) and are left out. Pure.
+ */
+export function pendingCmaToolUses(history: readonly RawEvent[]): ToolUse[] {
+  const answered = new Set<string>();
+  const named = new Set<string>();
+  for (const e of history) {
+    const type = typeOf(e);
+    if (type === CmaEventType.userCustomToolResult && typeof e['custom_tool_use_id'] === 'string') answered.add(e['custom_tool_use_id']);
+    else if (type === CmaEventType.statusIdle && isMap(e['stop_reason']) && e['stop_reason']['type'] === 'requires_action') {
+      for (const id of requestedIds(e['stop_reason'])) named.add(id);
+    }
+  }
+  const out = new Map<string, ToolUse>();
+  for (const e of history) {
+    const id = idOf(e);
+    if (typeOf(e) !== CmaEventType.agentCustomToolUse || id === undefined) continue;
+    if (answered.has(id) || !named.has(id) || out.has(id)) continue;
+    out.set(id, toToolUse(e));
+  }
+  return [...out.values()];
+}
+
+/** Usage summed over `span.model_request_end` events (`model_usage`, falling back to `usage`). */
+export function usageOf(events: readonly RawEvent[]): Usage {
+  let usage = emptyUsage();
+  for (const e of events) {
+    if (typeOf(e) !== CmaEventType.modelRequestEnd) continue;
+    const u = isMap(e['model_usage']) ? e['model_usage'] : isMap(e['usage']) ? e['usage'] : undefined;
+    if (!u) continue;
+    usage = { inputTokens: usage.inputTokens + count(u['input_tokens']), outputTokens: usage.outputTokens + count(u['output_tokens']) };
+  }
+  return usage;
+}
+
+/** The text of one `agent.message`: its `text` blocks joined with `\n` (other blocks skipped). */
+export function messageText(event: RawEvent): string {
+  return textBlocks(event).map((b) => b.text).join('\n');
+}
+
+/**
+ * Normalized text deltas of Claude Managed Agents events. Without previews, each `agent.message`
+ * yields its whole text once. With `event_deltas` previews (`event_delta` events whose
+ * `delta.content` is a text fragment), fragments are reported as they arrive and the buffered
+ * `agent.message` that concludes the preview yields only what the fragments did not already
+ * cover — never the same text twice. Keyed by message id, so one instance serves every session;
+ * at most `maxTracked` unfinished previews are remembered (the oldest is forgotten first).
+ */
+export class CmaTextDeltas {
+  private readonly previews = new Map<string, Map<number, string>>();
+
+  /** @param maxTracked Unfinished previews remembered at most (oldest forgotten first). */
+  constructor(private readonly maxTracked = 512) {}
+
+  /** The text chunk `event` contributes, or undefined. Never throws on odd input. */
+  delta(event: RawEvent): { readonly text: string; readonly messageId: string } | undefined {
+    const type = typeOf(event);
+    if (type === CmaEventType.eventDelta) return this.fragment(event);
+    if (type !== CmaEventType.agentMessage) return undefined;
+    const id = idOf(event);
+    const streamed = id !== undefined ? this.previews.get(id) : undefined;
+    if (id !== undefined) this.previews.delete(id);
+    let text = '';
+    let emittedAny = streamed !== undefined && streamed.size > 0;
+    for (const block of textBlocks(event)) {
+      const seen = streamed?.get(block.index);
+      if (seen === undefined) {
+        text += (emittedAny ? '\n' : '') + block.text;
+        emittedAny = true;
+      } else if (block.text.startsWith(seen)) {
+        text += block.text.slice(seen.length);
+      }
+      // A preview that diverged from the final block is left as it was: no text is repeated.
+    }
+    if (text === '') return undefined;
+    return { text, messageId: id ?? 'agent.message' };
+  }
+
+  private fragment(event: RawEvent): { readonly text: string; readonly messageId: string } | undefined {
+    const id = event['event_id'];
+    const delta = event['delta'];
+    if (typeof id !== 'string' || !isMap(delta) || !isMap(delta['content'])) return undefined;
+    const content = delta['content'];
+    if (content['type'] !== 'text' || typeof content['text'] !== 'string' || content['text'] === '') return undefined;
+    const index = typeof delta['index'] === 'number' && Number.isInteger(delta['index']) && delta['index'] >= 0 ? delta['index'] : 0;
+    let blocks = this.previews.get(id);
+    if (!blocks) {
+      if (this.previews.size >= this.maxTracked) this.previews.delete(this.previews.keys().next().value as string);
+      blocks = new Map();
+      this.previews.set(id, blocks);
+    }
+    const before = blocks.get(index);
+    const sep = before === undefined && blocks.size > 0 ? '\n' : '';
+    blocks.set(index, (before ?? '') + content['text']);
+    return { text: sep + content['text'], messageId: id };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function lastStatus(events: readonly RawEvent[]): RawEvent | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const type = typeOf(events[i]);
+    if (type === CmaEventType.statusIdle || type === CmaEventType.statusTerminated || type === CmaEventType.sessionError || type === CmaEventType.sessionDeleted) {
+      return events[i];
+    }
+  }
+  return undefined;
+}
+
+function requestedIds(stopReason: WireMap): string[] {
+  const ids = stopReason['event_ids'];
+  return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+}
+
+function lastVerdict(events: readonly RawEvent[]): string | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (typeOf(e) !== CmaEventType.outcomeEvaluationEnd) continue;
+    // The official types name the verdict `result`; older material calls it `verdict`.
+    const v = e['result'] ?? e['verdict'];
+    return typeof v === 'string' ? v : undefined;
+  }
+  return undefined;
+}
+
+function retryStatusOf(event: RawEvent): string | undefined {
+  const err = event['error'];
+  const rs = isMap(err) ? err['retry_status'] : undefined;
+  return isMap(rs) && typeof rs['type'] === 'string' ? rs['type'] : undefined;
+}
+
+function turnText(events: readonly RawEvent[]): string {
+  return events
+    .filter((e) => typeOf(e) === CmaEventType.agentMessage)
+    .map(messageText)
+    .filter((t) => t !== '')
+    .join('\n');
+}
+
+function textBlocks(event: RawEvent): { index: number; text: string }[] {
+  const content = event['content'];
+  if (!Array.isArray(content)) return [];
+  const out: { index: number; text: string }[] = [];
+  content.forEach((b: unknown, index) => {
+    if (isMap(b) && b['type'] === 'text' && typeof b['text'] === 'string') out.push({ index, text: b['text'] });
+  });
+  return out;
+}
+
+function toToolUse(e: RawEvent): ToolUse {
+  const id = idOf(e) ?? '';
+  const name = typeof e['name'] === 'string' ? e['name'] : '';
+  const input = e['input'];
+  if (input === undefined || input === null) return { id, name, input: {} };
+  if (isMap(input)) return { id, name, input };
+  return { id, name, input: {}, inputError: `Tool input must be a JSON object, got ${Array.isArray(input) ? 'an array' : typeof input}.` };
+}
+
+function count(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0;
+}

@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
+import type { Logger } from '../../../core/logger.js';
+import type { AgentSpec } from '../../../core/model.js';
+import type { CmaClient } from './cma-client.js';
+import { isMap, type WireMap } from './cma-wire.js';
+
+/**
+ * Content-addressed provisioning of the Managed Agents agent and environment: a resource is named
+ * `<base>_<digest8>` where `digest8` is the first 8 hex digits of the SHA-256 of the canonical JSON
+ * of its body (without the name). The same spec always maps to the same name, so creating it
+ * twice (another process, or a replayed POST) answers 409 and the existing resource is recovered
+ * by its exact name; a changed spec gets a new name instead of silently reusing a stale agent.
+ */
+
+/** What `provision` returns and `open`/`teardown` take. Durable: plain JSON. */
+export interface CmaHandle {
+  /** Agent new sessions run (`agent` of `POST /v1/sessions`). */
+  readonly agentId: string;
+  /** Environment new sessions run in. */
+  readonly environmentId: string;
+  /** Content-addressed names of what was provisioned (absent for ids taken from the config). */
+  readonly agentName?: string;
+  readonly environmentName?: string;
+  /** Which resources this handle provisioned (teardown archives only those). */
+  readonly provisioned: { readonly agent: boolean; readonly environment: boolean };
+}
+
+/** True for a value shaped like a CmaHandle. */
+export function isCmaHandle(v: unknown): v is CmaHandle {
+  return isMap(v) && typeof v['agentId'] === 'string' && typeof v['environmentId'] === 'string' && isMap(v['provisioned']);
+}
+
+/** JSON with object keys sorted at every level and no whitespace; `undefined` members are left out. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  const entries = Object.keys(value)
+    .sort()
+    .filter((k) => (value as WireMap)[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as WireMap)[k])}`);
+  return `{${entries.join(',')}}`;
+}
+
+/** `<base>_<digest8>` for `body` (see the module doc). */
+export function contentAddressedName(base: string, body: unknown): string {
+  return `${base}_${createHash('sha256').update(canonicalJson(body)).digest('hex').slice(0, 8)}`;
+}
+
+/** The agent body (without `name`) for a spec: model, system prompt and custom tools. */
+export function agentBodyOf(spec: AgentSpec, defaultModel: string): WireMap {
+  return {
+    model: spec.model ?? defaultModel,
+    ...(spec.systemPrompt !== undefined ? { system: spec.systemPrompt } : {}),
+    tools: spec.tools.map((t) => ({ type: 'custom', name: t.name, description: t.description, input_schema: t.inputSchema })),
+  };
+}
+
+/** What `provisionCma` needs besides the client. */
+export interface ProvisionSettings {
+  /** Model when the spec names none. */
+  readonly model: string;
+  /** Existing agent to use (nothing is created for it). */
+  readonly agentId?: string;
+  /** Existing environment to use (nothing is created for it). */
+  readonly environmentId?: string;
+  /** Base of the environment's content-addressed name. */
+  readonly environmentName: string;
+  /** Environment `config`, verbatim. */
+  readonly environment: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Creates (or recovers) the environment and the agent for `spec`, unless ids are configured.
+ * Rejects with the client's AgentRxError; a 409 whose resource cannot be found by name rejects
+ * with `http_error` naming it.
+ */
+export async function provisionCma(client: CmaClient, spec: AgentSpec, settings: ProvisionSettings, signal: AbortSignal, logger: Logger): Promise<CmaHandle> {
+  let environmentId = settings.environmentId;
+  let environmentName: string | undefined;
+  if (environmentId === undefined) {
+    const config = { ...settings.environment };
+    environmentName = contentAddressedName(settings.environmentName, { config });
+    const name = environmentName;
+    environmentId = await ensure('environment', name, () => client.createEnvironment({ name, config }, signal), () => client.listEnvironments(signal), logger);
+  }
+  let agentId = settings.agentId;
+  let agentName: string | undefined;
+  if (agentId === undefined) {
+    const body = agentBodyOf(spec, settings.model);
+    agentName = contentAddressedName(spec.name, body);
+    const name = agentName;
+    agentId = await ensure('agent', name, () => client.createAgent({ name, ...body }, signal), () => client.listAgents(signal), logger);
+  }
+  return {
+    agentId,
+    environmentId,
+    ...(agentName !== undefined ? { agentName } : {}),
+    ...(environmentName !== undefined ? { environmentName } : {}),
+    provisioned: { agent: settings.agentId === undefined, environment: settings.environmentId === undefined },
+  };
+}
+
+async function ensure(kind: string, name: string, create: () => Promise<WireMap>, list: () => Promise<WireMap[]>, logger: Logger): Promise<string> {
+  try {
+    const created = await create();
+    if (typeof created['id'] !== 'string') throw new AgentRxError('provider_error', `creating the ${kind} "${name}" answered without an id`);
+    return created['id'];
+  } catch (e) {
+    if (!isAgentRxError(e, 'http_error') || e.details?.['status'] !== 409) throw e;
+    const found = (await list()).find((r) => r['name'] === name && (r['archived_at'] === null || r['archived_at'] === undefined));
+    if (!found || typeof found['id'] !== 'string') {
+      throw new AgentRxError('http_error', `creating the ${kind} "${name}" answered 409 (it exists), but no active ${kind} of that name was found`, { status: 409, name });
+    }
+    logger.debug(`claude-managed-agents: reusing the existing ${kind}`, { name, id: found['id'] });
+    return found['id'];
+  }
+}

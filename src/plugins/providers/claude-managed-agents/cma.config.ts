@@ -1,0 +1,119 @@
+import { IsBoolean, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import { CoerceBoolean, CoerceNumber, type ConfigSection } from '../../../core/config/config-section.js';
+import { IsSecret, SecretField, type Secret } from '../../../core/config/secret.js';
+import { ANTHROPIC_VERSION, CMA_BETA } from './cma-wire.js';
+
+/**
+ * Token under which the validated `CmaProviderOptionsClass` instance is bound
+ * (`toConstantValue`). The facade binds it only when the section is valid, so the provider injects
+ * it `@optional()`.
+ */
+export const CmaProviderOptions = Symbol('CmaProviderOptions');
+
+/** Validated options of the `claude-managed-agents` provider (config section `providers.claude-managed-agents`). */
+export type CmaProviderOptions = CmaProviderOptionsClass;
+
+/** Options of the `claude-managed-agents` provider (Anthropic Claude Managed Agents, beta `managed-agents-2026-04-01`). */
+export class CmaProviderOptionsClass {
+  /**
+   * Anthropic API key, sent as `x-api-key`. Required. A `Secret`: never logged, never in an error
+   * message or `inspect` output.
+   */
+  @SecretField()
+  @IsSecret()
+  apiKey!: Secret;
+
+  /** API origin (no path). Tests point it at the loopback emulator. */
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  baseUrl: string = 'https://api.anthropic.com';
+
+  /** `anthropic-version` header. */
+  @IsString()
+  @MinLength(1)
+  anthropicVersion: string = ANTHROPIC_VERSION;
+
+  /** `anthropic-beta` header (comma-separated betas; must include `managed-agents-2026-04-01`). */
+  @IsString()
+  @Matches(/managed-agents-/, { message: '$property must include a managed-agents beta' })
+  beta: string = CMA_BETA;
+
+  /** Model of provisioned agents; `agent.model` in the core config (AgentSpec.model) wins. */
+  @IsString()
+  @MinLength(1)
+  model: string = 'claude-sonnet-4-5';
+
+  /** Use this existing agent instead of provisioning one (then `environmentId` is used or provisioned). */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  agentId?: string;
+
+  /** Use this existing environment instead of provisioning one. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  environmentId?: string;
+
+  /** Base name of the provisioned environment (`<base>_<digest8>`). */
+  @IsString()
+  @Matches(/^[a-zA-Z0-9_-]{1,64}$/)
+  environmentName: string = 'agentrx';
+
+  /** Environment `config`, sent verbatim when provisioning. */
+  @IsObject()
+  environment: Record<string, unknown> = { type: 'cloud', networking: { type: 'unrestricted' } };
+
+  /** Per-request timeout of control-plane calls (for the stream: the wait for its headers), ms. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  requestTimeoutMs: number = 60_000;
+
+  /** Longest silence on the event stream (heartbeats count), ms. Unset: `limits.streamIdleTimeoutMs`. */
+  @IsOptional()
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  streamIdleTimeoutMs?: number;
+
+  /** Retries of a retryable control-plane call (see the provider's retry policy). */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  @Max(10)
+  maxRetries: number = 3;
+
+  /** Backoff base of those retries, ms (full jitter, doubling; a Retry-After header wins). */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  retryBaseMs: number = 500;
+
+  /** `limit` of each list page when walking event history. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  listPageSize: number = 100;
+
+  /** Path of the event stream; `{id}` is replaced by the session id. */
+  @IsString()
+  @Matches(/\{id\}/, { message: '$property must contain {id}' })
+  streamPath: string = '/v1/sessions/{id}/events/stream';
+
+  /**
+   * Ask for `event_deltas` previews of `agent.message` on the stream, so text arrives while it is
+   * produced (never twice: the final message only adds what the previews missed).
+   */
+  @CoerceBoolean()
+  @IsBoolean()
+  eventDeltas: boolean = false;
+}
+
+/** The `claude-managed-agents` config section: validated when `provider` is `claude-managed-agents`. */
+export const cmaConfigSection: ConfigSection<CmaProviderOptionsClass> & { required: NonNullable<ConfigSection['required']> } = {
+  key: 'claude-managed-agents',
+  options: CmaProviderOptionsClass,
+  token: CmaProviderOptions,
+  required: (cfg) => cfg.provider === 'claude-managed-agents',
+};

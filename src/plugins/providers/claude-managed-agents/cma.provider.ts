@@ -1,0 +1,344 @@
+import { Observable, type Subscription } from 'rxjs';
+import type { AgentRxConfig } from '../../../core/config/agentrx.config.js';
+import { AgentRxConfigToken } from '../../../core/config/config-tokens.js';
+import { inject, injectable, optional } from '../../../core/di/inversify.js';
+import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
+import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
+import { Logger } from '../../../core/logger.js';
+import type { AgentSpec, RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
+import type { AgentProvider, KickoffOptions, OpenOptions, Reconnected, StreamItem } from '../../../core/plugin/agent-provider.js';
+import { DEFAULT_KICKOFF } from '../../../core/session/session.js';
+import { CmaClient } from './cma-client.js';
+import { CmaTextDeltas, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
+import { isCmaHandle, provisionCma, type CmaHandle } from './cma-provision.js';
+import { cmaEventStream } from './cma-sse.js';
+import { CmaEventType, customToolResultEvent, defineOutcomeEvent, idOf, interruptEvent, typeOf, userMessageEvent, type WireMap } from './cma-wire.js';
+import { CmaProviderOptions } from './cma.config.js';
+
+/** What `pushInput` sends: one POST of user events. */
+export interface CmaInput {
+  /** `results`: tool results (an ambiguous failure is reconciled with the history); `send`: anything else. */
+  readonly kind: 'send' | 'results';
+  readonly events: readonly WireMap[];
+}
+
+/** Per-session state of the provider. Opaque to the Session. */
+export interface CmaConn {
+  /** The Managed Agents session id (`sesn_…`). */
+  readonly sessionId: string;
+  /** True when `open` attached to an existing session instead of creating one. */
+  readonly resumed: boolean;
+  /** True once `close` ran: streams error with `session_closed`. */
+  closed: boolean;
+  /**
+   * Resume only: ids of the history that was complete (up to its last turn boundary) when the
+   * session was resumed. Those events are never fed again, even if a stream re-sends them.
+   */
+  old: Set<string> | undefined;
+  /** Resume only: live events are held until `reconnect` has computed `old`. */
+  gated: boolean;
+  /** Release functions of gated attachments. */
+  readonly flushers: Set<() => void>;
+  /** Live stream attachments (closed by `close`/`interrupt`). */
+  readonly attachments: Set<Subscription>;
+}
+
+const NOT_CONFIGURED =
+  "the claude-managed-agents provider is not configured: set providers['claude-managed-agents'].apiKey (and baseUrl for a non-default endpoint) in the agentrx config";
+
+/**
+ * The `claude-managed-agents` provider: Anthropic Claude Managed Agents runs the agent loop
+ * server-side and streams events over SSE; custom tools arrive as `agent.custom_tool_use`, are run
+ * locally by the Session, and are answered with exactly one `user.custom_tool_result` each.
+ *
+ * - `provision` creates (or recovers by content-addressed name) an environment and an agent;
+ *   `teardown` archives what it created.
+ * - `open` creates a session (or checks that a resumed one exists); `stream` attaches the SSE
+ *   stream (idle timeout between chunks, heartbeats count); `pushInput` POSTs user events.
+ * - `reconnect` (after a drop, or on a resume) lists the whole history, returns what the Session
+ *   has not ingested and the custom tool uses no result answers. On a resume the history up to its
+ *   last turn boundary is already settled: it is not replayed as turns; only its unanswered tool
+ *   uses are redriven.
+ * - `interrupt` sends `user.interrupt` and closes the conn's streams.
+ *
+ * Options are injected `@optional()`: when the section is absent or invalid the provider still
+ * loads (so a config selecting another provider works) and every call that needs the service
+ * rejects with `invalid_config`.
+ */
+@injectable()
+export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
+  /** Provider id: the config's `provider` value and section key. */
+  readonly id = 'claude-managed-agents';
+  /** A long-lived SSE stream; inputs are POSTed out of band. */
+  readonly mode = 'streaming' as const;
+  /** Outcomes are sent as `user.define_outcome`. */
+  readonly supportsOutcomes = true;
+
+  private readonly client: CmaClient | undefined;
+  private readonly idleTimeoutMs: number;
+  private readonly deltas = new CmaTextDeltas();
+
+  /**
+   * Built once by the container. Never throws and does no I/O: without valid options (the section
+   * absent or invalid) it builds no HTTP client and every call needing one rejects later.
+   * `config` supplies `limits.streamIdleTimeoutMs` when the section sets no idle timeout.
+   */
+  constructor(
+    @inject(CmaProviderOptions) @optional() private readonly options: CmaProviderOptions | undefined,
+    @inject(HttpClientFactory) httpClientFactory: HttpClientFactory,
+    @inject(Logger) private readonly logger: Logger,
+    @inject(AgentRxConfigToken) @optional() config?: AgentRxConfig,
+  ) {
+    this.idleTimeoutMs = options?.streamIdleTimeoutMs ?? config?.limits?.streamIdleTimeoutMs ?? 300_000;
+    if (options && options.apiKey && typeof options.apiKey.reveal === 'function' && !options.apiKey.isEmpty) {
+      const http = httpClientFactory.create({
+        baseURL: options.baseUrl.replace(/\/+$/, ''),
+        headers: {
+          'x-api-key': options.apiKey.reveal(),
+          'anthropic-version': options.anthropicVersion,
+          'anthropic-beta': options.beta,
+          'content-type': 'application/json',
+        },
+        timeoutMs: options.requestTimeoutMs,
+      });
+      this.client = new CmaClient(http, options, logger);
+    }
+  }
+
+  // ── provisioning ───────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Creates (or recovers) the environment and the agent for `spec` — skipped for ids set in the
+   * options — and returns a `CmaHandle`. Rejects with `invalid_config` when unconfigured, else
+   * with the control plane's AgentRxError.
+   */
+  async provision(spec: AgentSpec, signal: AbortSignal): Promise<CmaHandle> {
+    const client = this.requireClient();
+    const o = this.options!;
+    return provisionCma(client, spec, { model: o.model, agentId: o.agentId, environmentId: o.environmentId, environmentName: o.environmentName, environment: o.environment }, signal, this.logger);
+  }
+
+  /** Archives the agent and the environment `handle` provisioned (a 404 counts as done). */
+  async teardown(handle: unknown, signal: AbortSignal): Promise<void> {
+    const client = this.requireClient();
+    if (!isCmaHandle(handle)) throw new AgentRxError('invalid_options', 'teardown needs the handle returned by provision');
+    const gone = (e: unknown): void => {
+      if (!(isAgentRxError(e, 'http_error') && e.details?.['status'] === 404)) throw e;
+    };
+    if (handle.provisioned.agent) await client.archiveAgent(handle.agentId, signal).then(() => undefined, gone);
+    if (handle.provisioned.environment) await client.archiveEnvironment(handle.environmentId, signal).then(() => undefined, gone);
+  }
+
+  // ── sessions ───────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Creates a session for the provisioned agent (provisioning first when no handle is given), or,
+   * with `opts.sessionId`, checks that the session exists and returns a resumed conn whose live
+   * events are held until the first `reconnect`. Does not attach a stream.
+   */
+  async open(opts: OpenOptions): Promise<CmaConn> {
+    const client = this.requireClient();
+    if (opts.sessionId !== undefined) {
+      const s = await client.getSession(opts.sessionId, opts.signal);
+      return newConn(typeof s['id'] === 'string' ? s['id'] : opts.sessionId, true);
+    }
+    const handle = isCmaHandle(opts.handle) ? opts.handle : await this.provision(opts.spec, opts.signal);
+    const session = await client.createSession({ agent: handle.agentId, environment_id: handle.environmentId }, opts.signal);
+    if (typeof session['id'] !== 'string') throw new AgentRxError('provider_error', 'creating a session answered without an id');
+    return newConn(session['id'], false);
+  }
+
+  /** The session id of `conn` (synchronous, never throws). */
+  sessionId(conn: CmaConn): string {
+    return conn.sessionId;
+  }
+
+  /** Whether `conn` resumed an existing session (synchronous, never throws). */
+  resumed(conn: CmaConn): boolean {
+    return conn.resumed;
+  }
+
+  // ── inputs ─────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * The kickoff: `user.message` with the prompt; with an outcome, `user.define_outcome` (preceded
+   * by the prompt as a `user.message` when one other than the default was given).
+   */
+  kickoffInput(opts: KickoffOptions): CmaInput {
+    const prompt = opts.prompt ?? DEFAULT_KICKOFF;
+    if (!opts.outcome) return { kind: 'send', events: [userMessageEvent(prompt)] };
+    const outcome = defineOutcomeEvent(opts.outcome);
+    return { kind: 'send', events: prompt !== DEFAULT_KICKOFF ? [userMessageEvent(prompt), outcome] : [outcome] };
+  }
+
+  /** A follow-up `user.message`. */
+  userInput(text: string): CmaInput {
+    return { kind: 'send', events: [userMessageEvent(text)] };
+  }
+
+  /** One `user.custom_tool_result` per tool use, in call order (`is_error` as returned). */
+  resumeInput(toolUses: readonly ToolUse[], results: readonly ToolResult[]): CmaInput {
+    const byId = new Map(results.map((r) => [r.toolUseId, r]));
+    const ordered = toolUses.map((u) => byId.get(u.id)).filter((r): r is ToolResult => r !== undefined);
+    return { kind: 'results', events: ordered.map(customToolResultEvent) };
+  }
+
+  /** One raw user event, verbatim (e.g. `user.tool_confirmation`). */
+  rawInput(event: RawEvent): CmaInput {
+    return { kind: 'send', events: [{ ...event }] };
+  }
+
+  /**
+   * POSTs the input's events. Tool results survive an ambiguous failure: the history is checked
+   * and only results it lacks are re-sent. Rejects with the client's AgentRxError (or
+   * `session_closed` after `close`).
+   */
+  async pushInput(conn: CmaConn, input: CmaInput, signal: AbortSignal): Promise<void> {
+    const client = this.requireClient();
+    if (conn.closed) throw new AgentRxError('session_closed', 'the claude-managed-agents session is closed');
+    const reconcile =
+      input.kind === 'results'
+        ? (history: readonly RawEvent[]): WireMap[] => {
+            const answered = new Set(history.filter((e) => typeOf(e) === CmaEventType.userCustomToolResult).map((e) => String(e['custom_tool_use_id'])));
+            return input.events.filter((e) => !answered.has(String(e['custom_tool_use_id'])));
+          }
+        : undefined;
+    await client.sendEvents(conn.sessionId, input.events, signal, reconcile);
+  }
+
+  // ── the stream ─────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Attaches the event stream: `{kind:'open'}` once the service answered 2xx, then events and
+   * diagnostics (bad frames). Errors on a drop, an idle timeout or a clean close before a
+   * terminal. On a resumed conn, events are held until the first `reconnect` and events of the
+   * settled history are never emitted. Unsubscribing aborts the request.
+   */
+  stream(conn: CmaConn): Observable<StreamItem> {
+    return new Observable<StreamItem>((subscriber) => {
+      let client: CmaClient;
+      try {
+        client = this.requireClient();
+      } catch (e) {
+        subscriber.error(e);
+        return undefined;
+      }
+      if (conn.closed) {
+        subscriber.error(new AgentRxError('session_closed', 'the claude-managed-agents session is closed'));
+        return undefined;
+      }
+      const held: RawEvent[] = [];
+      const emit = (event: RawEvent): void => {
+        const id = idOf(event);
+        if (id !== undefined && conn.old?.has(id)) return;
+        subscriber.next({ kind: 'event', event });
+      };
+      const flush = (): void => {
+        for (const ev of held.splice(0)) emit(ev);
+      };
+      conn.flushers.add(flush);
+      const inner = cmaEventStream((signal) => client.openEventStream(conn.sessionId, { signal, eventDeltas: this.options!.eventDeltas }), {
+        idleTimeoutMs: this.idleTimeoutMs,
+        target: `GET ${client.streamPathOf(conn.sessionId)}`,
+      }).subscribe({
+        next: (item) => {
+          if (item.kind !== 'event') subscriber.next(item);
+          else if (conn.gated) held.push(item.event);
+          else emit(item.event);
+        },
+        error: (e: unknown) => subscriber.error(e),
+        complete: () => subscriber.complete(),
+      });
+      conn.attachments.add(inner);
+      return () => {
+        conn.flushers.delete(flush);
+        conn.attachments.delete(inner);
+        inner.unsubscribe();
+      };
+    });
+  }
+
+  /** Turn boundaries: `session.status_idle`, `session.status_terminated`, `session.deleted`, and a `session.error` that is not retrying. */
+  isTurnBoundary(event: RawEvent): boolean {
+    return isCmaTurnBoundary(event);
+  }
+
+  /**
+   * Called after the Session re-attached the stream (a drop) or attached it (a resume): lists the
+   * whole history (every page) and returns the events the Session has not ingested (`missed`,
+   * oldest first; the settled history of a resume excluded) and the custom tool uses an idle asked
+   * for that no result answers (`pending`). On a resume this also releases the held live events.
+   * Rejects with the client's AgentRxError (the Session retries with backoff).
+   */
+  async reconnect(conn: CmaConn, seen: ReadonlySet<string>, signal: AbortSignal): Promise<Reconnected> {
+    const client = this.requireClient();
+    const history = await client.listAllEvents(conn.sessionId, signal);
+    if (conn.resumed && conn.old === undefined) {
+      let cut = -1;
+      history.forEach((e, i) => {
+        if (isCmaTurnBoundary(e)) cut = i;
+      });
+      conn.old = new Set(history.slice(0, cut + 1).map(idOf).filter((id): id is string => id !== undefined));
+    }
+    const missed = history.filter((e) => {
+      const id = idOf(e);
+      return id !== undefined && !seen.has(id) && !conn.old?.has(id);
+    });
+    const pending = pendingCmaToolUses(history);
+    if (conn.gated) {
+      conn.gated = false;
+      for (const flush of [...conn.flushers]) flush();
+    }
+    return { missed, pending };
+  }
+
+  /** Sends `user.interrupt` (best effort is the caller's call: rejects on failure) and closes the conn's streams. */
+  async interrupt(conn: CmaConn, signal: AbortSignal): Promise<void> {
+    const client = this.requireClient();
+    detachAll(conn);
+    await client.sendEvents(conn.sessionId, [interruptEvent()], signal);
+  }
+
+  // ── normalization ──────────────────────────────────────────────────────────────────────────
+
+  /** See `normalizeCmaTurn`. Pure. */
+  normalize(events: readonly RawEvent[]): TurnResult {
+    return normalizeCmaTurn(events);
+  }
+
+  /** Unanswered custom tool uses an idle asked for (see `pendingCmaToolUses`). Pure. */
+  pendingToolUses(history: readonly RawEvent[]): readonly ToolUse[] {
+    return pendingCmaToolUses(history);
+  }
+
+  /** Text of `agent.message` events (and of `event_delta` previews when enabled), never twice. */
+  textDelta(event: RawEvent): { readonly text: string; readonly messageId: string } | undefined {
+    return this.deltas.delta(event);
+  }
+
+  /** The event's `id`. */
+  eventId(event: RawEvent): string | undefined {
+    return idOf(event);
+  }
+
+  /** Closes the conn's streams; later `stream`/`pushInput` calls fail with `session_closed`. The session itself is kept (resumable). */
+  close(conn: CmaConn): void {
+    conn.closed = true;
+    detachAll(conn);
+  }
+
+  private requireClient(): CmaClient {
+    if (!this.client) throw new AgentRxError('invalid_config', NOT_CONFIGURED);
+    return this.client;
+  }
+}
+
+function newConn(sessionId: string, resumed: boolean): CmaConn {
+  return { sessionId, resumed, closed: false, old: undefined, gated: resumed, flushers: new Set(), attachments: new Set() };
+}
+
+function detachAll(conn: CmaConn): void {
+  for (const sub of [...conn.attachments]) sub.unsubscribe();
+  conn.attachments.clear();
+  conn.flushers.clear();
+}
