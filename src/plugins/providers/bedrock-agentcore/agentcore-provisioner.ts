@@ -1,0 +1,379 @@
+import { createHash } from 'node:crypto';
+import {
+  CreateHarnessCommand,
+  DeleteHarnessCommand,
+  GetHarnessCommand,
+  ListHarnessesCommand,
+  type CreateHarnessCommandInput,
+  type Harness,
+  type HarnessSummary,
+  type HarnessTool,
+} from '@aws-sdk/client-bedrock-agentcore-control';
+import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
+import { abortableSleep, withRetry } from '../../../core/http/retry.js';
+import type { Logger } from '../../../core/logger.js';
+import type { AgentSpec } from '../../../core/model.js';
+import { controlError } from './agentcore-clients.js';
+
+/** The SDK's JSON document type (tool input schemas). */
+type Document = NonNullable<NonNullable<HarnessTool['config']>['inlineFunction']>['inputSchema'];
+
+/** What `provision` returns and `open`/`teardown` consume. */
+export interface AgentCoreHarnessHandle {
+  /** The harness to invoke. */
+  readonly harnessArn: string;
+  /** Set when the harness came from the control plane (created or adopted by name); `teardown` deletes it. */
+  readonly harnessId?: string;
+  /** The harness name, when it came from the control plane. */
+  readonly harnessName?: string;
+  /** True when this provisioning call created the harness; false when it adopted one or used a configured ARN. */
+  readonly created: boolean;
+}
+
+/** The part of the control-plane client the provisioner uses (the official SDK client satisfies it). */
+export interface AgentCoreControlClientLike {
+  /** Sends one command; rejects with the SDK's error. `abortSignal` aborts the request. */
+  send(command: CreateHarnessCommand | GetHarnessCommand | ListHarnessesCommand | DeleteHarnessCommand, options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+}
+
+/** Provisioning settings (from `AgentCoreProviderOptions`). */
+export interface AgentCoreProvisionerOptions {
+  /** IAM role the harness runs as. */
+  readonly executionRoleArn: string;
+  /** Prefix of the content-addressed harness names. */
+  readonly harnessNamePrefix: string;
+  /** One budget for the whole `provision` call (create, 409 recovery, ready-wait). */
+  readonly provisionTimeoutMs: number;
+  /** Interval between two `GetHarness` polls of a wait, in ms. */
+  readonly pollIntervalMs: number;
+  /** `environment` of `CreateHarness`, verbatim. */
+  readonly environment?: Readonly<Record<string, unknown>>;
+  /** `environmentVariables` of `CreateHarness`. */
+  readonly environmentVariables?: Readonly<Record<string, string>>;
+  /** Retries of idempotent calls (Get, List, Delete) after a transient failure. Default 2. Create is never retried. */
+  readonly controlRetries?: number;
+  /** Backoff base of those retries in ms. Default 200. */
+  readonly retryBaseMs?: number;
+  /** Budget of the rollback delete after a failed create, in ms. Default 30 000. */
+  readonly rollbackTimeoutMs?: number;
+}
+
+/** How the ready-wait treats a harness status. */
+export type HarnessStatusClass = 'ready' | 'waiting' | 'terminating' | 'failed' | 'unknown';
+
+/**
+ * `READY` → ready; `CREATING`/`UPDATING` → keep waiting; `DELETING` → terminating;
+ * `*_FAILED` → failed; anything else (or nothing) → unknown, which is fatal.
+ */
+export function classifyHarnessStatus(status: unknown): HarnessStatusClass {
+  switch (status) {
+    case 'READY':
+      return 'ready';
+    case 'CREATING':
+    case 'UPDATING':
+      return 'waiting';
+    case 'DELETING':
+      return 'terminating';
+    case 'CREATE_FAILED':
+    case 'UPDATE_FAILED':
+    case 'DELETE_FAILED':
+      return 'failed';
+    default:
+      return 'unknown';
+  }
+}
+
+/** A deadline shared by every call of one provisioning. */
+class Budget {
+  private readonly deadline: number;
+  constructor(readonly totalMs: number) {
+    this.deadline = Date.now() + totalMs;
+  }
+  remaining(): number {
+    return this.deadline - Date.now();
+  }
+}
+
+/**
+ * Creates, adopts, waits for and deletes AgentCore harnesses through the control plane
+ * (`@aws-sdk/client-bedrock-agentcore-control`). Harness names are content-addressed
+ * (`<prefix>_<agent name>_<digest8>` of the spec), so a 409 on create means an equivalent
+ * harness exists and it is adopted. A harness this call created is deleted again when a later
+ * step fails; a failed rollback is logged and recorded in `details.rollbackError`, never thrown
+ * instead of the original error.
+ */
+export class AgentCoreProvisioner {
+  private readonly controlRetries: number;
+  private readonly retryBaseMs: number;
+
+  constructor(
+    private readonly client: AgentCoreControlClientLike,
+    private readonly opts: AgentCoreProvisionerOptions,
+    private readonly logger: Logger,
+  ) {
+    this.controlRetries = opts.controlRetries ?? 2;
+    this.retryBaseMs = opts.retryBaseMs ?? 200;
+  }
+
+  /** The content-addressed harness name of `spec`: `<prefix>_<agent name>_<digest8>`, within `[a-zA-Z][a-zA-Z0-9_]{0,39}`. */
+  harnessName(spec: AgentSpec): string {
+    const digest = createHash('sha256').update(stableJson(this.identity(spec))).digest('hex').slice(0, 8);
+    const prefix = this.opts.harnessNamePrefix;
+    const room = 40 - prefix.length - 2 - digest.length;
+    const base = spec.name.replace(/[^a-zA-Z0-9_]/g, '_').slice(0, Math.max(0, room));
+    return base === '' ? `${prefix}_${digest}` : `${prefix}_${base}_${digest}`;
+  }
+
+  /** The `CreateHarness` input for `spec`: inline-function tools from the tool declarations; unset knobs omitted. */
+  createInput(spec: AgentSpec): CreateHarnessCommandInput {
+    return {
+      harnessName: this.harnessName(spec),
+      executionRoleArn: this.opts.executionRoleArn,
+      ...(spec.systemPrompt !== undefined && spec.systemPrompt !== '' ? { systemPrompt: [{ text: spec.systemPrompt }] } : {}),
+      ...(spec.model !== undefined ? { model: { bedrockModelConfig: { modelId: spec.model } } } : {}),
+      ...(spec.tools.length > 0
+        ? {
+            tools: spec.tools.map(
+              (t): HarnessTool => ({
+                type: 'inline_function',
+                name: t.name,
+                config: { inlineFunction: { description: t.description, inputSchema: t.inputSchema as Document } },
+              }),
+            ),
+          }
+        : {}),
+      ...(this.opts.environment !== undefined ? { environment: this.opts.environment as unknown as CreateHarnessCommandInput['environment'] } : {}),
+      ...(this.opts.environmentVariables !== undefined ? { environmentVariables: { ...this.opts.environmentVariables } } : {}),
+    };
+  }
+
+  /**
+   * Creates the harness for `spec` (or adopts the existing one on 409) and waits until it is
+   * READY, all within `provisionTimeoutMs`. Rejects with `http_error` (a control-plane call
+   * failed), `provider_error` (failed, terminating or unknown status; a response without ids),
+   * `timeout` (budget exhausted) or the abort reason of `signal`.
+   */
+  async provision(spec: AgentSpec, signal: AbortSignal): Promise<AgentCoreHarnessHandle> {
+    const budget = new Budget(this.opts.provisionTimeoutMs);
+    const input = this.createInput(spec);
+    const name = input.harnessName!;
+    for (let round = 0; round < 3; round++) {
+      let created: Harness | undefined;
+      try {
+        created = ((await this.call('CreateHarness', () => new CreateHarnessCommand(input), false, budget, signal)) as { harness?: Harness }).harness;
+      } catch (e) {
+        if (!isAgentRxError(e) || e.details?.['status'] !== 409) throw e;
+        const adopted = await this.recoverConflict(name, e, budget, signal);
+        if (adopted) return adopted;
+        continue;
+      }
+      if (!created?.harnessId || !created.arn) {
+        throw new AgentRxError('provider_error', `CreateHarness for ${name} answered without harnessId or arn (unexpected response shape)`, { operation: 'CreateHarness', harnessName: name });
+      }
+      this.logger.info(`bedrock-agentcore: created harness ${name}`, { harnessId: created.harnessId, status: created.status });
+      try {
+        await this.waitReady(created.harnessId, budget, signal);
+      } catch (e) {
+        throw await this.rollback(created.harnessId, name, toError(e));
+      }
+      return { harnessArn: created.arn, harnessId: created.harnessId, harnessName: name, created: true };
+    }
+    throw new AgentRxError('provider_error', `CreateHarness for ${name} kept conflicting with a harness that was being deleted`, { harnessName: name });
+  }
+
+  /** Deletes the harness of `handle` (a configured ARN without `harnessId` is left alone). A missing harness counts as deleted. */
+  async teardown(handle: AgentCoreHarnessHandle, signal: AbortSignal): Promise<void> {
+    if (handle.harnessId === undefined) return;
+    const id = handle.harnessId;
+    try {
+      await this.call('DeleteHarness', () => new DeleteHarnessCommand({ harnessId: id }), true, new Budget(this.opts.provisionTimeoutMs), signal);
+      this.logger.info(`bedrock-agentcore: deleted harness ${handle.harnessName ?? id}`, { harnessId: id });
+    } catch (e) {
+      if (isAgentRxError(e) && e.details?.['status'] === 404) return;
+      throw e;
+    }
+  }
+
+  /** Every harness of the account and region, reading every page of `ListHarnesses` (within `provisionTimeoutMs`). */
+  listHarnesses(signal: AbortSignal): Promise<HarnessSummary[]> {
+    return this.listAll(signal, new Budget(this.opts.provisionTimeoutMs));
+  }
+
+  private async listAll(signal: AbortSignal, budget: Budget): Promise<HarnessSummary[]> {
+    const out: HarnessSummary[] = [];
+    const seen = new Set<string>();
+    let token: string | undefined;
+    for (;;) {
+      const page = (await this.call('ListHarnesses', () => new ListHarnessesCommand(token !== undefined ? { nextToken: token } : {}), true, budget, signal)) as {
+        harnesses?: HarnessSummary[];
+        nextToken?: string;
+      };
+      out.push(...(page.harnesses ?? []));
+      const next = page.nextToken;
+      if (next === undefined || next === '' || seen.has(next)) return out;
+      seen.add(next);
+      token = next;
+    }
+  }
+
+  /** After a 409: adopt the same-named harness, or wait for a deleting one to go (then undefined: create again). */
+  private async recoverConflict(name: string, conflict: AgentRxError, budget: Budget, signal: AbortSignal): Promise<AgentCoreHarnessHandle | undefined> {
+    const existing = (await this.listAll(signal, budget)).find((h) => h.harnessName === name);
+    if (!existing?.harnessId || !existing.arn) {
+      throw new AgentRxError('http_error', `${conflict.message} (and no harness named ${name} is listed)`, conflict.details, { cause: conflict });
+    }
+    const adopt = (): AgentCoreHarnessHandle => {
+      this.logger.info(`bedrock-agentcore: adopted existing harness ${name}`, { harnessId: existing.harnessId });
+      return { harnessArn: existing.arn!, harnessId: existing.harnessId, harnessName: name, created: false };
+    };
+    switch (classifyHarnessStatus(existing.status)) {
+      case 'ready':
+        return adopt();
+      case 'waiting':
+        await this.waitReady(existing.harnessId, budget, signal);
+        return adopt();
+      case 'terminating':
+        await this.waitGone(existing.harnessId, budget, signal);
+        return undefined;
+      case 'failed':
+        throw new AgentRxError('provider_error', `The existing harness ${name} is in status ${String(existing.status)}: delete it or change the agent`, {
+          harnessId: existing.harnessId,
+          status: existing.status,
+        });
+      default:
+        throw new AgentRxError('provider_error', `The existing harness ${name} reported an unknown status '${String(existing.status)}'`, { harnessId: existing.harnessId, status: existing.status });
+    }
+  }
+
+  /** Polls `GetHarness` until READY; fails on terminating, failed or unknown statuses, or when the budget runs out. */
+  private async waitReady(harnessId: string, budget: Budget, signal: AbortSignal): Promise<Harness> {
+    for (;;) {
+      const h = ((await this.call('GetHarness', () => new GetHarnessCommand({ harnessId }), true, budget, signal)) as { harness?: Harness }).harness;
+      const status = h?.status;
+      switch (classifyHarnessStatus(status)) {
+        case 'ready':
+          return h!;
+        case 'waiting':
+          break;
+        case 'terminating':
+          throw new AgentRxError('provider_error', `Harness ${harnessId} is being deleted (status ${String(status)}) while waiting for it to be READY`, { harnessId, status });
+        case 'failed': {
+          const reason = typeof h?.failureReason === 'string' && h.failureReason !== '' ? `: ${h.failureReason}` : '';
+          throw new AgentRxError('provider_error', `Harness ${harnessId} failed with status ${String(status)}${reason}`, { harnessId, status, failureReason: h?.failureReason });
+        }
+        default:
+          throw new AgentRxError('provider_error', `Harness ${harnessId} reported an unknown status '${String(status)}'`, { harnessId, status });
+      }
+      if (budget.remaining() <= this.opts.pollIntervalMs) {
+        throw new AgentRxError('timeout', `Harness ${harnessId} was not READY within the provisioning budget of ${budget.totalMs} ms (last status ${String(status)})`, {
+          harnessId,
+          status,
+          provisionTimeoutMs: budget.totalMs,
+        });
+      }
+      await abortableSleep(this.opts.pollIntervalMs, signal);
+    }
+  }
+
+  /** Polls `GetHarness` until 404 (the deleting harness is gone). */
+  private async waitGone(harnessId: string, budget: Budget, signal: AbortSignal): Promise<void> {
+    for (;;) {
+      let status: unknown;
+      try {
+        status = ((await this.call('GetHarness', () => new GetHarnessCommand({ harnessId }), true, budget, signal)) as { harness?: Harness }).harness?.status;
+      } catch (e) {
+        if (isAgentRxError(e) && e.details?.['status'] === 404) return;
+        throw e;
+      }
+      if (classifyHarnessStatus(status) !== 'terminating') {
+        throw new AgentRxError('provider_error', `Harness ${harnessId} left DELETING for status '${String(status)}' while waiting for it to disappear`, { harnessId, status });
+      }
+      if (budget.remaining() <= this.opts.pollIntervalMs) {
+        throw new AgentRxError('timeout', `Harness ${harnessId} was still DELETING when the provisioning budget of ${budget.totalMs} ms ran out`, { harnessId });
+      }
+      await abortableSleep(this.opts.pollIntervalMs, signal);
+    }
+  }
+
+  /** Deletes a harness this call created; returns the original error, annotated, whatever the rollback did. */
+  private async rollback(harnessId: string, name: string, original: AgentRxError): Promise<AgentRxError> {
+    const ms = this.opts.rollbackTimeoutMs ?? 30_000;
+    try {
+      // Its own signal: a cancelled provisioning still cleans up what it created.
+      await this.call('DeleteHarness', () => new DeleteHarnessCommand({ harnessId }), true, new Budget(ms), AbortSignal.timeout(ms));
+      this.logger.warn(`bedrock-agentcore: provisioning failed, deleted the harness it created (${name})`, { harnessId, error: original.message });
+      return new AgentRxError(original.code, original.message, { ...original.details, rolledBack: true }, { cause: original });
+    } catch (e) {
+      const why = toError(e).message;
+      this.logger.warn(`bedrock-agentcore: provisioning failed and the rollback delete of ${name} failed too`, { harnessId, error: original.message, rollbackError: why });
+      return new AgentRxError(original.code, original.message, { ...original.details, rolledBack: false, rollbackError: why }, { cause: original });
+    }
+  }
+
+  /**
+   * One control-plane call, bounded to its share of the remaining budget (remaining ÷ attempts
+   * left, at least 1 ms); idempotent calls are retried on transient failures.
+   */
+  private call(operation: string, command: () => Parameters<AgentCoreControlClientLike['send']>[0], retryable: boolean, budget: Budget, signal: AbortSignal): Promise<unknown> {
+    const attempts = retryable ? this.controlRetries + 1 : 1;
+    return withRetry(
+      async (attempt) => {
+        const remaining = budget.remaining();
+        if (remaining <= 0) {
+          throw new AgentRxError('timeout', `${operation}: the provisioning budget of ${budget.totalMs} ms ran out`, { operation, provisionTimeoutMs: budget.totalMs, transient: false });
+        }
+        const share = Math.max(1, Math.floor(remaining / (attempts - attempt)));
+        const timer = AbortSignal.timeout(share);
+        try {
+          return await this.client.send(command(), { abortSignal: AbortSignal.any([signal, timer]) });
+        } catch (e) {
+          if (!signal.aborted && timer.aborted) {
+            throw new AgentRxError('timeout', `${operation} did not answer within ${share} ms (its share of the provisioning budget)`, {
+              operation,
+              provisionTimeoutMs: budget.totalMs,
+              transient: true,
+            });
+          }
+          throw controlError(operation, e);
+        }
+      },
+      {
+        maxRetries: attempts - 1,
+        baseMs: this.retryBaseMs,
+        signal,
+        onRetry: (info) =>
+          this.logger.warn(`bedrock-agentcore: ${operation} failed transiently, retry ${info.retry}/${info.maxRetries} in ${info.delayMs} ms`, {
+            error: toError(info.error).message,
+          }),
+      },
+    );
+  }
+
+  private identity(spec: AgentSpec): unknown {
+    return {
+      name: spec.name,
+      model: spec.model ?? null,
+      systemPrompt: spec.systemPrompt ?? null,
+      tools: spec.tools,
+      executionRoleArn: this.opts.executionRoleArn,
+      environment: this.opts.environment ?? null,
+      environmentVariables: this.opts.environmentVariables ?? null,
+    };
+  }
+}
+
+function toError(e: unknown): AgentRxError {
+  return e instanceof AgentRxError ? e : controlError('provisioning', e);
+}
+
+/** JSON with object keys sorted, so equal specs hash equally. */
+function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}

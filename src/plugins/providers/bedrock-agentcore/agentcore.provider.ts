@@ -1,0 +1,435 @@
+import { inspect } from 'node:util';
+import { InvokeHarnessCommand, type BedrockAgentCoreClient, type HarnessContentBlock, type HarnessMessage, type HarnessToolUseBlock, type InvokeHarnessCommandInput } from '@aws-sdk/client-bedrock-agentcore';
+import type { BedrockAgentCoreControlClient } from '@aws-sdk/client-bedrock-agentcore-control';
+import { Observable } from 'rxjs';
+import { inject, injectable } from '../../../core/di/inversify.js';
+import { AgentRxError, isAgentRxError, type ErrorCode } from '../../../core/errors.js';
+import { isTransientStatus, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
+import { Logger } from '../../../core/logger.js';
+import type { AgentSpec, RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
+import type { AgentProvider, KickoffOptions, OpenOptions } from '../../../core/plugin/agent-provider.js';
+import type { LifecycleParticipant } from '../../../core/plugin/lifecycle-participant.js';
+import { createControlClient, createDataClient, httpStatusOf, isThrottlingName, isTransportError } from './agentcore-clients.js';
+import { AgentCoreProvisioner, type AgentCoreHarnessHandle } from './agentcore-provisioner.js';
+import { AgentCoreProviderOptions } from './agentcore.config.js';
+import { ConverseAssembler } from './converse-assembler.js';
+import { newRuntimeSessionId, validateRuntimeSessionId } from './runtime-session-id.js';
+
+/** Input of one `pollTurn`: the delta of Converse messages sent by one `InvokeHarness`. */
+export interface AgentCoreInput {
+  /** Converse messages, oldest first; never empty when sent. */
+  readonly messages: readonly HarnessMessage[];
+}
+
+/** Per-session state of the `bedrock-agentcore` provider. Opaque to the Session; holds no credentials. */
+export interface AgentCoreConn {
+  /** The runtime session id (`X-Amzn-Bedrock-AgentCore-Runtime-Session-Id`): the harness keeps the history under it. */
+  readonly sessionId: string;
+  /** True when `open` was given an existing runtime session id. */
+  readonly resumed: boolean;
+  /** The harness every invoke of this session goes to. */
+  readonly harnessArn: string;
+  /** The session's signal: aborting it aborts the in-flight invoke. */
+  readonly signal: AbortSignal;
+  /** Controllers of the polls in flight (aborted by `close`). */
+  readonly inflight: Set<AbortController>;
+  /** Set by `close`; later polls fail with `session_closed`. */
+  closed: boolean;
+}
+
+/** `type` of the marker event that follows a failed invoke attempt that will be retried. */
+export const ATTEMPT_FAILED = 'agentcore.attempt_failed';
+/** `type` of the event that reports an exception frame of the stream (emitted just before the error). */
+export const STREAM_EXCEPTION = 'agentcore.stream_exception';
+
+/** Raw events the provider synthesizes; every other raw event is a Converse event exactly as the SDK decoded it. */
+export type AgentCoreSyntheticEvent =
+  /** A failed attempt; the invoke is sent again after `retryInMs`. `normalize` counts only events after the last marker. */
+  | { readonly type: typeof ATTEMPT_FAILED; readonly attempt: number; readonly maxAttempts: number; readonly code: ErrorCode; readonly reason: string; readonly retryInMs: number }
+  /** An exception frame (`:message-type: exception`): the turn fails with `harness_stream_error`. */
+  | { readonly type: typeof STREAM_EXCEPTION; readonly exceptionType: string; readonly message: string };
+
+const END_TURN = new Set(['end_turn', 'stop_sequence']);
+
+/**
+ * The `bedrock-agentcore` provider: AWS Bedrock AgentCore Harness runs the agent loop server
+ * side, turn by turn. Each turn is one signed `InvokeHarness` (official AWS SDK client) that
+ * sends only the delta — the kickoff or user text, or the resume pair (assistant `toolUse`
+ * blocks + user `toolResult` blocks) — and streams the answer back as event-stream frames,
+ * emitted live as raw events. Client tools are `inline_function` tools; a `tool_use` stop hands
+ * them to the Session.
+ *
+ * Retries: an invoke has no idempotency token and cannot be rejoined, so the whole invoke is
+ * sent again only after a transport error, HTTP 5xx/429, an idle timeout, or a truncated stream
+ * (no `messageStop`), with jittered exponential backoff — never after an exception frame or
+ * another 4xx. Events of a failed attempt have already been emitted (raw events are never
+ * dropped, and their text deltas reached consumers live); an `agentcore.attempt_failed` marker
+ * follows them, and `normalize` counts text, tool uses, stop reason and usage only after the last
+ * marker, so a failed attempt is never counted in the result or the usage. After the last
+ * attempt a truncated stream fails with `early_termination`, an idle stream with `timeout`,
+ * an HTTP failure with `http_error`.
+ */
+@injectable()
+export class AgentCoreAgentProvider implements AgentProvider<AgentCoreConn, AgentCoreInput>, LifecycleParticipant {
+  /** Provider id (config `provider: 'bedrock-agentcore'`). */
+  readonly id = 'bedrock-agentcore';
+  /** One signed invoke per turn. */
+  readonly mode = 'request_response' as const;
+  /** AgentCore has no outcome grading. */
+  readonly supportsOutcomes = false;
+
+  private data: BedrockAgentCoreClient | undefined;
+  private control: BedrockAgentCoreControlClient | undefined;
+
+  constructor(
+    @inject(AgentCoreProviderOptions) private readonly options: AgentCoreProviderOptions,
+    @inject(Logger) private readonly logger: Logger,
+  ) {}
+
+  /**
+   * With `harnessArn` configured: that harness, no control-plane call. Otherwise creates (or
+   * adopts by name) a harness for `spec` and waits until it is READY (see
+   * `AgentCoreProvisioner`); needs `executionRoleArn`, else `invalid_config`.
+   */
+  async provision(spec: AgentSpec, signal: AbortSignal): Promise<AgentCoreHarnessHandle> {
+    if (this.options.harnessArn !== undefined) return { harnessArn: this.options.harnessArn, created: false };
+    if (this.options.executionRoleArn === undefined) {
+      throw new AgentRxError(
+        'invalid_config',
+        'bedrock-agentcore: no harness to invoke: set providers.bedrock-agentcore.harnessArn (an existing harness), or executionRoleArn so that a harness is created from the agent',
+        { path: 'providers.bedrock-agentcore.harnessArn' },
+      );
+    }
+    return this.provisioner().provision(spec, signal);
+  }
+
+  /** Deletes a harness that `provision` created or adopted; a configured `harnessArn` is left alone. */
+  async teardown(handle: unknown, signal: AbortSignal): Promise<void> {
+    if (!isHandle(handle) || handle.harnessId === undefined) return;
+    await this.provisioner().teardown(handle, signal);
+  }
+
+  /** The provisioner over this provider's control-plane client (also for listing harnesses). */
+  provisioner(): AgentCoreProvisioner {
+    const o = this.options;
+    this.control ??= createControlClient(o);
+    return new AgentCoreProvisioner(
+      this.control,
+      {
+        executionRoleArn: o.executionRoleArn ?? '',
+        harnessNamePrefix: o.harnessNamePrefix,
+        provisionTimeoutMs: o.provisionTimeoutMs,
+        pollIntervalMs: o.pollIntervalMs,
+        environment: o.environment,
+        environmentVariables: o.environmentVariables,
+      },
+      this.logger,
+    );
+  }
+
+  /**
+   * Builds the conn: the harness from the provisioned handle (else `harnessArn`), the runtime
+   * session id `opts.sessionId` (a resume; validated) or a fresh one. Makes no network call;
+   * fails fast with `invalid_config` without a harness or a region, `invalid_options` for a bad
+   * session id.
+   */
+  async open(opts: OpenOptions): Promise<AgentCoreConn> {
+    if (opts.signal.aborted) throw new AgentRxError('cancelled', 'The session was cancelled before it opened');
+    const harnessArn = isHandle(opts.handle) ? opts.handle.harnessArn : this.options.harnessArn;
+    if (harnessArn === undefined) {
+      throw new AgentRxError('invalid_config', 'bedrock-agentcore: no harness to invoke: set providers.bedrock-agentcore.harnessArn, or executionRoleArn so that provision creates one', {
+        path: 'providers.bedrock-agentcore.harnessArn',
+      });
+    }
+    const sessionId = opts.sessionId !== undefined ? validateRuntimeSessionId(opts.sessionId) : newRuntimeSessionId();
+    this.dataClient();
+    return { sessionId, resumed: opts.sessionId !== undefined, harnessArn, signal: opts.signal, inflight: new Set(), closed: false };
+  }
+
+  /** The runtime session id. */
+  sessionId(conn: AgentCoreConn): string {
+    return conn.sessionId;
+  }
+
+  /** True when `open` was given an existing runtime session id. */
+  resumed(conn: AgentCoreConn): boolean {
+    return conn.resumed;
+  }
+
+  /** `[{role:'user', content:[{text: prompt}]}]` (outcomes are unsupported; the Session rejects them first). */
+  kickoffInput(opts: KickoffOptions): AgentCoreInput {
+    return this.userInput(opts.prompt ?? 'Begin.');
+  }
+
+  /** One user text message. */
+  userInput(text: string): AgentCoreInput {
+    return { messages: [{ role: 'user', content: [{ text }] }] };
+  }
+
+  /**
+   * The strict resume pair: the assistant message echoing each `toolUse` (the harness does not
+   * persist the uncommitted tool-use turn), then the user message with one `toolResult` per use
+   * (`status` success/error), in use order, each id once. A use without a result is answered
+   * with an error result; an empty result text becomes `(no output)` (Converse rejects blank
+   * text blocks).
+   */
+  resumeInput(toolUses: readonly ToolUse[], results: readonly ToolResult[]): AgentCoreInput {
+    const seen = new Set<string>();
+    const uses = toolUses.filter((u) => !seen.has(u.id) && seen.add(u.id));
+    if (uses.length === 0) return { messages: [] };
+    const byId = new Map<string, ToolResult>();
+    for (const r of results) if (!byId.has(r.toolUseId)) byId.set(r.toolUseId, r);
+    return {
+      messages: [
+        { role: 'assistant', content: uses.map((u): HarnessContentBlock => ({ toolUse: { toolUseId: u.id, name: u.name, input: { ...u.input } as HarnessToolUseBlock['input'] } })) },
+        {
+          role: 'user',
+          content: uses.map((u) => {
+            const r = byId.get(u.id);
+            const text = r ? (r.content === '' ? '(no output)' : r.content) : 'No result was recorded for this tool call.';
+            return { toolResult: { toolUseId: u.id, content: [{ text }], status: r && !r.isError ? ('success' as const) : ('error' as const) } };
+          }),
+        },
+      ],
+    };
+  }
+
+  /**
+   * Runs one turn: one `InvokeHarness` (retried as described on the class), emitting every
+   * decoded Converse event as it arrives, then completing after a `messageStop`. Errors with
+   * `harness_stream_error` (an exception frame, `details.exceptionType`/`message`), `http_error`
+   * (4xx at once; 5xx/429 after the last attempt), `early_termination`, `timeout` (idle), or the
+   * session's abort reason. Unsubscribing aborts the request (the socket is closed).
+   */
+  pollTurn(conn: AgentCoreConn, input: AgentCoreInput): Observable<RawEvent> {
+    return new Observable<RawEvent>((subscriber) => {
+      if (conn.closed) {
+        subscriber.error(new AgentRxError('session_closed', 'The bedrock-agentcore session is closed'));
+        return undefined;
+      }
+      if (input.messages.length === 0) {
+        subscriber.error(new AgentRxError('unresolved_requires_action', 'bedrock-agentcore: refusing to send an invoke without messages'));
+        return undefined;
+      }
+      const controller = new AbortController();
+      const onSessionAbort = (): void => controller.abort(conn.signal.reason);
+      if (conn.signal.aborted) controller.abort(conn.signal.reason);
+      else conn.signal.addEventListener('abort', onSessionAbort, { once: true });
+      conn.inflight.add(controller);
+      let finished = false;
+      const release = (): void => {
+        conn.signal.removeEventListener('abort', onSessionAbort);
+        conn.inflight.delete(controller);
+      };
+      const emit = (ev: RawEvent): void => {
+        if (!subscriber.closed) subscriber.next(ev);
+      };
+      this.invoke(this.request(conn, input), controller.signal, emit).then(
+        () => {
+          finished = true;
+          release();
+          subscriber.complete();
+        },
+        (e: unknown) => {
+          finished = true;
+          release();
+          if (!subscriber.closed) subscriber.error(e);
+        },
+      );
+      return () => {
+        release();
+        if (!finished) controller.abort(new AgentRxError('cancelled', 'The turn was unsubscribed'));
+      };
+    });
+  }
+
+  /**
+   * Folds a turn: only the events after the last `agentcore.attempt_failed` marker count.
+   * `end_turn`/`stop_sequence` → `end_turn`; `tool_use` → `requires_action` with the custom
+   * tool uses; anything else (`max_tokens`, `max_iterations_exceeded`, `timeout_exceeded`, …, or
+   * no `messageStop`) → `terminated` with the raw reason. Usage from `metadata.usage`. `events`
+   * keeps every raw event of the turn, failed attempts included.
+   */
+  normalize(events: readonly RawEvent[]): TurnResult {
+    let from = 0;
+    events.forEach((e, i) => {
+      if (e['type'] === ATTEMPT_FAILED) from = i + 1;
+    });
+    const asm = new ConverseAssembler();
+    for (const e of events.slice(from)) asm.add(e);
+    const stopReason = asm.stopReason;
+    const terminal: TurnResult['terminal'] = stopReason === 'tool_use' ? 'requires_action' : stopReason !== undefined && END_TURN.has(stopReason) ? 'end_turn' : 'terminated';
+    return {
+      terminal,
+      stopReason,
+      text: asm.text,
+      customToolUses: terminal === 'requires_action' ? asm.customToolUses() : [],
+      serverToolUses: asm.serverToolUses(),
+      usage: asm.usage,
+      events: [...events],
+    };
+  }
+
+  /** Text of a `contentBlockDelta` with `delta.text`, as it streams. */
+  textDelta(event: RawEvent): string | undefined {
+    const d = event['contentBlockDelta'];
+    const delta = typeof d === 'object' && d !== null ? (d as { delta?: unknown }).delta : undefined;
+    const text = typeof delta === 'object' && delta !== null ? (delta as { text?: unknown }).text : undefined;
+    return typeof text === 'string' && text !== '' ? text : undefined;
+  }
+
+  /** Converse events carry no ids and are never replayed: nothing to dedupe. */
+  eventId(_event: RawEvent): string | undefined {
+    return undefined;
+  }
+
+  /** Aborts the in-flight invoke; later polls fail with `session_closed`. */
+  close(conn: AgentCoreConn): void {
+    conn.closed = true;
+    for (const c of conn.inflight) c.abort(new AgentRxError('session_closed', 'The bedrock-agentcore session was closed'));
+    conn.inflight.clear();
+  }
+
+  /** Kernel stop: releases the SDK clients' sockets. */
+  stop(): void {
+    this.data?.destroy();
+    this.control?.destroy();
+    this.data = undefined;
+    this.control = undefined;
+  }
+
+  /** Shows the id and the (redacted) options only. */
+  [inspect.custom](): string {
+    return `AgentCoreAgentProvider ${inspect({ id: this.id, options: this.options })}`;
+  }
+
+  // ── the invoke ──────────────────────────────────────────────────────────────────────────────
+
+  private dataClient(): BedrockAgentCoreClient {
+    this.data ??= createDataClient(this.options);
+    return this.data;
+  }
+
+  private request(conn: AgentCoreConn, input: AgentCoreInput): InvokeHarnessCommandInput {
+    const o = this.options;
+    return {
+      harnessArn: conn.harnessArn,
+      runtimeSessionId: conn.sessionId,
+      messages: [...input.messages],
+      ...(o.qualifier !== undefined ? { qualifier: o.qualifier } : {}),
+      ...(o.runtimeUserId !== undefined ? { runtimeUserId: o.runtimeUserId } : {}),
+      ...(o.model !== undefined ? { model: { bedrockModelConfig: { modelId: o.model } } } : {}),
+      ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
+      ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
+      ...(o.timeoutSeconds !== undefined ? { timeoutSeconds: o.timeoutSeconds } : {}),
+    };
+  }
+
+  /** The whole invoke with its retries; a marker event follows each failed attempt. */
+  private async invoke(request: InvokeHarnessCommandInput, signal: AbortSignal, emit: (e: RawEvent) => void): Promise<void> {
+    const maxAttempts = this.options.maxRetries + 1;
+    try {
+      await withRetry(() => this.attempt(request, signal, emit), {
+        maxRetries: this.options.maxRetries,
+        baseMs: this.options.retryBaseMs,
+        signal,
+        isRetryable: (e) => isAgentRxError(e) && e.details?.['transient'] === true,
+        onRetry: (info) => this.onRetry(info, maxAttempts, emit),
+      });
+    } catch (e) {
+      if (isAgentRxError(e) && e.details?.['transient'] === true && maxAttempts > 1) {
+        throw new AgentRxError(e.code, `${e.message} (gave up after ${maxAttempts} attempts)`, { ...e.details, attempts: maxAttempts }, { cause: e });
+      }
+      throw e;
+    }
+  }
+
+  private onRetry(info: RetryAttemptInfo, maxAttempts: number, emit: (e: RawEvent) => void): void {
+    const err = isAgentRxError(info.error) ? info.error : new AgentRxError('provider_error', String(info.error));
+    const reason = this.redact(err.message);
+    emit({ type: ATTEMPT_FAILED, attempt: info.retry, maxAttempts, code: err.code, reason, retryInMs: info.delayMs } satisfies AgentCoreSyntheticEvent);
+    this.logger.warn(`bedrock-agentcore: invoke attempt ${info.retry}/${maxAttempts} failed (${err.code}); retrying in ${info.delayMs} ms`, { reason });
+  }
+
+  /** One attempt: send, then read the stream, re-arming the idle timer on every frame. */
+  private async attempt(request: InvokeHarnessCommandInput, signal: AbortSignal, emit: (e: RawEvent) => void): Promise<void> {
+    const ctl = new AbortController();
+    const forward = (): void => ctl.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener('abort', forward, { once: true });
+    const idleMs = this.options.idleTimeoutMs;
+    let events = 0;
+    let sawStop = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        ctl.abort(
+          new AgentRxError('timeout', `InvokeHarness was idle for more than ${idleMs} ms (after ${events} events)`, { kind: 'idle', idleTimeoutMs: idleMs, events, transient: true }),
+        );
+      }, idleMs);
+    };
+    arm();
+    try {
+      const out = await this.dataClient().send(new InvokeHarnessCommand(request), { abortSignal: ctl.signal });
+      if (out.stream) {
+        for await (const ev of out.stream) {
+          arm();
+          events++;
+          if ((ev as { messageStop?: unknown }).messageStop !== undefined) sawStop = true;
+          emit(ev as unknown as RawEvent);
+        }
+      }
+    } catch (e) {
+      if (ctl.signal.aborted) {
+        const r: unknown = ctl.signal.reason;
+        throw r instanceof AgentRxError ? r : new AgentRxError('cancelled', 'The invoke was cancelled');
+      }
+      throw this.invokeError(e, events, emit);
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', forward);
+    }
+    if (!sawStop) {
+      throw new AgentRxError('early_termination', `The InvokeHarness stream ended without messageStop after ${events} events (truncated)`, { events, transient: true });
+    }
+  }
+
+  /** Classifies an SDK error of one attempt (see the class doc for what is transient). */
+  private invokeError(e: unknown, events: number, emit: (ev: RawEvent) => void): AgentRxError {
+    const o = (typeof e === 'object' && e !== null ? e : {}) as { name?: unknown; message?: unknown; code?: unknown; $fault?: unknown };
+    const name = typeof o.name === 'string' ? o.name : 'Error';
+    const message = this.redact(typeof o.message === 'string' ? o.message : String(e));
+    const status = httpStatusOf(e);
+    if (status !== undefined) {
+      const transient = isTransientStatus(status) || isThrottlingName(name);
+      return new AgentRxError('http_error', `InvokeHarness returned HTTP ${status} ${name}: ${message}`, { status, errorType: name, events, transient });
+    }
+    if (isTransportError(e)) {
+      return events > 0
+        ? new AgentRxError('early_termination', `The InvokeHarness stream broke off after ${events} events: ${message}`, { events, transient: true })
+        : new AgentRxError('http_error', `InvokeHarness failed: ${message}`, { errorType: name, events, transient: true });
+    }
+    if (o.$fault !== undefined || (name !== 'Error' && o.code === undefined)) {
+      // An exception (or error) frame of the event stream: the SDK throws it as a modeled
+      // exception, or as an Error named after an unmodeled `:exception-type`.
+      emit({ type: STREAM_EXCEPTION, exceptionType: name, message } satisfies AgentCoreSyntheticEvent);
+      return new AgentRxError('harness_stream_error', `The harness stream reported ${name}: ${message}`, { exceptionType: name, message, events, transient: false });
+    }
+    return new AgentRxError('provider_error', `InvokeHarness failed: ${name}: ${message}`, { errorType: name, events, transient: false });
+  }
+
+  /** Removes configured secret values from text that might have echoed them. */
+  private redact(text: string): string {
+    let out = text;
+    for (const s of [this.options.secretAccessKey, this.options.sessionToken]) {
+      const v = s?.reveal();
+      if (v !== undefined && v.length >= 4) out = out.split(v).join('[redacted]');
+    }
+    return out;
+  }
+}
+
+function isHandle(h: unknown): h is AgentCoreHarnessHandle {
+  return typeof h === 'object' && h !== null && typeof (h as { harnessArn?: unknown }).harnessArn === 'string';
+}
