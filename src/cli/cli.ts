@@ -4,12 +4,15 @@ import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { AgentRx } from '../agentrx.js';
+import { AgUiHttpOptions } from '../consumers/agui-http/agui-http.config.js';
+import { aguiHttpModule } from '../consumers/agui-http/agui-http.module.js';
+import { startAgUiServer, type AgUiServer } from '../consumers/agui-http/agui-http.server.js';
 import { JsonlConsumer } from '../consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
 import type { EventConsumer } from '../core/plugin/event-consumer.js';
 import { demoToolsModule } from '../plugins/tools/tools.module.js';
-import { startOpenAiEmulator } from '../testing/openai-emulator.js';
+import { startOpenAiEmulator, type OpenAiEmulator } from '../testing/openai-emulator.js';
 
 /** Streams and environment of one CLI invocation (tests pass their own). */
 export interface CliIo {
@@ -17,6 +20,8 @@ export interface CliIo {
   readonly err: Writable;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
+  /** Stops a long-running command (`serve`) when aborted, like SIGINT/SIGTERM do (tests, embedding). */
+  readonly signal?: AbortSignal;
 }
 
 /** The prompt `agentrx demo` (and `npm start`) runs when none is given. */
@@ -73,6 +78,19 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
       code = await demoCommand(prompt, flags, io);
     });
 
+  program
+    .command('serve')
+    .description('serve the AG-UI endpoint (POST /agent, SSE or protobuf) and a chat page (GET /) until SIGINT/SIGTERM')
+    .option('--port <n>', 'TCP port; 0 picks a free one (default 8787, or agui.port of the config)')
+    .option('--host <host>', 'interface to listen on (default 127.0.0.1, or agui.host of the config)')
+    .option('--token <token>', 'require Authorization: Bearer <token> on POST /agent (default: $AGENTRX_TOKEN, or agui.token of the config)')
+    .option('--cors <origins...>', 'origins allowed to call the endpoint from another site, e.g. https://app.example')
+    .option('--demo', 'answer with the embedded rule-based demo model and demo tools: no keys, no network')
+    .option('-c, --config <file>', 'JSON config file (provider, agent, limits, and an "agui" section for the endpoint)')
+    .action(async (flags: ServeFlags) => {
+      code = await serveCommand(flags, io);
+    });
+
   try {
     await program.parseAsync(argv);
   } catch (e) {
@@ -118,6 +136,82 @@ async function demoCommand(prompt: string, flags: { json?: boolean }, io: CliIo)
     await rx?.stop();
     await emulator.close();
   }
+}
+
+interface ServeFlags {
+  port?: string;
+  host?: string;
+  token?: string;
+  cors?: string[];
+  demo?: boolean;
+  config?: string;
+}
+
+/**
+ * `agentrx serve`: one AgentRx instance behind the AG-UI endpoint; prints the page URL on stdout,
+ * runs until SIGINT/SIGTERM (or `io.signal`), then closes the server, the sessions and the emulator.
+ */
+async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
+  let emulator: OpenAiEmulator | undefined;
+  let rx: AgentRx | undefined;
+  let server: AgUiServer | undefined;
+  try {
+    const base = flags.config ? readConfigFile(flags.config, io) : {};
+    let config: Record<string, any> = base;
+    if (flags.demo) {
+      emulator = await startOpenAiEmulator({ model: 'demo' });
+      config = {
+        ...base,
+        provider: 'local',
+        providers: { ...(base['providers'] ?? {}), local: { baseUrl: emulator.baseUrl, model: 'agentrx-demo' } },
+        limits: { runTimeoutMs: 30_000, ...(base['limits'] ?? {}) },
+      };
+    }
+    rx = await AgentRx.create({ config, env: io.env, modules: [demoToolsModule, aguiHttpModule] });
+    const fromConfig = rx.container.isBound(AgUiHttpOptions) ? rx.container.get<AgUiHttpOptions>(AgUiHttpOptions) : undefined;
+    const token = flags.token ?? io.env['AGENTRX_TOKEN'];
+    server = await startAgUiServer({
+      ...fromConfig,
+      rx,
+      ...(flags.port !== undefined ? { port: Number(flags.port) } : {}),
+      ...(flags.host !== undefined ? { host: flags.host } : {}),
+      ...(token !== undefined && token !== '' ? { token } : {}),
+      ...(flags.cors !== undefined ? { cors: flags.cors } : {}),
+    });
+    const opts = server.handler.options;
+    io.out.write(`${server.url}\n`);
+    io.err.write(`agentrx serve: chat page ${server.url}, AG-UI endpoint POST ${server.url}agent${emulator ? `, demo model on ${emulator.baseUrl}` : ''}${opts.token ? ', bearer token required' : ''}; Ctrl+C stops\n`);
+    if (!opts.token && !isLoopback(opts.host)) io.err.write(`agentrx serve: warning: listening on ${opts.host} without a token; anyone who can reach it can run the agent (set --token or AGENTRX_TOKEN)\n`);
+    await untilStopped(io.signal);
+    io.err.write('agentrx serve: stopping\n');
+    return EXIT_OK;
+  } catch (e) {
+    return report(e, io, emulator?.baseUrl);
+  } finally {
+    await server?.close();
+    await rx?.stop();
+    await emulator?.close();
+  }
+}
+
+/** Resolves on SIGINT, SIGTERM or when `signal` aborts; removes its listeners. */
+function untilStopped(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      signal?.removeEventListener('abort', stop);
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    signal?.addEventListener('abort', stop, { once: true });
+    if (signal?.aborted) stop();
+  });
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 function consumersFor(json: boolean, config: Record<string, unknown>, io: CliIo): EventConsumer[] {
@@ -176,6 +270,7 @@ function hintFor(err: AgentRxError, baseUrl: string | undefined): string | undef
   if (/ECONNREFUSED|refused|ENOTFOUND|unreachable|cannot reach/i.test(msg)) return `nothing answers at ${baseUrl ?? 'the base URL'}: is the server running? (ollama serve, vllm serve …) or pass --base-url`;
   if (err.code === 'timeout') return 'raise --timeout or limits.runTimeoutMs, or check that the host is responsive';
   if (err.code === 'max_turns_exceeded') return 'raise --max-turns or limits.maxTurns';
+  if (/EADDRINUSE/.test(msg)) return 'another process listens on that port: pass another --port (0 picks a free one)';
   return undefined;
 }
 

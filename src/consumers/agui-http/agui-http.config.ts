@@ -1,0 +1,149 @@
+import { plainToInstance } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, Min, validateSync, type ValidationError } from 'class-validator';
+import { CoerceBoolean, CoerceNumber, type ConfigSection } from '../../core/config/config-section.js';
+import { IsSecret, Secret, SecretField } from '../../core/config/secret.js';
+import { AgentRxError } from '../../core/errors.js';
+
+/** Token under which the validated {@link AgUiHttpOptionsClass} instance is bound (`toConstantValue`). */
+export const AgUiHttpOptions = Symbol('AgUiHttpOptions');
+
+/** Validated options of the AG-UI HTTP endpoint (config section `agui`). */
+export type AgUiHttpOptions = AgUiHttpOptionsClass;
+
+/** An allowed CORS origin: `*`, or `scheme://host[:port]` without a path. */
+const ORIGIN = /^(\*|https?:\/\/[^/\s?#]+)$/;
+
+/** Largest request body the endpoint accepts unless configured otherwise (1 MiB). */
+export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+
+/**
+ * Options of the AG-UI HTTP endpoint (`agentrx serve`, {@link createAgUiHandler},
+ * {@link startAgUiServer}). Also the top-level `agui` section of an agentrx config file, where
+ * `${VAR}` interpolation applies (`"token": "${AGENTRX_TOKEN}"`).
+ */
+export class AgUiHttpOptionsClass {
+  /** TCP port of `startAgUiServer` / `agentrx serve` (0 = an ephemeral port). Not used by the bare handler. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  @Max(65_535)
+  port: number = 8787;
+
+  /** Interface `startAgUiServer` listens on. Default loopback only; anything else should set `token`. */
+  @IsString()
+  @IsNotEmpty()
+  host: string = '127.0.0.1';
+
+  /**
+   * When set, `POST /agent` requires `Authorization: Bearer <token>` (else 401). Compared in
+   * constant time. Never logged, never in an error message or `inspect` output. The page
+   * (`GET /`) and `GET /healthz` stay public; the page asks for the token after a 401.
+   */
+  @IsOptional()
+  @SecretField()
+  @IsSecret()
+  token?: Secret;
+
+  /**
+   * Origins allowed to call the endpoint from a browser on another origin (`https://app.example`,
+   * or `*` for any). Listed origins get `Access-Control-Allow-Origin` and preflight answers; a
+   * request carrying any other cross-origin `Origin` is refused with 403. Same-origin requests
+   * (the built-in page) are always allowed. Default: none.
+   */
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @Matches(ORIGIN, { each: true, message: 'each value in cors must be "*" or an origin such as https://app.example (scheme://host[:port], no path)' })
+  cors: string[] = [];
+
+  /** Runs streamed at the same time, over all threads; one more gets 429 with `Retry-After`. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  maxConcurrentRuns: number = 16;
+
+  /** Seconds sent in `Retry-After` with a 429. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(3_600)
+  retryAfterSeconds: number = 1;
+
+  /** Largest accepted request body in bytes; a larger one gets 413. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1_024)
+  @Max(104_857_600)
+  maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES;
+
+  /** A thread whose session has had no run for this long (ms) is closed; its next request starts a new session. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1_000)
+  threadIdleMs: number = 1_800_000;
+
+  /**
+   * Live threads (sessions) kept at once. A new thread beyond it closes the least recently used
+   * idle one; when every thread is running a run, the request gets 429.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  maxThreads: number = 1_000;
+
+  /** Serve the built-in chat page at `GET /`. */
+  @CoerceBoolean()
+  @IsBoolean()
+  page: boolean = true;
+
+  /**
+   * A path prefix stripped from request paths before routing (`/agui` → `POST /agui/agent`), for
+   * hosts that hand the handler un-stripped URLs (a Nest controller). Express `app.use(prefix, h)`
+   * strips the prefix itself: leave this empty there. Default `''`.
+   */
+  @IsString()
+  @Matches(/^(|\/[^?#\s]*[^/?#\s])$/, { message: 'basePath must be empty or start with "/" and not end with "/"' })
+  basePath: string = '';
+}
+
+/** The options as a caller writes them: every field optional, `token` as a string or a Secret. */
+export type AgUiHttpOptionsInput = {
+  readonly [K in keyof AgUiHttpOptionsClass]?: K extends 'token' ? string | Secret : K extends 'cors' ? readonly string[] : AgUiHttpOptionsClass[K];
+};
+
+const OPTION_KEYS = Object.keys(new AgUiHttpOptionsClass()).concat('token') as (keyof AgUiHttpOptionsClass)[];
+
+/**
+ * Validates endpoint options and fills defaults. Only the option keys of
+ * {@link AgUiHttpOptionsClass} are read from `input` (other keys, such as `rx`, are ignored);
+ * `undefined` values mean "default". Throws `invalid_config` listing every problem; a token's
+ * value never appears in it.
+ */
+export function resolveAgUiHttpOptions(input: AgUiHttpOptionsInput | AgUiHttpOptions = {}): AgUiHttpOptions {
+  const plain: Record<string, unknown> = {};
+  for (const key of OPTION_KEYS) {
+    const value = (input as Record<string, unknown>)[key];
+    if (value !== undefined) plain[key] = Array.isArray(value) ? [...(value as unknown[])] : value;
+  }
+  const options = plainToInstance(AgUiHttpOptionsClass, plain, { exposeDefaultValues: true });
+  const problems = validateSync(options, { forbidUnknownValues: true }).flatMap((e) => describe(e));
+  if (problems.length > 0) {
+    throw new AgentRxError('invalid_config', `invalid AG-UI endpoint options:\n${problems.map((p) => `- ${p}`).join('\n')}`, { problems });
+  }
+  return options;
+}
+
+/** The `agui` config section (top level): validated when present, defaults otherwise. */
+export const aguiHttpConfigSection: ConfigSection<AgUiHttpOptionsClass> = {
+  key: 'agui',
+  options: AgUiHttpOptionsClass,
+  token: AgUiHttpOptions,
+  scope: 'root',
+};
+
+function describe(e: ValidationError): string[] {
+  const own = Object.values(e.constraints ?? {}).map((m) => `${e.property}: ${m}`);
+  return [...own, ...(e.children ?? []).flatMap((c) => describe(c).map((d) => `${e.property}.${d}`))];
+}

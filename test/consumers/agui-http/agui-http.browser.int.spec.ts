@@ -1,0 +1,104 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { demoToolsModule } from '../../../src/plugins/tools/tools.module.js';
+import { startStack, type Stack } from './agui-http.fixtures.js';
+
+/** Debian's Chromium; CI installs it (`apt-get install chromium`). Never downloaded by the test. */
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  // Without these the software rasterizer anti-aliases a few edge pixels differently on each
+  // run, and the committed screenshot would change every time the test runs.
+  '--run-all-compositor-stages-before-draw',
+  '--disable-lcd-text',
+  '--disable-partial-raster',
+];
+const SCREENSHOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'agui-page.png');
+const PROMPT = 'what is (17 + 25) * 3';
+const FOLLOW_UP = 'and what is 2 + 2?';
+
+describe('the AG-UI chat page in headless Chromium', () => {
+  let stack: Stack | undefined;
+  let context: BrowserContext | undefined;
+  let profile: string | undefined;
+  afterEach(async () => {
+    await context?.close();
+    await stack?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+  });
+
+  describe('when a prompt that needs a tool is sent from the page', () => {
+    it('should stream the answer, show the tool call with its arguments and result, continue the thread, and save a screenshot', async () => {
+      if (!existsSync(CHROMIUM)) {
+        throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser test; it is never downloaded`);
+      }
+      stack = await startStack({ demo: true, modules: [demoToolsModule] });
+      profile = await mkdtemp(join(tmpdir(), 'agentrx-chromium-'));
+      // launchPersistentContext passes the fresh profile as --user-data-dir.
+      context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 960, height: 800 } });
+      const page = context.pages()[0] ?? (await context.newPage());
+      const problems: string[] = [];
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      page.on('console', (m) => {
+        if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
+      });
+
+      await page.goto(stack.server.url);
+      // Count DOM updates of assistant bubbles: streamed text arrives in several of them.
+      // (Browser code reaches the DOM through `page`: this project compiles without the DOM lib.)
+      await page.evaluate(() => {
+        const w = globalThis as any;
+        w.assistantUpdates = 0;
+        new w.MutationObserver((records: any[]) => {
+          for (const r of records) if (r.target?.classList?.contains('assistant')) w.assistantUpdates++;
+        }).observe(w.document.getElementById('log'), { subtree: true, childList: true, characterData: true });
+      });
+      await page.locator('#prompt').fill(PROMPT);
+      await page.locator('#send').click();
+
+      const tool = page.locator('.tool.done');
+      await tool.waitFor({ state: 'visible' });
+      await page.locator('#status', { hasText: 'run finished' }).waitFor();
+
+      expect(await page.locator('.msg.user').allTextContents()).toEqual([PROMPT]);
+      expect(await tool.locator('.name').textContent()).toBe('calculate');
+      expect(await tool.locator('.args').textContent()).toContain('"expression": "(17 + 25) * 3"');
+      expect(await tool.locator('.result').textContent()).toBe('(17 + 25) * 3 = 126');
+      const answer = (await page.locator('.msg.assistant').allTextContents()).join('\n');
+      expect(answer).toContain('calculate returned: "(17 + 25) * 3 = 126"');
+      expect(await page.locator('.msg.assistant.streaming').count()).toBe(0);
+      expect(await page.evaluate(() => (globalThis as any).assistantUpdates as number)).toBeGreaterThan(3);
+      expect(await page.locator('.error').count()).toBe(0);
+      expect(problems).toEqual([]);
+
+      // A follow-up on the same page continues the same thread (one session, a second run).
+      await page.locator('#prompt').fill(FOLLOW_UP);
+      await page.locator('#send').click();
+      // A function, not a string: the page's CSP forbids eval, which a string predicate needs.
+      await page.waitForFunction(() => {
+        const d = (globalThis as any).document;
+        return d.querySelectorAll('.tool.done').length === 2 && d.querySelectorAll('.msg.assistant').length === 2 && d.querySelector('.streaming') === null && d.getElementById('status').textContent === 'run finished';
+      });
+      expect(await page.locator('.tool.done .result').allTextContents()).toEqual(['(17 + 25) * 3 = 126', '2 + 2 = 4']);
+      expect(stack.sessions).toHaveLength(1);
+      expect(stack.sessions[0]!.runs).toBe(2);
+      expect(problems).toEqual([]);
+
+      await mkdir(dirname(SCREENSHOT), { recursive: true });
+      // Let the last layout settle into painted frames, so the picture is the same on every run.
+      await page.evaluate(() => new Promise<void>((resolve) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(() => resolve()))));
+      await page.screenshot({ path: SCREENSHOT, animations: 'disabled', caret: 'hide' });
+    }, 60_000);
+  });
+});

@@ -1,0 +1,105 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { HttpAgent } from '@ag-ui/client';
+import { runCli, type CliIo } from '../../../src/cli/cli.js';
+import { postJson, runInput } from './agui-http.fixtures.js';
+
+interface TestIo extends CliIo {
+  readonly out: PassThrough;
+  stdout(): string;
+  stderr(): string;
+}
+
+function io(env: Record<string, string> = {}, signal?: AbortSignal): TestIo {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  const chunks = { out: [] as Buffer[], err: [] as Buffer[] };
+  out.on('data', (c: Buffer) => chunks.out.push(c));
+  err.on('data', (c: Buffer) => chunks.err.push(c));
+  return { out, err, env, cwd: process.cwd(), signal, stdout: () => Buffer.concat(chunks.out).toString(), stderr: () => Buffer.concat(chunks.err).toString() };
+}
+
+/** Resolves with the first match of `re` in what `stream` has written (from now on). */
+function waitForOutput(stream: PassThrough, re: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve) => {
+    let text = '';
+    const onData = (c: Buffer): void => {
+      text += c.toString();
+      const m = re.exec(text);
+      if (m) {
+        stream.off('data', onData);
+        resolve(m);
+      }
+    };
+    stream.on('data', onData);
+  });
+}
+
+const argv = (...args: string[]) => ['node', 'agentrx', ...args];
+
+describe('agentrx serve', () => {
+  describe('when run with --demo and a token in AGENTRX_TOKEN', () => {
+    it('should print the URL, serve the page and a token-protected demo agent, and stop on the signal', async () => {
+      const stop = new AbortController();
+      const t = io({ AGENTRX_TOKEN: 'demo-token-42' }, stop.signal);
+      const url = waitForOutput(t.out, /^(http:\/\/127\.0\.0\.1:\d+\/)$/m);
+      const exit = runCli(argv('serve', '--demo', '--port', '0'), t);
+      const base = (await url)[1]!;
+
+      expect((await fetch(base)).headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect((await postJson(`${base}agent`, runInput())).status).toBe(401);
+
+      const agent = new HttpAgent({ url: `${base}agent`, threadId: 'cli-thread', headers: { authorization: 'Bearer demo-token-42' } });
+      agent.addMessage({ id: 'u1', role: 'user', content: 'what is (17 + 25) * 3' });
+      const failures: unknown[] = [];
+      await agent.runAgent({ runId: 'cli-run' }, { onRunFailed: ({ error }) => void failures.push(error) });
+      expect(failures).toEqual([]);
+      const call = agent.messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []))[0];
+      expect(call?.function).toEqual({ name: 'calculate', arguments: '{"expression":"(17 + 25) * 3"}' });
+      expect(agent.messages.find((m) => m.role === 'tool')?.content).toBe('(17 + 25) * 3 = 126');
+      expect(agent.messages.at(-1)).toMatchObject({ role: 'assistant', content: expect.stringContaining('126') });
+
+      stop.abort();
+      expect(await exit).toBe(0);
+      expect(t.stderr()).toContain('bearer token required');
+      await expect(fetch(`${base}healthz`)).rejects.toThrow();
+    });
+  });
+
+  describe('when the port is not a number', () => {
+    it('should exit 2 naming the option', async () => {
+      const t = io();
+      expect(await runCli(argv('serve', '--demo', '--port', 'eighty'), t)).toBe(2);
+      expect(t.stderr()).toMatch(/port: port must be an integer number/);
+    });
+  });
+
+  describe('when the config file has an invalid agui section', () => {
+    it('should exit 2 listing the field', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'agentrx-serve-'));
+      await writeFile(join(dir, 'c.json'), JSON.stringify({ agui: { maxConcurrentRuns: 0, colour: 'blue' } }));
+      const t = io();
+      expect(await runCli(argv('serve', '--demo', '--config', join(dir, 'c.json')), t)).toBe(2);
+      expect(t.stderr()).toContain('- agui.maxConcurrentRuns:');
+      expect(t.stderr()).toContain('- agui.colour:');
+    });
+  });
+
+  describe('when the config file sets agui.port and --port is given too', () => {
+    it('should listen on the --port', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'agentrx-serve-'));
+      await writeFile(join(dir, 'c.json'), JSON.stringify({ agui: { port: 1, host: '127.0.0.1' } }));
+      const stop = new AbortController();
+      const t = io({}, stop.signal);
+      const url = waitForOutput(t.out, /^(http:\/\/127\.0\.0\.1:(\d+)\/)$/m);
+      const exit = runCli(argv('serve', '--demo', '--config', join(dir, 'c.json'), '--port', '0'), t);
+      const m = await url;
+      expect(Number(m[2])).toBeGreaterThan(1);
+      expect((await fetch(`${m[1]}healthz`)).status).toBe(200);
+      stop.abort();
+      expect(await exit).toBe(0);
+    });
+  });
+});
