@@ -12,6 +12,12 @@ export const EventConsumer = Symbol('EventConsumer');
 /** Why a consumer is being stopped. */
 export type StopReason = 'completed' | 'error' | 'cancelled' | 'timeout' | 'limit';
 
+/** Which session a `stop` is for. */
+export interface StopContext {
+  readonly sessionId: string | undefined;
+  readonly threadId: string;
+}
+
 /** Context passed as the last argument of every hook. */
 export interface ConsumerContext {
   readonly sessionId: string | undefined;
@@ -28,8 +34,11 @@ export interface EventConsumer {
   readonly id: string;
   /** Called (and awaited) before the consumer's first event of a session. A throw disables it for that session. */
   start?(ctx: { readonly sessionId: string | undefined; readonly threadId: string }): void | Promise<void>;
-  /** Called exactly once per successful `start`, after the last event of the session. Time-bounded. */
-  stop?(reason: StopReason): void | Promise<void>;
+  /**
+   * Called exactly once per successful `start`, after the last event of the session. Time-bounded.
+   * `ctx` names the session that ended (one consumer instance serves concurrent sessions).
+   */
+  stop?(reason: StopReason, ctx: StopContext): void | Promise<void>;
   /** Sees every AG-UI event, before the typed hook for it. */
   onEvent?(event: AgUiEvent, ctx: ConsumerContext): void | Promise<void>;
   onRunStarted?(threadId: string, runId: string, ctx: ConsumerContext): void | Promise<void>;
@@ -49,7 +58,7 @@ export interface EventConsumer {
 export abstract class BaseEventConsumer implements EventConsumer {
   abstract readonly id: string;
   start(_ctx: { readonly sessionId: string | undefined; readonly threadId: string }): void | Promise<void> {}
-  stop(_reason: StopReason): void | Promise<void> {}
+  stop(_reason: StopReason, _ctx: StopContext): void | Promise<void> {}
   onEvent(_event: AgUiEvent, _ctx: ConsumerContext): void | Promise<void> {}
   onRunStarted(_threadId: string, _runId: string, _ctx: ConsumerContext): void | Promise<void> {}
   onTextStart(_messageId: string, _role: string, _ctx: ConsumerContext): void | Promise<void> {}

@@ -50,9 +50,9 @@ function instrument(c: EventConsumer): { consumer: EventConsumer; stops: StopRea
   const consumer: EventConsumer = {
     id: c.id,
     start: (ctx) => c.start?.(ctx),
-    stop: (reason) => {
+    stop: (reason, ctx) => {
       stops.push(reason);
-      return c.stop?.(reason);
+      return c.stop?.(reason, ctx);
     },
     onEvent: (ev, ctx) => c.onEvent?.(ev, ctx),
   };
