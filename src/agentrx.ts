@@ -82,7 +82,8 @@ export class AgentRx {
    */
   static async create(opts: AgentRxCreateOptions = {}): Promise<AgentRx> {
     const container = new Container();
-    const modules = [...(opts.defaults === false ? [] : defaultModules()), ...(opts.modules ?? []), hostModule(opts)];
+    // A module listed twice (e.g. a built-in the caller also passes) is loaded once.
+    const modules = [...new Set([...(opts.defaults === false ? [] : defaultModules()), ...(opts.modules ?? [])]), hostModule(opts)];
     container.load(...modules);
     const sections = container.isBound(ConfigSections) ? container.getAll<ConfigSection>(ConfigSections) : [];
     const loaded =

@@ -1,5 +1,7 @@
 import { ContainerModule } from './core/di/inversify.js';
 import { HttpClientFactory, HttpClientFactoryImpl } from './core/http/http-client-factory.js';
+import { agentCoreProviderModule } from './plugins/providers/bedrock-agentcore/agentcore.module.js';
+import { cmaProviderModule } from './plugins/providers/claude-managed-agents/cma.module.js';
 import { localProviderModule } from './plugins/providers/local/local.module.js';
 
 /** Core services every provider may inject; a host module may bind its own first. */
@@ -9,5 +11,5 @@ export const coreServicesModule = new ContainerModule((options) => {
 
 /** The built-in modules loaded by `AgentRx.create` unless `defaults: false`. */
 export function defaultModules(): ContainerModule[] {
-  return [coreServicesModule, localProviderModule];
+  return [coreServicesModule, localProviderModule, cmaProviderModule, agentCoreProviderModule];
 }

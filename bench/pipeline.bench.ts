@@ -1,0 +1,135 @@
+/**
+ * Pipeline throughput: provider events through dedupe → text-delta extraction → envelope stamping
+ * → turn grouping → AG-UI translation → 3 consumers, against a hand-written loop doing the same
+ * work in the same process. Target: ≥ 1,000,000 events/s and ≤ 3× the hand loop.
+ */
+import 'reflect-metadata';
+import { Subject, filter, map, share } from 'rxjs';
+import type { AgUiEvent } from '../src/core/events/agui-event.js';
+import { dedupeById, extractTextDeltas, groupTurns, toAgUi } from '../src/core/events/operators/index.js';
+import type { EventDraft, SessionEvent } from '../src/core/events/session-event.js';
+import { ConsumerHub } from '../src/core/kernel/consumer-hub.js';
+import type { RawEvent } from '../src/core/model.js';
+import type { EventConsumer } from '../src/core/plugin/event-consumer.js';
+import { median, report, type BenchResult } from './harness.js';
+
+const N = Number(process.env["BENCH_N"] ?? 1_000_000);
+const TURN = 50;
+
+/** N provider events: text with ids, a boundary every TURN events, 1% re-delivered duplicates. */
+function workload(): RawEvent[] {
+  const out: RawEvent[] = [];
+  for (let i = 0; out.length < N; i++) {
+    const ev = i % TURN === TURN - 1 ? { type: 'idle', id: `e${i}` } : { type: 'text', id: `e${i}`, text: 'tok ' };
+    out.push(ev);
+    if (i % 100 === 7) out.push(ev);
+  }
+  return out.slice(0, N);
+}
+
+const textDelta = (e: RawEvent) => (e['type'] === 'text' ? { text: e['text'] as string, messageId: `m${Math.floor(Number(String(e['id']).slice(1)) / TURN)}` } : undefined);
+const isBoundary = (e: SessionEvent) => e.raw['type'] === 'idle';
+
+class Counter implements EventConsumer {
+  count = 0;
+  chars = 0;
+  constructor(readonly id: string) {}
+  onEvent(ev: AgUiEvent): void {
+    this.count++;
+    if (ev.type === 'TEXT_MESSAGE_CONTENT') this.chars += ev.delta.length;
+  }
+}
+
+async function viaPipeline(events: RawEvent[]): Promise<{ ms: number; delivered: number }> {
+  const drafts = new Subject<EventDraft>();
+  const consumers = [new Counter('a'), new Counter('b'), new Counter('c')];
+  const hub = new ConsumerHub(consumers, { handlerTimeoutMs: 5_000, queueLimit: N * 4, stopTimeoutMs: 60_000 }, new Subject());
+  let seq = 0;
+  let turns = 0;
+  const bus = drafts.pipe(
+    dedupeById((d: EventDraft) => d.id, { maxSize: 100_000 }),
+    extractTextDeltas(textDelta),
+    map((d): SessionEvent => ({ seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: d.source, ...(d.id ? { id: d.id } : {}), raw: d.raw, at: 0 })),
+    share(),
+  );
+  const turnsSub = bus.pipe(filter((e) => e.source === 'provider'), groupTurns(isBoundary)).subscribe(() => turns++);
+  const attachment = hub.attach(bus.pipe(toAgUi()), () => 's');
+  const t0 = performance.now();
+  drafts.next({ source: 'agentrx', raw: { type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false }, turn: 0 });
+  for (const raw of events) drafts.next({ source: 'provider', id: raw['id'] as string, raw, turn: 1 });
+  drafts.next({ source: 'agentrx', raw: { type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', turns, usage: { inputTokens: 0, outputTokens: 0 } }, turn: 1 });
+  await attachment.close('completed');
+  const ms = performance.now() - t0;
+  turnsSub.unsubscribe();
+  return { ms, delivered: consumers[0]!.count };
+}
+
+/** The same work written as one loop with no RxJS and no queues. */
+function viaHandLoop(events: RawEvent[]): { ms: number; delivered: number } {
+  const consumers = [new Counter('a'), new Counter('b'), new Counter('c')];
+  const deliver = (ev: AgUiEvent): void => {
+    for (const c of consumers) c.onEvent(ev);
+  };
+  const t0 = performance.now();
+  const seen = new Set<string>();
+  const order: string[] = [];
+  let oldest = 0;
+  let seq = 0;
+  let turn: SessionEvent[] = [];
+  let turns = 0;
+  const open = new Set<string>();
+  deliver({ type: 'RUN_STARTED', threadId: 't', runId: 'r', timestamp: 0 });
+  for (const raw of events) {
+    const id = raw['id'] as string;
+    if (seen.has(id)) continue;
+    if (seen.size >= 100_000) seen.delete(order[oldest++]!);
+    seen.add(id);
+    order.push(id);
+    const env: SessionEvent = { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'provider', id, raw, at: 0 };
+    turn.push(env);
+    const d = textDelta(raw);
+    if (d) {
+      seq++;
+      if (!open.has(d.messageId)) {
+        open.add(d.messageId);
+        deliver({ type: 'TEXT_MESSAGE_START', messageId: d.messageId, role: 'assistant', timestamp: 0 });
+      }
+      deliver({ type: 'TEXT_MESSAGE_CONTENT', messageId: d.messageId, delta: d.text, timestamp: 0 });
+    }
+    if (isBoundary(env)) {
+      turns++;
+      turn = [];
+    }
+  }
+  for (const m of open) deliver({ type: 'TEXT_MESSAGE_END', messageId: m, timestamp: 0 });
+  deliver({ type: 'RUN_FINISHED', threadId: 't', runId: 'r', result: { turns }, timestamp: 0 });
+  return { ms: performance.now() - t0, delivered: consumers[0]!.count };
+}
+
+export async function pipelineBench(rounds = 5): Promise<BenchResult> {
+  const events = workload();
+  const pipe: number[] = [];
+  const hand: number[] = [];
+  let delivered = 0;
+  for (let i = 0; i < rounds; i++) {
+    const p = await viaPipeline(events);
+    const h = viaHandLoop(events);
+    pipe.push(p.ms);
+    hand.push(h.ms);
+    delivered = p.delivered;
+    if (p.delivered !== h.delivered) throw new Error(`pipeline delivered ${p.delivered} AG-UI events, hand loop ${h.delivered}`);
+  }
+  const pipeMs = median(pipe);
+  const handMs = median(hand);
+  const eventsPerSec = N / (pipeMs / 1000);
+  const ratio = pipeMs / handMs;
+  return report('pipeline throughput', [
+    ['provider events per round', N.toLocaleString('en-US')],
+    ['AG-UI events delivered per consumer', delivered.toLocaleString('en-US')],
+    ['agentrx pipeline (median of ' + rounds + ')', `${pipeMs.toFixed(0)} ms → ${Math.round(eventsPerSec).toLocaleString('en-US')} events/s`],
+    ['hand-written loop (median)', `${handMs.toFixed(0)} ms → ${Math.round(N / (handMs / 1000)).toLocaleString('en-US')} events/s`],
+    ['ratio pipeline / hand loop', ratio.toFixed(2) + '×'],
+    ['target ≥ 1,000,000 events/s', eventsPerSec >= 1_000_000 ? 'met' : 'MISSED'],
+    ['target ≤ 3× hand loop', ratio <= 3 ? 'met' : 'MISSED'],
+  ]);
+}
