@@ -3,6 +3,8 @@ import { PassThrough } from 'node:stream';
 import { from, lastValueFrom, Subject, toArray } from 'rxjs';
 import { JsonlConsumer } from '../../../src/consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../../../src/consumers/terminal/terminal.consumer.js';
+import { OtelConsumer } from '../../../src/consumers/otel/otel.consumer.js';
+import { memoryTracing } from '../otel/otel-spans.js';
 import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
 import { toAgUi } from '../../../src/core/events/operators/to-ag-ui.js';
 import type { AgentRxEvent, SessionEvent } from '../../../src/core/events/session-event.js';
@@ -88,6 +90,21 @@ const subjects: Record<string, Subject_> = {
       return {
         consumer: new JsonlConsumer(out),
         check: (events) => expect(text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))).toEqual(JSON.parse(JSON.stringify(events))),
+      };
+    },
+  },
+  otel: {
+    make: () => {
+      const tracing = memoryTracing();
+      return {
+        consumer: new OtelConsumer({ tracerProvider: tracing.provider, newTrace: true }),
+        check: (events) => {
+          const spans = tracing.spans();
+          const runs = spans.filter((sp) => sp.name.startsWith('invoke_agent'));
+          expect(runs).toHaveLength(events.filter((e) => e.type === 'RUN_STARTED').length);
+          expect(new Set(spans.map((sp) => sp.spanContext().traceId)).size).toBe(1);
+          expect(spans.every((sp) => sp.ended)).toBe(true);
+        },
       };
     },
   },
