@@ -27,6 +27,7 @@ export interface OpenOptions {
 
 /** Options for `kickoffInput`. */
 export interface KickoffOptions {
+  /** The user's prompt; undefined when none was given (the provider picks a default such as "Begin."). */
   readonly prompt?: string;
   readonly outcome?: Outcome;
 }

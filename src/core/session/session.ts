@@ -216,7 +216,8 @@ export class Session {
   private firstInput(): unknown {
     const p = this.deps.provider;
     if (p.resumed(this.conn)) return this.opts.prompt !== undefined ? p.userInput(this.opts.prompt) : undefined;
-    return p.kickoffInput({ prompt: this.opts.prompt ?? DEFAULT_KICKOFF, outcome: this.opts.outcome });
+    // No prompt stays undefined: the provider picks its default (or, with an outcome, sends none).
+    return p.kickoffInput({ prompt: this.opts.prompt, outcome: this.opts.outcome });
   }
 
   private async open(signal: AbortSignal): Promise<void> {

@@ -162,13 +162,12 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
 
   /**
    * The kickoff: `user.message` with the prompt; with an outcome, `user.define_outcome` (preceded
-   * by the prompt as a `user.message` when one other than the default was given).
+   * by the prompt as a `user.message` when one was given).
    */
   kickoffInput(opts: KickoffOptions): CmaInput {
-    const prompt = opts.prompt ?? DEFAULT_KICKOFF;
-    if (!opts.outcome) return { kind: 'send', events: [userMessageEvent(prompt)] };
+    if (!opts.outcome) return { kind: 'send', events: [userMessageEvent(opts.prompt ?? DEFAULT_KICKOFF)] };
     const outcome = defineOutcomeEvent(opts.outcome);
-    return { kind: 'send', events: prompt !== DEFAULT_KICKOFF ? [userMessageEvent(prompt), outcome] : [outcome] };
+    return { kind: 'send', events: opts.prompt !== undefined ? [userMessageEvent(opts.prompt), outcome] : [outcome] };
   }
 
   /** A follow-up `user.message`. */
