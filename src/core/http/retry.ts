@@ -103,8 +103,11 @@ export function isTransientError(error: unknown): boolean {
     if (o['name'] === 'AbortError' || o['name'] === 'CanceledError' || o['code'] === 'ERR_CANCELED') return false;
     const status = statusOf(o);
     if (status !== undefined) return isTransientStatus(status);
+    // A transport code may sit on the error itself or, for a wrapped AgentRxError, in its details.
     const code = o['code'];
+    const detailCode = (o['details'] as Record<string, unknown> | undefined)?.['code'];
     if (typeof code === 'string' && TRANSIENT_CODES.has(code)) return true;
+    if (typeof detailCode === 'string' && TRANSIENT_CODES.has(detailCode)) return true;
     const message = o['message'];
     if (typeof message === 'string' && /socket hang up/i.test(message)) return true;
     e = o['cause'];
@@ -172,7 +175,13 @@ function explicitTransient(o: Record<string, unknown>): boolean | undefined {
 }
 
 function statusOf(o: Record<string, unknown>): number | undefined {
-  const candidates = [o['status'], (o['response'] as Record<string, unknown> | undefined)?.['status'], (o['details'] as Record<string, unknown> | undefined)?.['status']];
+  const candidates = [
+    o['status'],
+    (o['response'] as Record<string, unknown> | undefined)?.['status'],
+    (o['details'] as Record<string, unknown> | undefined)?.['status'],
+    // AWS SDK v3 service errors.
+    (o['$metadata'] as Record<string, unknown> | undefined)?.['httpStatusCode'],
+  ];
   for (const c of candidates) if (typeof c === 'number' && Number.isInteger(c) && c >= 100 && c <= 599) return c;
   return undefined;
 }

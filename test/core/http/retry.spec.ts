@@ -233,3 +233,14 @@ describe('retry', () => {
     });
   });
 });
+
+describe('isTransientError with wrapped and AWS-shaped errors', () => {
+  it('should read a transport code from an AgentRxError details and an AWS SDK $metadata status', async () => {
+    const { AgentRxError } = await import('../../../src/core/errors.js');
+    const { isTransientError: transient } = await import('../../../src/core/http/retry.js');
+    expect(transient(new AgentRxError('http_error', 'connection reset', { code: 'ECONNRESET' }))).toBe(true);
+    expect(transient(new AgentRxError('http_error', 'bad request', { code: 'EINVAL' }))).toBe(false);
+    expect(transient(Object.assign(new Error('throttled'), { $metadata: { httpStatusCode: 503 } }))).toBe(true);
+    expect(transient(Object.assign(new Error('validation'), { $metadata: { httpStatusCode: 400 } }))).toBe(false);
+  });
+});
