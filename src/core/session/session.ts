@@ -378,20 +378,36 @@ export class Session {
   }
 
   /**
-   * Tool uses of a requires_action turn. When the batch names none of its own (they came in an
-   * earlier batch), recover unanswered ones from the history; failing that, answer a re-ask of
-   * already-answered ids from the ledger. Never an empty resume.
+   * Tool uses of a requires_action turn. When the boundary names ids (`requestedToolUseIds`),
+   * exactly those are answered, in that order: from this batch, else from the unanswered history
+   * (they came in an earlier batch), else from the ledger (a re-ask of an answered id replays its
+   * recorded result). Without named ids: the batch's uses, else every unanswered use in the
+   * history. Never an empty resume.
    */
   private recoverUses(turn: TurnResult): readonly ToolUse[] {
-    if (turn.customToolUses.length > 0 || turn.continueWithoutTools) return turn.customToolUses;
-    const recovered = this.deps.provider.pendingToolUses?.(this.requestEvents) ?? [];
-    if (recovered.length > 0) return recovered;
-    const replays = (turn.requestedToolUseIds ?? []).flatMap((id) => {
+    const requested = turn.requestedToolUseIds ?? [];
+    if (requested.length === 0) {
+      if (turn.customToolUses.length > 0 || turn.continueWithoutTools) return turn.customToolUses;
+      const pending = this.deps.provider.pendingToolUses?.(this.requestEvents) ?? [];
+      if (pending.length > 0) return pending;
+      throw this.unresolved(turn);
+    }
+    const known = new Map(turn.customToolUses.map((u) => [u.id, u]));
+    if (requested.some((id) => !known.has(id))) {
+      for (const u of this.deps.provider.pendingToolUses?.(this.requestEvents) ?? []) if (!known.has(u.id)) known.set(u.id, u);
+    }
+    const uses = requested.flatMap((id): ToolUse[] => {
+      const use = known.get(id);
+      if (use) return [use];
       const entry = this.ledger.get(id);
       return entry?.result ? [{ id, name: entry.name, input: {} }] : [];
     });
-    if (replays.length > 0) return replays;
-    throw new AgentRxError('unresolved_requires_action', 'the host requires action but no unanswered custom tool use could be found in this batch, the history or the ledger', { stopReason: turn.stopReason });
+    if (uses.length > 0) return uses;
+    throw this.unresolved(turn);
+  }
+
+  private unresolved(turn: TurnResult): AgentRxError {
+    return new AgentRxError('unresolved_requires_action', 'the host requires action but none of the tool uses it names could be found in this batch, the history or the ledger', { stopReason: turn.stopReason, requested: turn.requestedToolUseIds });
   }
 
   /** Runs tools (ledger-guarded) and returns the resume input; marks results posted after sending. */

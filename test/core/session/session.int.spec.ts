@@ -133,24 +133,25 @@ describe('Session', () => {
       });
     });
 
-    describe('when a requires_action names tool uses from an earlier batch (streaming)', () => {
-      it('should recover them from history, run each once and answer the re-ask from the ledger', async () => {
+    describe('when a requires_action names tool uses from an earlier batch, and stale idles re-ask (streaming)', () => {
+      it('should answer exactly the named ids: recover from history, run each once, replay re-asks from the ledger', async () => {
         const provider = new ScriptedProvider({
           mode: 'streaming',
           turns: [
+            { events: [ev.toolUse('u0', 'echo', { text: 'z' }), ev.idle('i0', 'requires_action', ['u0'])] },
+            // A stale idle re-names u0 while u1 and u2 arrive unanswered: only u0 may be answered.
             { events: [ev.toolUse('u1', 'echo', { text: 'a' }), ev.toolUse('u2', 'echo', { text: 'b' }), ev.idle('i1', 'requires_action', ['u0'])] },
             { events: [ev.idle('i2', 'requires_action', ['u1', 'u2'])] },
-            { events: [ev.text('t', 'ok'), ev.idle('i3', 'end_turn')] },
+            { events: [ev.idle('i3', 'requires_action', ['u2'])] },
+            { events: [ev.text('t', 'ok'), ev.idle('i4', 'end_turn')] },
           ],
         });
         rx = await create(provider);
         const result = await rx.run({ prompt: 'go' });
         expect(result.terminal).toBe('end_turn');
-        expect(EchoToolHandler.calls.map((c) => c.input.text)).toEqual(['a', 'b']);
-        const resumes = provider.inputs.filter((i) => i.kind === 'resume') as unknown as { results: unknown[] }[];
-        expect(resumes).toHaveLength(2);
-        expect(resumes[1]!.results).toEqual(resumes[0]!.results);
-        expect(resumes.every((r) => r.results.length > 0)).toBe(true);
+        expect(EchoToolHandler.calls.map((c) => c.input.text)).toEqual(['z', 'a', 'b']);
+        const resumes = (provider.inputs.filter((i) => i.kind === 'resume') as unknown as { results: { toolUseId: string; content: string }[] }[]).map((r) => r.results.map((x) => `${x.toolUseId}=${x.content}`));
+        expect(resumes).toEqual([['u0=Z'], ['u0=Z'], ['u1=A', 'u2=B'], ['u2=B']]);
       });
     });
 
