@@ -272,10 +272,41 @@ export class AgentCoreAgentProvider implements AgentProvider<AgentCoreConn, Agen
 
   /** Text of a `contentBlockDelta` with `delta.text`, as it streams. */
   textDelta(event: RawEvent): string | undefined {
-    const d = event['contentBlockDelta'];
-    const delta = typeof d === 'object' && d !== null ? (d as { delta?: unknown }).delta : undefined;
-    const text = typeof delta === 'object' && delta !== null ? (delta as { text?: unknown }).text : undefined;
-    return typeof text === 'string' && text !== '' ? text : undefined;
+    const override = this.textOverrides.get(event);
+    if (override !== undefined) return override === '' ? undefined : override;
+    return rawTextOf(event);
+  }
+
+  /**
+   * Text deltas of a retried attempt, as consumers should see them: consumers already saw the
+   * failed attempt's text, so a retry that repeats it shows only what is new (or nothing).
+   */
+  private readonly textOverrides = new WeakMap<RawEvent, string>();
+
+  /** Wraps `emit` for one invoke so a retried attempt's repeated text is not shown twice. */
+  private replayAwareEmit(emit: (e: RawEvent) => void): { emit: (e: RawEvent) => void; retrying: () => void } {
+    let shown = '';
+    let current = '';
+    let retried = false;
+    return {
+      retrying: () => {
+        retried = true;
+        current = '';
+      },
+      emit: (e) => {
+        const t = rawTextOf(e);
+        if (t !== undefined) {
+          current += t;
+          if (!retried) shown += t;
+          else if (shown.startsWith(current)) this.textOverrides.set(e, '');
+          else if (current.startsWith(shown)) {
+            this.textOverrides.set(e, current.slice(shown.length));
+            shown = current;
+          } else shown += t; // The retry diverged: its text is shown as it comes.
+        }
+        emit(e);
+      },
+    };
   }
 
   /** Converse events carry no ids and are never replayed: nothing to dedupe. */
@@ -326,15 +357,20 @@ export class AgentCoreAgentProvider implements AgentProvider<AgentCoreConn, Agen
   }
 
   /** The whole invoke with its retries; a marker event follows each failed attempt. */
-  private async invoke(request: InvokeHarnessCommandInput, signal: AbortSignal, emit: (e: RawEvent) => void): Promise<void> {
+  private async invoke(request: InvokeHarnessCommandInput, signal: AbortSignal, emitRaw: (e: RawEvent) => void): Promise<void> {
     const maxAttempts = this.options.maxRetries + 1;
+    const replay = this.replayAwareEmit(emitRaw);
+    const emit = replay.emit;
     try {
       await withRetry(() => this.attempt(request, signal, emit), {
         maxRetries: this.options.maxRetries,
         baseMs: this.options.retryBaseMs,
         signal,
         isRetryable: (e) => isAgentRxError(e) && e.details?.['transient'] === true,
-        onRetry: (info) => this.onRetry(info, maxAttempts, emit),
+        onRetry: (info) => {
+          this.onRetry(info, maxAttempts, emit);
+          replay.retrying();
+        },
       });
     } catch (e) {
       if (isAgentRxError(e) && e.details?.['transient'] === true && maxAttempts > 1) {
@@ -416,6 +452,10 @@ export class AgentCoreAgentProvider implements AgentProvider<AgentCoreConn, Agen
       emit({ type: STREAM_EXCEPTION, exceptionType: name, message } satisfies AgentCoreSyntheticEvent);
       return new AgentRxError('harness_stream_error', `The harness stream reported ${name}: ${message}`, { exceptionType: name, message, events, transient: false });
     }
+    if (/deserializ|aborted|premature close|unexpected end/i.test(message)) {
+      // The body was cut inside a frame (even the first): a truncated stream, retried like one.
+      return new AgentRxError('early_termination', `The InvokeHarness stream was cut inside a frame after ${events} events: ${message}`, { events, transient: true });
+    }
     return new AgentRxError('provider_error', `InvokeHarness failed: ${name}: ${message}`, { errorType: name, events, transient: false });
   }
 
@@ -432,4 +472,12 @@ export class AgentCoreAgentProvider implements AgentProvider<AgentCoreConn, Agen
 
 function isHandle(h: unknown): h is AgentCoreHarnessHandle {
   return typeof h === 'object' && h !== null && typeof (h as { harnessArn?: unknown }).harnessArn === 'string';
+}
+
+/** The text of a Converse `contentBlockDelta` with `delta.text`, if any. */
+function rawTextOf(event: RawEvent): string | undefined {
+  const d = event['contentBlockDelta'];
+  const delta = typeof d === 'object' && d !== null ? (d as { delta?: unknown }).delta : undefined;
+  const text = typeof delta === 'object' && delta !== null ? (delta as { text?: unknown }).text : undefined;
+  return typeof text === 'string' && text !== '' ? text : undefined;
 }
