@@ -355,25 +355,37 @@ export class Session {
   private poll(input: unknown, signal: AbortSignal): Promise<RawEvent[]> {
     const batch: RawEvent[] = [];
     return new Promise<RawEvent[]>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      const live: { sub?: Subscription } = {};
+      let settled = false;
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        return true;
+      };
       const onAbort = (): void => {
-        sub.unsubscribe();
+        if (!settle()) return;
+        live.sub?.unsubscribe();
         reject(abortReason(signal));
       };
-      const sub = this.deps.provider.pollTurn!(this.conn, input).subscribe({
+      // Listen before subscribing: a provider may complete synchronously inside subscribe().
+      signal.addEventListener('abort', onAbort, { once: true });
+      live.sub = this.deps.provider.pollTurn!(this.conn, input).subscribe({
         next: (ev) => {
           if (this.ingest(ev)) batch.push(ev);
         },
         error: (e: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(toAgentRxError(e));
+          if (settle()) reject(toAgentRxError(e));
         },
         complete: () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(batch);
+          if (settle()) resolve(batch);
         },
       });
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
+      if (settled) live.sub.unsubscribe();
     });
   }
 

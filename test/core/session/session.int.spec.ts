@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { AgentRx } from '../../../src/agentrx.js';
 import { AgentRxError } from '../../../src/core/errors.js';
 import type { ConsumerError } from '../../../src/core/kernel/consumer-hub.js';
@@ -222,6 +223,22 @@ describe('Session', () => {
       it('should let the guard win over maxTurns', async () => {
         rx = await create(new ScriptedProvider({ turns: loop() }));
         await expect(rx.run({ maxTurns: 2, turnGuard: (usage) => usage.inputTokens >= 200 && 'token budget' })).rejects.toMatchObject({ code: 'halted', message: expect.stringContaining('token budget') });
+      });
+    });
+
+    describe('when a request/response provider completes each poll synchronously over many turns', () => {
+      it('should leave no abort listener behind per turn', async () => {
+        const turns: ScriptedTurn[] = Array.from({ length: 30 }, (_, i) =>
+          i === 29 ? { events: [ev.idle(`i${i}`, 'end_turn')] } : { events: [ev.toolUse(`u${i}`, 'echo', { text: 'x' }), ev.idle(`i${i}`, 'requires_action', [`u${i}`])] },
+        );
+        rx = await create(new ScriptedProvider({ turns }));
+        const s = rx.start({ prompt: 'go', maxTurns: 50 });
+        // White-box: the session-wide signal every in-flight operation listens on.
+        const signal = (s as unknown as { ctrl: AbortController }).ctrl.signal;
+        const result = await s.result;
+        expect(result.turns).toBe(30);
+        expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+        s.close();
       });
     });
 
