@@ -5,9 +5,17 @@
 import { cpus, totalmem } from 'node:os';
 import { toMarkdown, type BenchResult } from './harness.js';
 import { pipelineBench } from './pipeline.bench.js';
+import { peersBench } from './peers.bench.js';
+import { ttfdBench } from './ttfd.bench.js';
+import { memoryBench } from './memory.bench.js';
+import { concurrencyBench } from './concurrency.bench.js';
 
 const benches: Record<string, () => Promise<BenchResult>> = {
   pipeline: () => pipelineBench(),
+  ttfd: () => ttfdBench(),
+  memory: () => memoryBench(),
+  concurrency: () => concurrencyBench(),
+  peers: () => peersBench(),
 };
 
 const only = process.argv.slice(2);

@@ -1,0 +1,47 @@
+/**
+ * 1,000 concurrent Local sessions in one fresh process (the same 5-turn streaming tool
+ * conversation as the peers bench, JSON-lines consumer to a null stream), against the emulators
+ * and router in this parent process. Targets: event-loop delay p99 < 50 ms, RSS per session
+ * (peak RSS during the run − RSS after warm-up, ÷ sessions) < 100 KB. The raw fetch loop of the
+ * peers bench runs the same load in its own fresh process, side by side, as the floor.
+ */
+import { report, type BenchResult } from './harness.js';
+import { runChild, startConversationRouter } from './peers/shared.js';
+
+const N = Number(process.env['BENCH_CONC_N'] ?? 1000);
+const WARMUP = 30;
+
+interface Mem {
+  rss: number;
+  heapUsed: number;
+}
+
+type Out = { wall: number; startMs: number; cpu: number; eldP99: number; eldMax: number; peakRss: number; memWarm: Mem; memEnd: Mem };
+
+export async function concurrencyBench(): Promise<BenchResult> {
+  const router = await startConversationRouter(2 * (N + WARMUP) + 10);
+  let r: Out;
+  let raw: Out;
+  try {
+    r = await runChild('./child.js', ['agentrx', router.baseUrl, 'conc', String(N), String(WARMUP)]);
+    raw = await runChild('./child.js', ['raw', router.baseUrl, 'conc', String(N), String(WARMUP)]);
+  } finally {
+    await router.close();
+  }
+  const perSession = (r.peakRss - r.memWarm.rss) / N;
+  const rawPerSession = (raw.peakRss - raw.memWarm.rss) / N;
+  const kb = (b: number): string => `${(b / 1024).toFixed(1)} KB`;
+  const mb = (b: number): string => `${(b / 2 ** 20).toFixed(1)} MB`;
+  return report(`concurrency: ${N.toLocaleString('en-US')} concurrent Local sessions`, [
+    ['sessions', `${N} concurrent sessions of the 5-turn tool conversation (${N * 5} streamed completions) started in one tick, after ${WARMUP} sequential warm-up sessions; agentrx: one AgentRx, rx.run() each; raw: the peers bench's fetch loop`],
+    ['wall / CPU for all: agentrx vs raw', `${r.wall.toFixed(0)} ms / ${r.cpu.toFixed(0)} ms vs ${raw.wall.toFixed(0)} ms / ${raw.cpu.toFixed(0)} ms`],
+    ['synchronous start of all N sessions (one loop turn): agentrx vs raw', `${r.startMs.toFixed(0)} ms vs ${raw.startMs.toFixed(0)} ms`],
+    ['event-loop delay p99 (max): agentrx vs raw', `${r.eldP99.toFixed(1)} ms (${r.eldMax.toFixed(1)} ms) vs ${raw.eldP99.toFixed(1)} ms (${raw.eldMax.toFixed(1)} ms)`],
+    ['RSS after warm-up (GC) → peak → after run (GC): agentrx', `${mb(r.memWarm.rss)} → ${mb(r.peakRss)} → ${mb(r.memEnd.rss)}`],
+    ['RSS after warm-up (GC) → peak → after run (GC): raw', `${mb(raw.memWarm.rss)} → ${mb(raw.peakRss)} → ${mb(raw.memEnd.rss)}`],
+    ['RSS per session ((peak − warm) ÷ N): agentrx vs raw', `${kb(perSession)} vs ${kb(rawPerSession)}`],
+    ['heap after GC, after warm-up → after run: agentrx vs raw', `${mb(r.memWarm.heapUsed)} → ${mb(r.memEnd.heapUsed)} vs ${mb(raw.memWarm.heapUsed)} → ${mb(raw.memEnd.heapUsed)}`],
+    ['target event-loop delay p99 < 50 ms (agentrx)', r.eldP99 < 50 ? 'met' : 'MISSED'],
+    ['target RSS per session < 100 KB (agentrx)', perSession < 100 * 1024 ? 'met' : 'MISSED'],
+  ]);
+}

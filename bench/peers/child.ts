@@ -1,0 +1,53 @@
+/**
+ * One runner in a fresh process: `node --expose-gc child.js <runner> <baseUrl> seq|conc <n> <warmup>`.
+ * Prints one JSON line with per-session CPU/wall (seq) or the concurrent wall and event-loop delay
+ * (conc), and memory after GC.
+ */
+import { FINAL_TEXT, TOOL_CALLS_PER_SESSION, cpuMs, loopDelay, memAfterGc } from './shared.js';
+import type { Setup } from './runners/types.js';
+
+const [runnerName, baseUrl, mode, nArg, warmArg] = process.argv.slice(2);
+const n = Number(nArg);
+const warmup = Number(warmArg ?? 20);
+const mod = (await import(`./runners/${runnerName}.js`)) as { setup: Setup };
+const memLoaded = memAfterGc();
+const session = await mod.setup(baseUrl!);
+
+const check = (o: { text: string; toolCalls: number }): void => {
+  if (o.toolCalls !== TOOL_CALLS_PER_SESSION || o.text.trim() !== FINAL_TEXT) {
+    throw new Error(`${runnerName}: wrong outcome: ${o.toolCalls} tool calls, text ${JSON.stringify(o.text).slice(0, 120)}`);
+  }
+};
+for (let i = 0; i < warmup; i++) check(await session());
+const memWarm = memAfterGc();
+
+if (mode === 'seq') {
+  const cpu: number[] = [];
+  const wall: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    check(await session());
+    wall.push(performance.now() - t0);
+    cpu.push(cpuMs(c0));
+  }
+  const memEnd = memAfterGc();
+  process.stdout.write(JSON.stringify({ cpu, wall, memLoaded, memWarm, memEnd }) + '\n');
+} else {
+  const c0 = process.cpuUsage();
+  const eld = loopDelay();
+  const t0 = performance.now();
+  const peak = { rss: 0 };
+  const sampler = setInterval(() => (peak.rss = Math.max(peak.rss, process.memoryUsage().rss)), 20);
+  const started = Array.from({ length: n }, () => session());
+  // How long starting all sessions blocked the loop (their synchronous prefixes, back to back).
+  const startMs = performance.now() - t0;
+  const outcomes = await Promise.all(started);
+  const wall = performance.now() - t0;
+  clearInterval(sampler);
+  const delay = eld.stop();
+  const cpu = cpuMs(c0);
+  for (const o of outcomes) check(o);
+  const memEnd = memAfterGc();
+  process.stdout.write(JSON.stringify({ wall, startMs, cpu, eldP99: delay.p99, eldMax: delay.max, peakRss: peak.rss, memLoaded, memWarm, memEnd }) + '\n');
+}

@@ -1,0 +1,145 @@
+/**
+ * Shared pieces of the process-level benchmarks: the scripted 5-turn streaming tool conversation,
+ * a per-turn router in front of the OpenAI emulator (so concurrent sessions each get their turns
+ * in order), child-process spawning and the CPU / event-loop / memory probes.
+ */
+import { spawn } from 'node:child_process';
+import { createServer, request as httpRequest, Agent } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { startOpenAiEmulator, type EmulatorTurn, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
+
+export const SYSTEM_PROMPT = 'You are a terse assistant. Use the tools when asked.';
+export const USER_PROMPT = 'Echo a few words and add some numbers, then summarise.';
+
+/**
+ * The 5-turn conversation: four tool turns (one with two parallel calls) and a final answer,
+ * every turn with streamed text. Tool ids are fixed per turn, so they are unique within a session.
+ */
+export const CONVERSATION: readonly EmulatorTurn[] = [
+  { text: 'Let me echo the first phrase for you right away, one moment please.', toolCalls: [{ id: 'call_t0_0', name: 'echo', arguments: { text: 'hello world' } }] },
+  { text: 'Now I will add the first pair of numbers you gave me.', toolCalls: [{ id: 'call_t1_0', name: 'add', arguments: { a: 17, b: 25 } }] },
+  {
+    text: 'Next I run two tools in parallel to save a little time here.',
+    toolCalls: [
+      { id: 'call_t2_0', name: 'echo', arguments: { text: 'parallel one' } },
+      { id: 'call_t2_1', name: 'add', arguments: { a: 3, b: 4 } },
+    ],
+  },
+  { text: 'One more echo to be sure everything came back as expected.', toolCalls: [{ id: 'call_t3_0', name: 'echo', arguments: { text: 'last call' } }] },
+  {
+    text:
+      'Here is the summary of what happened: the echo tool returned HELLO WORLD, the sums were 42 and 7, ' +
+      'the parallel echo returned PARALLEL ONE and the last echo returned LAST CALL. That is everything you asked for, done in five turns.',
+  },
+];
+/** Tool calls per session (for checking that a runner really ran the whole conversation). */
+export const TOOL_CALLS_PER_SESSION = 5;
+export const FINAL_TEXT = CONVERSATION[4]!.text!;
+
+export interface Router {
+  readonly baseUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Five emulators, emulator k scripted with `copies` identical copies of turn k, behind a router
+ * that sends each chat-completions request to emulator k = number of assistant messages in it.
+ * The router pipes the emulator's SSE bytes through untouched. It runs in the parent process.
+ */
+export async function startConversationRouter(copies: number, turns: readonly EmulatorTurn[] = CONVERSATION): Promise<Router> {
+  const emulators: OpenAiEmulator[] = [];
+  for (const turn of turns) emulators.push(await startOpenAiEmulator({ script: new Array<EmulatorTurn>(copies).fill(turn) }));
+  const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (b: Buffer) => parts.push(b));
+    req.on('end', () => {
+      const body = Buffer.concat(parts);
+      let k = 0;
+      try {
+        const parsed = JSON.parse(body.toString('utf8')) as { messages?: { role?: string }[] };
+        k = (parsed.messages ?? []).filter((m) => m.role === 'assistant').length;
+      } catch {
+        k = 0;
+      }
+      const target = new URL(emulators[Math.min(k, emulators.length - 1)]!.baseUrl);
+      const headers = { ...req.headers, host: target.host, 'content-length': String(body.length) };
+      delete headers['transfer-encoding'];
+      const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent }, (upRes) => {
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        upRes.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      res.on('close', () => {
+        if (!res.writableEnded) up.destroy();
+      });
+      up.end(body);
+    });
+  });
+  // Requests without a JSON body (e.g. GET /v1/models) count zero assistant messages and go to emulator 0.
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      agent.destroy();
+      await Promise.all(emulators.map((e) => e.close()));
+    },
+  };
+}
+
+/** Runs `node --expose-gc <script> args…` and parses the last stdout line as JSON. */
+export function runChild<T>(script: string, args: readonly string[], extraNodeArgs: readonly string[] = []): Promise<T> {
+  const path = fileURLToPath(new URL(script, import.meta.url));
+  return new Promise<T>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', ...extraNodeArgs, path, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const last = out.trim().split('\n').at(-1) ?? '';
+      if (code !== 0) return reject(new Error(`${script} ${args.join(' ')} exited with ${code}: ${err.slice(-2000)}`));
+      try {
+        resolve(JSON.parse(last) as T);
+      } catch {
+        reject(new Error(`${script}: no JSON result on stdout: ${out.slice(-500)} ${err.slice(-1000)}`));
+      }
+    });
+  });
+}
+
+/** CPU ms (user + system) since `start`. */
+export function cpuMs(start: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(start);
+  return (d.user + d.system) / 1000;
+}
+
+/** Heap and RSS in bytes after a full GC (needs --expose-gc). */
+export function memAfterGc(): { rss: number; heapUsed: number } {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run node with --expose-gc');
+  for (let i = 0; i < 3; i++) gc();
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed };
+}
+
+/** Starts an event-loop delay histogram; `stop()` returns its p99 and max in ms. */
+export function loopDelay(): { stop(): { p99: number; max: number } } {
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  h.enable();
+  return {
+    stop: () => {
+      h.disable();
+      return { p99: h.percentile(99) / 1e6, max: h.max / 1e6 };
+    },
+  };
+}
