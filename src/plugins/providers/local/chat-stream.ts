@@ -2,6 +2,9 @@ import type { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { AgentRxError } from '../../../core/errors.js';
 
+/** How long the rest of a body may take to end after `[DONE]` before it is destroyed. */
+const DRAIN_AFTER_DONE_MS = 1_000;
+
 /**
  * Wire helpers of the `local` provider: reading an OpenAI `chat.completion.chunk` SSE stream and
  * folding its chunks into the same `{message, finish_reason, usage}` a non-streamed completion
@@ -170,7 +173,15 @@ export function readChatStream(body: Readable, opts: ReadChatStreamOptions): Pro
     const succeed = (): void => {
       if (settled) return;
       cleanup();
-      if (!body.readableEnded) body.destroy();
+      if (!body.readableEnded) {
+        // Drain the tail (the chunked terminator usually follows [DONE]) so the keep-alive
+        // connection can be reused; a server that keeps the body open gets it destroyed.
+        const drainLimit = setTimeout(() => body.destroy(), DRAIN_AFTER_DONE_MS);
+        drainLimit.unref();
+        body.once('end', () => clearTimeout(drainLimit));
+        body.once('close', () => clearTimeout(drainLimit));
+        body.resume();
+      }
       resolve({ chunks });
     };
     const armIdle = (): void => {

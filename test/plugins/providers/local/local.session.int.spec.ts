@@ -63,3 +63,30 @@ describe('LocalAgentProvider through AgentRx', () => {
     });
   });
 });
+
+describe('LocalAgentProvider connection reuse', () => {
+  describe('when several streamed model calls run one after another', () => {
+    it('should reuse one keep-alive connection instead of destroying each response', async () => {
+      const http = await import('node:http');
+      const emulator = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }, { text: 'one' }, { text: 'two' }] });
+      const agent = http.globalAgent as unknown as { createConnection: (...a: unknown[]) => unknown };
+      const original = agent.createConnection;
+      let connections = 0;
+      agent.createConnection = (...a: unknown[]) => {
+        connections++;
+        return original.apply(agent, a);
+      };
+      const rx = await AgentRx.create({ config: { providers: { local: { baseUrl: emulator.baseUrl } }, logLevel: 'silent' }, tools: [EchoToolHandler] });
+      try {
+        await rx.run({ prompt: 'first' });
+        await rx.run({ prompt: 'second' });
+        expect(emulator.requests.filter((r) => r.path.endsWith('/chat/completions'))).toHaveLength(3);
+        expect(connections).toBe(1);
+      } finally {
+        agent.createConnection = original;
+        await rx.stop();
+        await emulator.close();
+      }
+    });
+  });
+});
