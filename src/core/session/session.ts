@@ -136,8 +136,14 @@ export class Session {
         .subscribe((envs) => this.inbox.push({ kind: 'turn', events: envs.map((e) => e.raw) }));
     }
     if (opts.signal) {
-      if (opts.signal.aborted) this.cancel();
-      else opts.signal.addEventListener('abort', () => this.cancel(), { once: true });
+      const callerSignal = opts.signal;
+      if (callerSignal.aborted) this.cancel();
+      else {
+        const onCallerAbort = (): void => this.cancel();
+        callerSignal.addEventListener('abort', onCallerAbort, { once: true });
+        // A long-lived signal shared by many sessions must not collect one listener per session.
+        void this.closed.then(() => callerSignal.removeEventListener('abort', onCallerAbort));
+      }
     }
     void this.main();
   }

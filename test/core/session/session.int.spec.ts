@@ -242,6 +242,16 @@ describe('Session', () => {
       });
     });
 
+    describe('when many sessions share one caller signal', () => {
+      it('should release the caller signal when each session closes', async () => {
+        const turns: ScriptedTurn[] = Array.from({ length: 20 }, (_, i) => ({ events: [ev.idle(`i${i}`, 'end_turn')] }));
+        rx = await create(new ScriptedProvider({ turns }));
+        const shared = new AbortController();
+        for (let i = 0; i < 20; i++) await rx.run({ prompt: 'go', signal: shared.signal });
+        expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+      });
+    });
+
     describe('when a throwing and a hanging consumer sit next to a recorder', () => {
       it('should deliver every event to the recorder in order and report both faults', async () => {
         const provider = new ScriptedProvider({ turns: twoTurnScript() });
