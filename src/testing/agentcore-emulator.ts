@@ -5,6 +5,7 @@ import { EmulatedControlPlane, errorTypeFor, type AgentCoreControlOptions, type 
 import { eventFrame, exceptionFrame } from './agentcore-emulator/frames.js';
 import { isMap, validateMessages, type EmulatedSession, type HarnessWireMessage } from './agentcore-emulator/history.js';
 import { checkSigV4, type SigV4Check } from './agentcore-emulator/sigv4.js';
+import { readBodyBuffer, recordedHeaders } from './emulator-http.js';
 
 /**
  * A loopback Bedrock AgentCore server for tests and demos, checked against the official
@@ -209,7 +210,7 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req);
+    const raw = await readBodyBuffer(req);
     const url = new URL(req.url ?? '/', 'http://emulator');
     const operation = operationOf(req.method ?? 'GET', url.pathname);
     let body: unknown;
@@ -225,7 +226,7 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
       method: req.method ?? 'GET',
       path: url.pathname,
       query: Object.fromEntries(url.searchParams.entries()),
-      headers: redactHeaders(req),
+      headers: recordedHeaders(req, redactSigV4),
       body,
       auth,
       ...(operation === 'InvokeHarness' ? { invoke: invokes++ } : {}),
@@ -660,27 +661,15 @@ function sendError(res: ServerResponse, status: number, errorType: string | unde
   res.end(text);
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => resolve(Buffer.concat(parts)));
-    req.on('error', reject);
-  });
-}
 
-function redactHeaders(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined) continue;
-    const value = Array.isArray(v) ? v.join(', ') : v;
-    if (k === 'authorization') out[k] = value.replace(/Signature=[0-9a-f]+/, 'Signature=[redacted]');
-    else if (k === 'x-amz-security-token') out[k] = '[redacted]';
-    else out[k] = value;
-  }
-  return out;
-}
 
 function clone<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
+}
+
+/** SigV4 signatures and session tokens are not kept in the request log. */
+function redactSigV4(name: string, value: string): string {
+  if (name === 'authorization') return value.replace(/Signature=[0-9a-f]+/, 'Signature=[redacted]');
+  if (name === 'x-amz-security-token') return '[redacted]';
+  return value;
 }

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CmaFaultPlan, CmaPostFault, CmaScriptTurn, CmaWireEvent } from './cma-emulator/cma-script.js';
+import { readBodyText, recordedHeaders } from './emulator-http.js';
 
 export type { CmaFaultPlan, CmaGetFault, CmaPostFault, CmaScriptServerToolUse, CmaScriptToolUse, CmaScriptTurn, CmaWireEvent } from './cma-emulator/cma-script.js';
 
@@ -419,7 +420,7 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req);
+    const raw = await readBodyText(req);
     let body: unknown;
     try {
       body = raw === '' ? undefined : JSON.parse(raw);
@@ -432,7 +433,7 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
       method: req.method ?? 'GET',
       path: url.pathname,
       query: queryOf(url),
-      headers: redactHeaders(req),
+      headers: recordedHeaders(req),
       body,
       status: 0,
       closed: false,
@@ -879,14 +880,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
 function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
@@ -902,18 +895,6 @@ function queryOf(url: URL): Record<string, string | string[]> {
   return out;
 }
 
-function redactHeaders(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined) continue;
-    const value = Array.isArray(v) ? v.join(', ') : v;
-    if (k === 'authorization' || k === 'proxy-authorization' || k === 'x-api-key' || k === 'api-key') {
-      const scheme = value.includes(' ') ? `${value.split(' ')[0]} ` : '';
-      out[k] = `${scheme}[redacted]`;
-    } else out[k] = value;
-  }
-  return out;
-}
 
 function isMap(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { demoModelTurn } from './demo-model.js';
+import { readBodyText, recordedHeaders } from './emulator-http.js';
 
 /**
  * A loopback OpenAI-compatible chat-completions server for tests and demos: `POST
@@ -146,7 +147,7 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req);
+    const raw = await readBodyText(req);
     let body: unknown;
     try {
       body = raw === '' ? undefined : JSON.parse(raw);
@@ -159,7 +160,7 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
       index: requests.length,
       method: req.method ?? 'GET',
       path: url.pathname,
-      headers: redactHeaders(req),
+      headers: recordedHeaders(req),
       body,
       ...(isCompletion ? { completion: completions++ } : {}),
       status: 0,
@@ -501,27 +502,7 @@ function modelEntry(id: string): Json {
   return { id, object: 'model', created: 1_700_000_000, owned_by: 'agentrx-emulator' };
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
-function redactHeaders(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined) continue;
-    const value = Array.isArray(v) ? v.join(', ') : v;
-    if (k === 'authorization' || k === 'proxy-authorization' || k === 'x-api-key' || k === 'api-key') {
-      const scheme = value.includes(' ') ? `${value.split(' ')[0]} ` : '';
-      out[k] = `${scheme}[redacted]`;
-    } else out[k] = value;
-  }
-  return out;
-}
 
 function isMap(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

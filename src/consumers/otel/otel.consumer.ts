@@ -3,7 +3,7 @@ import type { AgentRxConfig } from '../../core/config/agentrx.config.js';
 import { AgentRxConfigToken } from '../../core/config/config-tokens.js';
 import { inject, injectable, optional } from '../../core/di/inversify.js';
 import type { AgUiEvent } from '../../core/events/agui-event.js';
-import type { ConsumerContext, EventConsumer, StopReason } from '../../core/plugin/event-consumer.js';
+import { stopReasonForCode, type ConsumerContext, type EventConsumer, type StopReason } from '../../core/plugin/event-consumer.js';
 import { OtelConfig, OtelConsumerOptions } from './otel.config.js';
 
 /** Instrumentation scope name of every span this consumer creates. */
@@ -335,7 +335,7 @@ export class OtelConsumer implements EventConsumer {
     if (all.length <= 1) return all[0];
     const idle = all.filter((s) => s.run === undefined);
     const pool = idle.length > 0 ? idle : all;
-    const matching = pool.filter((s) => (s.errorCode === undefined ? reason === 'completed' : stopReasonOf(s.errorCode) === reason));
+    const matching = pool.filter((s) => (s.errorCode === undefined ? reason === 'completed' : stopReasonForCode(s.errorCode) === reason));
     const candidates = matching.length > 0 ? matching : pool;
     return candidates.reduce((a, b) => (b.lastSeen > a.lastSeen ? b : a));
   }
@@ -603,17 +603,3 @@ function sectionModel(config: AgentRxConfig | undefined, providerId: string | un
   return typeof model === 'string' && model.length > 0 ? model : undefined;
 }
 
-/** The consumer stop reason a RUN_ERROR code leads to (as the Session maps it). */
-function stopReasonOf(code: string): StopReason {
-  switch (code) {
-    case 'cancelled':
-      return 'cancelled';
-    case 'timeout':
-      return 'timeout';
-    case 'max_turns_exceeded':
-    case 'halted':
-      return 'limit';
-    default:
-      return 'error';
-  }
-}

@@ -12,6 +12,21 @@ export const EventConsumer = Symbol('EventConsumer');
 /** Why a consumer is being stopped. */
 export type StopReason = 'completed' | 'error' | 'cancelled' | 'timeout' | 'limit';
 
+/** The stop reason a terminal error code leads to (the Session's mapping, shared with consumers). */
+export function stopReasonForCode(code: string): StopReason {
+  switch (code) {
+    case 'cancelled':
+      return 'cancelled';
+    case 'timeout':
+      return 'timeout';
+    case 'max_turns_exceeded':
+    case 'halted':
+      return 'limit';
+    default:
+      return 'error';
+  }
+}
+
 /** Which session a `stop` is for. */
 export interface StopContext {
   readonly sessionId: string | undefined;

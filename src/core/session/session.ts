@@ -7,7 +7,7 @@ import type { AgentRxEvent, EventDraft, SessionEvent } from '../events/session-e
 import type { Logger } from '../logger.js';
 import { addUsage, emptyUsage, type AgentSpec, type RawEvent, type SessionResult, type ToolResult, type ToolUse, type TurnResult, type Usage } from '../model.js';
 import { defaultEventId, type AgentProvider, type StreamItem } from '../plugin/agent-provider.js';
-import type { StopReason } from '../plugin/event-consumer.js';
+import { stopReasonForCode, type StopReason } from '../plugin/event-consumer.js';
 import type { ConsumerAttachment } from '../kernel/consumer-hub.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { ToolDispatcher } from '../tools/tool-dispatcher.js';
@@ -212,7 +212,7 @@ export class Session {
         stopReason = 'completed';
       } else {
         failure = signal.aborted ? abortReason(signal) : toAgentRxError(e);
-        stopReason = reasonOf(failure);
+        stopReason = stopReasonForCode(failure.code);
       }
     }
     await this.shutdown(stopReason, failure);
@@ -655,16 +655,3 @@ class SessionClosing extends Error {}
 
 const notMessage = (i: InboxItem): boolean => i.kind !== 'message';
 
-function reasonOf(e: AgentRxError): StopReason {
-  switch (e.code) {
-    case 'cancelled':
-      return 'cancelled';
-    case 'timeout':
-      return 'timeout';
-    case 'max_turns_exceeded':
-    case 'halted':
-      return 'limit';
-    default:
-      return 'error';
-  }
-}
