@@ -188,6 +188,9 @@ export class Session {
     let stopReason: StopReason = 'completed';
     let failure: AgentRxError | undefined;
     try {
+      // Start on a fresh macrotask: many sessions started in one tick then interleave with I/O
+      // instead of running all their set-up in one long microtask drain.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       await this.open(signal);
       if (this.deps.provider.resumed(this.conn)) await this.recover(signal);
       let first: unknown = this.firstInput();
