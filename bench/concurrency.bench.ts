@@ -23,7 +23,7 @@ export async function concurrencyBench(): Promise<BenchResult> {
   let r: Out;
   let raw: Out;
   try {
-    r = await runChild('./child.js', ['agentrx', router.baseUrl, 'conc', String(N), String(WARMUP)]);
+    r = await runChild('./child.js', ['agentrx', router.baseUrl, 'conc', String(N), String(WARMUP)], process.env['BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_PROF']] : []);
     raw = await runChild('./child.js', ['raw', router.baseUrl, 'conc', String(N), String(WARMUP)]);
   } finally {
     await router.close();

@@ -24,14 +24,18 @@ export interface SessionStore {
   delete(sessionId: string): Promise<void>;
 }
 
-/** Keeps records in process memory. */
+/**
+ * Keeps records in process memory. Records are kept by reference, not copied: the Session saves a
+ * fresh snapshot each time (ledger entries are immutable objects), and a deep copy per save was a
+ * measurable share of CPU and GC with many concurrent sessions.
+ */
 export class MemorySessionStore implements SessionStore {
   private readonly records = new Map<string, SessionRecord>();
   async load(sessionId: string): Promise<SessionRecord | undefined> {
     return this.records.get(sessionId);
   }
   async save(record: SessionRecord): Promise<void> {
-    this.records.set(record.sessionId, structuredClone(record));
+    this.records.set(record.sessionId, record);
   }
   async delete(sessionId: string): Promise<void> {
     this.records.delete(sessionId);
