@@ -105,7 +105,7 @@ class ConsumerLane {
       const pending = this.deliver(ev);
       if (pending) {
         this.running = true;
-        pending.then(() => this.resume());
+        void pending.then(() => this.drain());
       }
       return;
     }
@@ -138,7 +138,7 @@ class ConsumerLane {
     this.running = true;
     while (this.backlog > 0 && this.state !== 'disabled') {
       if (this.state === 'idle') {
-        this.start(this.queue[this.head]!).then(() => this.resume());
+        void this.start(this.queue[this.head]!).then(() => this.drain());
         return;
       }
       const ev = this.queue[this.head++]!;
@@ -148,7 +148,7 @@ class ConsumerLane {
       }
       const pending = this.deliver(ev);
       if (pending) {
-        pending.then(() => this.resume());
+        void pending.then(() => this.drain());
         return;
       }
     }
@@ -156,10 +156,6 @@ class ConsumerLane {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     waiters.forEach((w) => w());
-  }
-
-  private resume(): void {
-    this.drain();
   }
 
   private disable(): void {

@@ -5,7 +5,7 @@ import type { AgUiEvent } from '../events/agui-event.js';
 import { dedupeById, extractTextDeltas, groupTurns, toAgUi } from '../events/operators/index.js';
 import type { AgentRxEvent, EventDraft, SessionEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
-import { addUsage, emptyUsage, type AgentSpec, type RawEvent, type SessionResult, type ToolResult, type ToolUse, type TurnResult, type Usage } from '../model.js';
+import { addUsage, emptyUsage, type AgentSpec, type RawEvent, type SessionResult, type ToolUse, type TurnResult, type Usage } from '../model.js';
 import { defaultEventId, type AgentProvider, type StreamItem } from '../plugin/agent-provider.js';
 import { stopReasonForCode, type StopReason } from '../plugin/event-consumer.js';
 import type { ConsumerAttachment } from '../kernel/consumer-hub.js';
@@ -446,7 +446,7 @@ export class Session {
     if (uses.length === 0 && this.deps.provider.mode === 'streaming') {
       throw new AgentRxError('unresolved_requires_action', 'refusing to post an empty list of tool results');
     }
-    return new PostedInput(this.deps.provider.resumeInput(uses, results), uses.map((u) => u.id), results);
+    return new PostedInput(this.deps.provider.resumeInput(uses, results), uses.map((u) => u.id));
   }
 
   /** Redrive of unanswered tool uses (reconnect/resume): skips what was already posted. */
@@ -650,7 +650,6 @@ class PostedInput {
   constructor(
     readonly input: unknown,
     readonly toolUseIds: readonly string[],
-    readonly results: readonly ToolResult[],
   ) {}
 }
 

@@ -116,6 +116,21 @@ describe('Session (streaming)', () => {
     });
   });
 
+  describe('.message', () => {
+    it('should reject an empty message with invalid_options and a message to a closed session with session_closed', async () => {
+      const provider = new ScriptedProvider({ mode: 'streaming', turns: [{ events: [ev.idle('i', 'end_turn')] }] });
+      rx = await create(provider);
+      const s = rx.start({ prompt: 'go' });
+      expect(() => s.message('')).toThrow(expect.objectContaining({ code: 'invalid_options' }));
+      await s.result;
+      s.close();
+      await s.closed;
+      expect(() => s.message('late')).toThrow(expect.objectContaining({ code: 'session_closed' }));
+      await expect(s.sendEvent({ type: 'user.interrupt' })).rejects.toMatchObject({ code: 'session_closed' });
+      expect(provider.inputs.map((i) => i.kind)).toEqual(['kickoff']);
+    });
+  });
+
   describe('.sendEvent', () => {
     it('should post a raw event now on a streaming provider', async () => {
       const provider = new ScriptedProvider({ mode: 'streaming', turns: [{ events: [ev.text('a', 'waiting')] }] });
