@@ -1,3 +1,4 @@
+import http from 'node:http';
 /**
  * Proof (issue 7, point 3): cancellation and cleanup on every provider, through its emulator.
  *
@@ -62,6 +63,23 @@ function resources(): Record<string, number> {
 }
 
 /** Types whose count grew over `base`. */
+/**
+ * A baseline taken once sockets left by earlier tests in this worker (idle keep-alive connections
+ * of closed emulators) have finished closing: otherwise one closing while the control test opens
+ * its own socket hides it in the difference.
+ */
+async function quietResources(): Promise<Record<string, number>> {
+  http.globalAgent.destroy();
+  let prev = resources();
+  for (let stable = 0, turns = 0; stable < 3 && turns < 200; turns++) {
+    await new Promise((r) => setImmediate(r));
+    const now = resources();
+    stable = JSON.stringify(now) === JSON.stringify(prev) ? stable + 1 : 0;
+    prev = now;
+  }
+  return prev;
+}
+
 function leftover(base: Record<string, number>): Record<string, number> {
   const now = resources();
   const grown: Record<string, number> = {};
@@ -204,7 +222,7 @@ describe('cancellation and cleanup', () => {
   beforeEach(() => BlockingTool.reset());
 
   it('control: the leftover check sees an open client socket and a pending timer', async () => {
-    const base = resources();
+    const base = await quietResources();
     const emu = await startOpenAiEmulator({ script: [{ text: 'x' }], faults: { 0: { kind: 'hang' } } });
     const ctrl = new AbortController();
     const pending = fetch(`${emu.baseUrl}/chat/completions`, { method: 'POST', body: '{"model":"m","messages":[]}', headers: { 'content-type': 'application/json' }, signal: ctrl.signal }).catch(() => undefined);
