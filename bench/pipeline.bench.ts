@@ -47,7 +47,7 @@ async function viaPipeline(events: RawEvent[]): Promise<{ ms: number; delivered:
   let seq = 0;
   let turns = 0;
   const bus = drafts.pipe(
-    dedupeById((d: EventDraft) => d.id, { maxSize: 100_000 }),
+    dedupeById((d: EventDraft) => d.id, { window: 100_000 }),
     extractTextDeltas(textDelta),
     map((d): SessionEvent => ({ seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: d.source, ...(d.id ? { id: d.id } : {}), raw: d.raw, at: 0 })),
     share(),
@@ -71,9 +71,9 @@ function viaHandLoop(events: RawEvent[]): { ms: number; delivered: number } {
     for (const c of consumers) c.onEvent(ev);
   };
   const t0 = performance.now();
-  const seen = new Set<string>();
-  const order: string[] = [];
-  let oldest = 0;
+  // The same bounded dedupe as the operator: two generations of at most 100 000 ids each.
+  let seen = new Set<string>();
+  let older = new Set<string>();
   let seq = 0;
   let turn: SessionEvent[] = [];
   let turns = 0;
@@ -81,10 +81,12 @@ function viaHandLoop(events: RawEvent[]): { ms: number; delivered: number } {
   deliver({ type: 'RUN_STARTED', threadId: 't', runId: 'r', timestamp: 0 });
   for (const raw of events) {
     const id = raw['id'] as string;
-    if (seen.has(id)) continue;
-    if (seen.size >= 100_000) seen.delete(order[oldest++]!);
+    if (seen.has(id) || older.has(id)) continue;
+    if (seen.size >= 100_000) {
+      older = seen;
+      seen = new Set();
+    }
     seen.add(id);
-    order.push(id);
     const env: SessionEvent = { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'provider', id, raw, at: 0 };
     turn.push(env);
     const d = textDelta(raw);

@@ -180,6 +180,7 @@ export class AgentRx {
         toolConcurrency: limits.toolConcurrency,
         reconnectAttempts: limits.reconnectAttempts,
         reconnectBaseMs: limits.reconnectBaseMs,
+        dedupeWindow: limits.dedupeWindow,
       },
       { toolNames: this.toolRegistry.ids, supportsOutcomes: provider.supportsOutcomes === true, providerId: provider.id },
     );

@@ -2,7 +2,8 @@
  * Memory of a long session in a fresh process (`node --expose-gc memory-child.js <turns> <perTurn>`):
  * a ScriptedProvider (request/response) scripted with `turns` turns of `perTurn` text events each
  * (every turn but the last ends in a tool use), run with `retainEvents: false`. A consumer takes
- * heap after GC inside the live session after turn 10 and after the last turn. The provider's own
+ * heap after GC inside the live session after turn 10 and after the last turn, after a 20-turn
+ * warm-up session in its own AgentRx (so JIT-compiled code is not counted as growth). The provider's own
  * test-only host history (it keeps a reference to every event it emitted) is cleared before each
  * sample, so only agentrx's state is measured; the script itself is allocated before the first sample.
  */
@@ -38,15 +39,18 @@ class EchoTool implements ToolHandler<EchoInput> {
   }
 }
 
-const turns: ScriptedTurn[] = [];
-for (let t = 0; t < TURNS; t++) {
-  const events = [];
-  for (let i = 0; i < PER_TURN; i++) events.push(ev.text(`t${t}-${i}${PAD}`, 'tok '));
-  if (t < TURNS - 1) events.push(ev.toolUse(`u${t}`, 'echo', { text: 'x' }), ev.idle(`i${t}`, 'requires_action'));
-  else events.push(ev.idle(`i${t}`, 'end_turn'));
-  turns.push({ events });
+function script(prefix: string, count: number): ScriptedTurn[] {
+  const turns: ScriptedTurn[] = [];
+  for (let t = 0; t < count; t++) {
+    const events = [];
+    for (let i = 0; i < PER_TURN; i++) events.push(ev.text(`${prefix}${t}-${i}${PAD}`, 'tok '));
+    if (t < count - 1) events.push(ev.toolUse(`${prefix}u${t}`, 'echo', { text: 'x' }), ev.idle(`${prefix}i${t}`, 'requires_action'));
+    else events.push(ev.idle(`${prefix}i${t}`, 'end_turn'));
+    turns.push({ events });
+  }
+  return turns;
 }
-const provider = new ScriptedProvider({ id: 'scripted', mode: 'request_response', turns });
+const provider = new ScriptedProvider({ id: 'scripted', mode: 'request_response', turns: script('t', TURNS) });
 
 class Sampler implements EventConsumer {
   readonly id = 'sampler';
@@ -70,13 +74,16 @@ class Sampler implements EventConsumer {
     }
   }
 }
+const config = { provider: 'scripted', retainEvents: false, consumers: { terminal: false, queueLimit: 4 * PER_TURN }, limits: { maxTurns: Math.min(1000, TURNS + 10) } };
+
+// Warm-up: a 20-turn session in its own AgentRx, so the code the measured session runs is already
+// compiled (V8's optimized code lives in the heap too, and is not per-event state).
+const warm = await AgentRx.create({ config, providers: [new ScriptedProvider({ id: 'scripted', mode: 'request_response', turns: script('w', 20) })], tools: [EchoTool] });
+await warm.run({ prompt: 'go' });
+await warm.stop();
+
 const sampler = new Sampler();
-const rx = await AgentRx.create({
-  config: { provider: 'scripted', retainEvents: false, consumers: { terminal: false, queueLimit: 4 * PER_TURN }, limits: { maxTurns: Math.min(1000, TURNS + 10) } },
-  providers: [provider],
-  tools: [EchoTool],
-  consumers: [sampler],
-});
+const rx = await AgentRx.create({ config, providers: [provider], tools: [EchoTool], consumers: [sampler] });
 const before = memAfterGc().heapUsed;
 const t0 = performance.now();
 const result = await rx.run({ prompt: 'go' });

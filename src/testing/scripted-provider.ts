@@ -1,7 +1,7 @@
 import { Observable, Subject } from 'rxjs';
 import { AgentRxError } from '../core/errors.js';
 import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../core/model.js';
-import type { AgentProvider, KickoffOptions, OpenOptions, ProviderMode, Reconnected, StreamItem } from '../core/plugin/agent-provider.js';
+import { missedSince, type AgentProvider, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderMode, type Reconnected, type StreamItem } from '../core/plugin/agent-provider.js';
 
 /**
  * Event vocabulary of the ScriptedProvider (a small, CMA-like wire):
@@ -179,8 +179,8 @@ export class ScriptedProvider implements AgentProvider<Conn, Input> {
     return event['type'] === 'idle';
   }
 
-  async reconnect(_conn: Conn, seen: ReadonlySet<string>): Promise<Reconnected> {
-    const missed = this.history.filter((e) => typeof e['id'] === 'string' && !seen.has(e['id'] as string));
+  async reconnect(_conn: Conn, cursor: IngestCursor): Promise<Reconnected> {
+    const missed = missedSince(this.history, cursor);
     return { missed, pending: this.pendingToolUses(this.history) };
   }
 

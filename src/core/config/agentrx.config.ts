@@ -83,6 +83,18 @@ export class LimitsConfig {
   @Min(1)
   reconnectBaseMs: number = 250;
 
+  /**
+   * How many of the most recent provider event ids a session always remembers (it holds at most
+   * twice as many), to drop re-delivered events and to find its place in the host's history after
+   * a drop. Memory stays flat however long the session runs; raise it only if a host re-delivers
+   * events from further back.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(100)
+  @Max(1_000_000)
+  dedupeWindow: number = 5_000;
+
   /** Turns per request, re-prompts included; past it the run fails with `max_turns_exceeded`. */
   @CoerceNumber()
   @IsInt()

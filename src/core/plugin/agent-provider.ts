@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import { AgentRxError } from '../errors.js';
 import type { AgentSpec, Outcome, RawEvent, ToolResult, ToolUse, TurnResult } from '../model.js';
 
 /**
@@ -48,6 +49,50 @@ export interface Reconnected {
 }
 
 /**
+ * Where the Session's ingestion stands, handed to `reconnect`. The Session does not keep every
+ * id it ever ingested (a long session would grow without bound): it keeps the most recent ones
+ * (`limits.dedupeWindow`), which is enough to find its place in the host's history.
+ */
+export interface IngestCursor {
+  /** Provider events ingested by this Session object (0 on a resume in a new process). */
+  readonly ingested: number;
+  /** True when `id` is among the most recently ingested ids (a bounded window). */
+  has(id: string): boolean;
+}
+
+/**
+ * The part of `history` (oldest first) the Session has not ingested: the events after the newest
+ * one the cursor knows, minus any the window also knows (live events that overtook history).
+ * Events without an id are skipped. With nothing ingested yet, every event is missed.
+ *
+ * Fails with `provider_error` when events were ingested but none of them is in `history` (more
+ * than the window's worth of events that the host does not list since its last listed one):
+ * feeding the whole history would duplicate and feeding none could lose events.
+ */
+export function missedSince(history: readonly RawEvent[], cursor: IngestCursor, idOf: (e: RawEvent) => string | undefined = defaultEventId): RawEvent[] {
+  let anchor = -1;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const id = idOf(history[i]!);
+    if (id !== undefined && cursor.has(id)) {
+      anchor = i;
+      break;
+    }
+  }
+  if (anchor < 0 && cursor.ingested > 0 && history.some((e) => idOf(e) !== undefined)) {
+    throw new AgentRxError(
+      'provider_error',
+      `cannot find the session's place in the host's history: none of the ${history.length} listed events is among the recently ingested ones; raise limits.dedupeWindow`,
+    );
+  }
+  const missed: RawEvent[] = [];
+  for (let i = anchor + 1; i < history.length; i++) {
+    const id = idOf(history[i]!);
+    if (id !== undefined && !cursor.has(id)) missed.push(history[i]!);
+  }
+  return missed;
+}
+
+/**
  * A loop host. Implementations are `@injectable()` singletons; per-session state lives in the
  * opaque `Conn`. Every async callback receives an AbortSignal (through `open` options or as an
  * argument) and must abort in-flight HTTP when it fires. Throw `AgentRxError` for failures.
@@ -91,9 +136,9 @@ export interface AgentProvider<Conn = unknown, Input = unknown> {
   /**
    * streaming only — called after the Session re-attached the stream (a drop, or a resume):
    * lists history and returns what was missed and what is unanswered. Default: nothing.
-   * `seen` holds the ids of every event already ingested.
+   * `cursor` tells where ingestion stands; `missedSince(history, cursor)` computes `missed`.
    */
-  reconnect?(conn: Conn, seen: ReadonlySet<string>, signal: AbortSignal): Promise<Reconnected>;
+  reconnect?(conn: Conn, cursor: IngestCursor, signal: AbortSignal): Promise<Reconnected>;
   /** streaming only — asks the host to stop the current turn (best effort, on cancel/timeout). */
   interrupt?(conn: Conn, signal: AbortSignal): Promise<void>;
 

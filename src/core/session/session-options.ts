@@ -47,6 +47,7 @@ export interface ResolvedSessionOptions {
   readonly toolConcurrency: number;
   readonly reconnectAttempts: number;
   readonly reconnectBaseMs: number;
+  readonly dedupeWindow: number;
 }
 
 /** Defaults the options fall back to (from validated config). */
@@ -59,6 +60,7 @@ export interface SessionDefaults {
   readonly toolConcurrency: number;
   readonly reconnectAttempts: number;
   readonly reconnectBaseMs: number;
+  readonly dedupeWindow: number;
 }
 
 /**
@@ -111,5 +113,6 @@ export function resolveSessionOptions(
     toolConcurrency: defaults.toolConcurrency,
     reconnectAttempts: defaults.reconnectAttempts,
     reconnectBaseMs: defaults.reconnectBaseMs,
+    dedupeWindow: defaults.dedupeWindow,
   };
 }

@@ -2,11 +2,11 @@ import { Observable, ReplaySubject, Subject, filter, share, type Subscription } 
 import { randomUUID } from 'node:crypto';
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import type { AgUiEvent } from '../events/agui-event.js';
-import { dedupeById, extractTextDeltas, groupTurns, toAgUi } from '../events/operators/index.js';
+import { RecentKeys, dedupeById, extractTextDeltas, groupTurns, toAgUi } from '../events/operators/index.js';
 import type { AgentRxEvent, EventDraft, SessionEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
 import { addUsage, emptyUsage, type AgentSpec, type RawEvent, type SessionResult, type ToolUse, type TurnResult, type Usage } from '../model.js';
-import { defaultEventId, type AgentProvider, type StreamItem } from '../plugin/agent-provider.js';
+import { defaultEventId, type AgentProvider, type IngestCursor, type StreamItem } from '../plugin/agent-provider.js';
 import { stopReasonForCode, type StopReason } from '../plugin/event-consumer.js';
 import type { ConsumerAttachment } from '../kernel/consumer-hub.js';
 import type { SessionStore } from '../store/session-store.js';
@@ -68,7 +68,10 @@ export class Session {
   private readonly results = new ReplaySubject<SessionResult>(1);
   private readonly inbox = new AsyncQueue<InboxItem>();
   private readonly ctrl = new AbortController();
-  private readonly seen = new Set<string>();
+  /** Ids of the most recently ingested provider events (bounded by `dedupeWindow`). */
+  private readonly seen: RecentKeys;
+  /** Provider events ingested so far; with `seen`, the cursor handed to `reconnect`. */
+  private ingested = 0;
   private readonly consumers: ConsumerAttachment;
   private readonly eventId: (e: RawEvent) => string | undefined;
   private ledger = new ToolLedger();
@@ -105,6 +108,7 @@ export class Session {
     private readonly live: boolean,
   ) {
     const provider = deps.provider;
+    this.seen = new RecentKeys(opts.dedupeWindow);
     this.eventId = provider.eventId ? (e) => provider.eventId!(e) : defaultEventId;
     this.events$ = this.bus.asObservable();
     this.agui$ = this.bus.pipe(toAgUi(), share());
@@ -250,7 +254,7 @@ export class Session {
   private async recover(signal: AbortSignal): Promise<void> {
     const p = this.deps.provider;
     if (!p.reconnect) return;
-    const rec = await abortable(p.reconnect(this.conn, this.seen, signal), signal);
+    const rec = await abortable(p.reconnect(this.conn, this.cursor(), signal), signal);
     this.feedRecovered(rec.missed);
     this.queueRedrive(rec.pending);
   }
@@ -518,6 +522,7 @@ export class Session {
       at: Date.now(),
     };
     if (d.source === 'provider') {
+      this.ingested++;
       this.requestEvents.push(d.raw);
       // Without retention, keep a bounded window: enough for split-batch recovery, never the whole log.
       if (!this.opts.retainEvents && this.requestEvents.length > 2 * UNRETAINED_HISTORY) this.requestEvents.splice(0, this.requestEvents.length - UNRETAINED_HISTORY);
@@ -526,6 +531,11 @@ export class Session {
   }
 
   // ---------------------------------------------------------------- streaming attachment
+
+  /** Where ingestion stands, for `reconnect`. */
+  private cursor(): IngestCursor {
+    return { ingested: this.ingested, has: (id) => this.seen.has(id) };
+  }
 
   /** Attaches a new stream generation and waits until it is open. */
   private attach(signal: AbortSignal): Promise<void> {
@@ -588,7 +598,7 @@ export class Session {
           await abortableDelay(delayMs, signal);
           this.holding = [];
           await this.attach(signal);
-          const rec = this.deps.provider.reconnect ? await abortable(this.deps.provider.reconnect(this.conn, this.seen, signal), signal) : { missed: [], pending: [] };
+          const rec = this.deps.provider.reconnect ? await abortable(this.deps.provider.reconnect(this.conn, this.cursor(), signal), signal) : { missed: [], pending: [] };
           this.feedRecovered(rec.missed);
           this.emit({ type: 'agentrx.reconnected', attempt, missed: rec.missed.length, pending: rec.pending.length });
           this.queueRedrive(rec.pending);

@@ -125,6 +125,7 @@ describe('load-config', () => {
           toolConcurrency: 8,
           reconnectAttempts: 5,
           reconnectBaseMs: 250,
+          dedupeWindow: 5_000,
           maxReprompts: 2,
         });
         expect({ ...config.consumers }).toEqual({

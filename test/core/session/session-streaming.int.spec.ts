@@ -30,6 +30,17 @@ const threeTurns = (drop?: { turn: number; after: number; kind: 'error' | 'close
   return turns;
 };
 
+/** Starts a live session, records its envelopes, and closes it after the first request. */
+async function firstRequest(rx: AgentRx): Promise<{ envs: SessionEvent[]; result: SessionResult }> {
+  const s = rx.start({ prompt: 'go' });
+  const envs: SessionEvent[] = [];
+  s.events$.subscribe((e) => envs.push(e));
+  const result = await s.result;
+  s.close();
+  await s.closed;
+  return { envs, result };
+}
+
 function comparable(r: SessionResult): unknown {
   return { terminal: r.terminal, text: r.text, turns: r.turns, usage: r.usage, stopReason: r.stopReason };
 }
@@ -57,12 +68,7 @@ describe('Session (streaming)', () => {
         const provider = new ScriptedProvider({ mode: 'streaming', turns: threeTurns(drop), duplicateOnReattach: 2 });
         const rec = new RecordingConsumer();
         rx = await create(provider, {}, [rec]);
-        const s = rx.start({ prompt: 'go' });
-        const envs: SessionEvent[] = [];
-        s.events$.subscribe((e) => envs.push(e));
-        const result = await s.result;
-        s.close();
-        await s.closed;
+        const { envs, result } = await firstRequest(rx);
 
         expect(comparable(result)).toEqual(comparable(expected));
         expect(EchoToolHandler.calls.map((c) => c.input.text)).toEqual(['x', 'y']);
@@ -73,6 +79,27 @@ describe('Session (streaming)', () => {
         expect(rec.events.filter((e) => e.type === 'RUN_FINISHED' || e.type === 'RUN_ERROR')).toHaveLength(1);
         expect(rec.text).toBe('one two three');
         expect(provider.inputs.filter((i) => i.kind === 'kickoff')).toHaveLength(1);
+      });
+    });
+
+    describe('when the stream drops after more events than the dedupe window holds', () => {
+      it('should feed only what came after the last ingested event, with no duplicate and flat memory', async () => {
+        const long = Array.from({ length: 250 }, (_, i) => ev.text(`t${i}`, 'x'));
+        const turns: ScriptedTurn[] = [
+          { events: [...long, ev.toolUse('u1', 'echo', { text: 'x' }), ev.idle('i1', 'requires_action', ['u1'])] },
+          { events: [ev.text('a2', 'a'), ev.text('b2', 'b'), ev.text('c2', 'c'), ev.idle('i2', 'end_turn')], dropAfter: 1 },
+        ];
+        const provider = new ScriptedProvider({ mode: 'streaming', turns });
+        rx = await create(provider, { limits: { reconnectBaseMs: 1, reconnectAttempts: 3, dedupeWindow: 100 } });
+        const { envs, result } = await firstRequest(rx);
+
+        const ids = envs.filter((e) => e.id !== undefined).map((e) => e.id);
+        expect(new Set(ids).size).toBe(ids.length);
+        const scripted = turns.flatMap((t) => t.events.map((e) => e['id']));
+        expect(scripted.filter((id) => !ids.includes(id as string))).toEqual([]);
+        expect(result.text).toBe('abc');
+        expect(provider.attachments).toBe(2);
+        expect(EchoToolHandler.calls).toHaveLength(1);
       });
     });
 

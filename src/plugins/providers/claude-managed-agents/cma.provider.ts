@@ -6,7 +6,7 @@ import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
 import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';
 import type { AgentSpec, RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
-import type { AgentProvider, KickoffOptions, OpenOptions, Reconnected, StreamItem } from '../../../core/plugin/agent-provider.js';
+import { missedSince, type AgentProvider, type IngestCursor, type KickoffOptions, type OpenOptions, type Reconnected, type StreamItem } from '../../../core/plugin/agent-provider.js';
 import { DEFAULT_KICKOFF } from '../../../core/session/session.js';
 import { CmaClient } from './cma-client.js';
 import { CmaTextDeltas, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
@@ -269,7 +269,7 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
    * for that no result answers (`pending`). On a resume this also releases the held live events.
    * Rejects with the client's AgentRxError (the Session retries with backoff).
    */
-  async reconnect(conn: CmaConn, seen: ReadonlySet<string>, signal: AbortSignal): Promise<Reconnected> {
+  async reconnect(conn: CmaConn, cursor: IngestCursor, signal: AbortSignal): Promise<Reconnected> {
     const client = this.requireClient();
     const history = await client.listAllEvents(conn.sessionId, signal);
     if (conn.resumed && conn.old === undefined) {
@@ -279,10 +279,8 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
       });
       conn.old = new Set(history.slice(0, cut + 1).map(idOf).filter((id): id is string => id !== undefined));
     }
-    const missed = history.filter((e) => {
-      const id = idOf(e);
-      return id !== undefined && !seen.has(id) && !conn.old?.has(id);
-    });
+    const old = conn.old;
+    const missed = missedSince(old ? history.filter((e) => !old.has(idOf(e) ?? '')) : history, cursor, idOf);
     const pending = pendingCmaToolUses(history);
     if (conn.gated) {
       conn.gated = false;

@@ -1,6 +1,6 @@
 import { concat, count, from, range, map, of } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { dedupeById } from '../../../../src/core/events/operators/dedupe-by-id.js';
+import { RecentKeys, dedupeById } from '../../../../src/core/events/operators/dedupe-by-id.js';
 
 interface Item {
   readonly key: string | undefined;
@@ -112,43 +112,50 @@ describe('dedupeById', () => {
     });
   });
 
-  describe('when the seen set reaches maxSize', () => {
-    it('should evict the oldest key so it passes again', () => {
+  describe('when more keys than the window have passed', () => {
+    it('should still drop every key of the last window', () => {
       scheduler.run(({ cold, expectObservable }) => {
-        const source = cold('a-b-c-A-C-B|', items);
-        // maxSize 2: c evicts a, A evicts b, C is still held, B passes again.
-        expectObservable(source.pipe(dedupeById(keyOf, { maxSize: 2 }))).toBe('a-b-c-A---B|', items);
+        const source = cold('a-b-c-B-C|', items);
+        expectObservable(source.pipe(dedupeById(keyOf, { window: 2 }))).toBe('a-b-c----|', items);
       });
     });
 
-    it('should evict in first-in order, not by recent use', () => {
+    it('should let a key pass again once twice the window of newer keys passed', () => {
+      scheduler.run(({ cold, expectObservable }) => {
+        const source = cold('a-b-c-A|', items);
+        // window 1: b and c push a out of both generations.
+        expectObservable(source.pipe(dedupeById(keyOf, { window: 1 }))).toBe('a-b-c-A|', items);
+      });
+    });
+
+    it('should not refresh a key when its duplicate is dropped', () => {
       scheduler.run(({ cold, expectObservable }) => {
         const source = cold('a-b-A-c-A|', items);
-        // The dropped A does not refresh a; c evicts a (FIFO), so the second A passes.
-        expectObservable(source.pipe(dedupeById(keyOf, { maxSize: 2 }))).toBe('a-b---c-A|', items);
+        // window 1: b pushes a to the older generation, c drops it; the dropped A did not renew a.
+        expectObservable(source.pipe(dedupeById(keyOf, { window: 1 }))).toBe('a-b---c-A|', items);
       });
     });
 
-    it('should bound the seen set at 100 000 keys by default', () => {
+    it('should remember at least 100 000 keys by default and at most 200 000', () => {
       scheduler.run(({ expectObservable }) => {
-        const keys = concat(range(0, 100_001), from([0, 2]));
-        // 100 001 distinct keys evict key 0, so 0 passes again (evicting 1) while 2 is still held.
+        const keys = concat(range(0, 200_001), from([0, 100_000]));
+        // 0 was pushed out by 200 000 newer keys and passes; 100 000 is still held.
         const passed = keys.pipe(
           map((n): Item => ({ key: String(n), n })),
           dedupeById(keyOf),
           count(),
         );
-        expectObservable(passed).toBe('(c|)', { c: 100_002 });
+        expectObservable(passed).toBe('(c|)', { c: 200_002 });
       });
     });
   });
 
-  describe('when maxSize is not a positive number', () => {
-    it('should fall back to the default bound', () => {
+  describe('when window is not a positive number', () => {
+    it('should fall back to the default window', () => {
       scheduler.run(({ cold, expectObservable }) => {
         const source = cold('a-b-A-B|', items);
-        expectObservable(source.pipe(dedupeById(keyOf, { maxSize: 0 }))).toBe('a-b----|', items);
-        expectObservable(source.pipe(dedupeById(keyOf, { maxSize: Number.NaN }))).toBe('a-b----|', items);
+        expectObservable(source.pipe(dedupeById(keyOf, { window: 0 }))).toBe('a-b----|', items);
+        expectObservable(source.pipe(dedupeById(keyOf, { window: Number.NaN }))).toBe('a-b----|', items);
       });
     });
   });
@@ -170,12 +177,27 @@ describe('dedupeById', () => {
 describe('dedupeById with a caller-owned seen set', () => {
   describe('when the set is shared across subscriptions', () => {
     it('should drop keys the set already holds and record new ones in it', () => {
-      const seen = new Set<string>(['a']);
+      const seen = new RecentKeys(10);
+      seen.add('a');
       const out: string[] = [];
       of('a', 'b', 'b', 'c').pipe(dedupeById((v: string) => v, { seen })).subscribe((v) => out.push(v));
       of('c', 'd').pipe(dedupeById((v: string) => v, { seen })).subscribe((v) => out.push(v));
       expect(out).toEqual(['b', 'c', 'd']);
-      expect([...seen]).toEqual(['a', 'b', 'c', 'd']);
+      expect(['a', 'b', 'c', 'd', 'e'].map((k) => seen.has(k))).toEqual([true, true, true, true, false]);
+      expect(seen.size).toBe(4);
     });
+  });
+});
+
+describe('RecentKeys', () => {
+  it('should hold at most twice its window however many keys are added', () => {
+    const keys = new RecentKeys(3);
+    for (let i = 0; i < 100; i++) keys.add(`k${i}`);
+    expect(keys.size).toBeLessThanOrEqual(6);
+    expect(['k97', 'k98', 'k99', 'k0'].map((k) => keys.has(k))).toEqual([true, true, true, false]);
+  });
+
+  it('should fall back to a window of 100 000 for a bad value', () => {
+    expect([new RecentKeys(0).window, new RecentKeys(-1).window, new RecentKeys(Number.NaN).window, new RecentKeys(2.7).window]).toEqual([100_000, 100_000, 100_000, 2]);
   });
 });

@@ -5,6 +5,7 @@ import { AgentRxError } from '../../../../src/core/errors.js';
 import { HttpClientFactoryImpl } from '../../../../src/core/http/http-client-factory.js';
 import { MemoryLogger } from '../../../../src/core/logger.js';
 import type { AgentSpec } from '../../../../src/core/model.js';
+import type { IngestCursor } from '../../../../src/core/plugin/agent-provider.js';
 import { CmaProviderOptionsClass } from '../../../../src/plugins/providers/claude-managed-agents/cma.config.js';
 import { CmaAgentProvider, type CmaConn } from '../../../../src/plugins/providers/claude-managed-agents/cma.provider.js';
 import { canonicalJson, contentAddressedName, type CmaHandle } from '../../../../src/plugins/providers/claude-managed-agents/cma-provision.js';
@@ -13,6 +14,8 @@ import { API_KEY } from './cma-fixtures.js';
 
 const spec: AgentSpec = { name: 'helper', systemPrompt: 'Be brief.', tools: [{ name: 'echo', description: 'Echo.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }] };
 const signal = (): AbortSignal => new AbortController().signal;
+/** A cursor that has ingested exactly `ids`. */
+const cursorOf = (ids: readonly string[]): IngestCursor => ({ ingested: ids.length, has: (id) => ids.includes(id) });
 
 async function failure(p: Promise<unknown>): Promise<AgentRxError> {
   const e = await p.then(
@@ -152,7 +155,7 @@ describe('CmaAgentProvider over HTTP', () => {
       ]);
       const conn: CmaConn = { sessionId: id, resumed: false, closed: false, old: undefined, gated: false, flushers: new Set(), attachments: new Set() };
       const history = e.sessions.get(id)!.history;
-      const rec = await p.reconnect(conn, new Set([history[0]!['id'] as string, 'toolu_1']), signal());
+      const rec = await p.reconnect(conn, cursorOf([history[0]!['id'] as string, 'toolu_1']), signal());
       expect(rec.missed.map((m) => m['id'])).toEqual(history.slice(2).map((h) => h['id']));
       expect(rec.pending.map((u) => u.id)).toEqual(['toolu_2']);
       expect(e.requests.filter((r) => r.path === `/v1/sessions/${id}/events`).map((r) => r.query['page'] ?? null)).toEqual([null, 'page_2', 'page_4']);
@@ -162,16 +165,16 @@ describe('CmaAgentProvider over HTTP', () => {
       const { e, p } = await setup({ faults: { repeatCursor: true } }, { listPageSize: 1 });
       const id = e.seedSession([{ type: 'session.status_running' }, { type: 'session.status_running' }, { type: 'session.status_running' }]);
       const conn: CmaConn = { sessionId: id, resumed: false, closed: false, old: undefined, gated: false, flushers: new Set(), attachments: new Set() };
-      const err = await failure(p.reconnect(conn, new Set(), signal()));
+      const err = await failure(p.reconnect(conn, cursorOf([]), signal()));
       expect(err).toMatchObject({ code: 'provider_error', message: expect.stringContaining('a second time') });
       expect(e.requests.filter((r) => r.path === `/v1/sessions/${id}/events`).map((r) => r.query['page'] ?? null)).toEqual([null, 'page_1']);
     });
 
     it('should retry a list page answered 503 and not one answered 400', async () => {
       const { e, p, conn } = await setup({ faults: { listFaults: { 0: { kind: 'status', status: 503 }, 2: { kind: 'status', status: 400 } } } });
-      await p.reconnect(conn, new Set(), signal());
+      await p.reconnect(conn, cursorOf([]), signal());
       expect(e.requests.filter((r) => r.path.endsWith('/events') && r.method === 'GET').map((r) => r.status)).toEqual([503, 200]);
-      expect(await failure(p.reconnect(conn, new Set(), signal()))).toMatchObject({ code: 'http_error', details: { status: 400 } });
+      expect(await failure(p.reconnect(conn, cursorOf([]), signal()))).toMatchObject({ code: 'http_error', details: { status: 400 } });
     });
   });
 
