@@ -53,12 +53,18 @@ export class HttpClientFactoryImpl implements HttpClientFactory {
       transitional: { clarifyTimeoutError: true },
     });
     const headers = { ...(opts.headers ?? {}) };
-    instance.interceptors.request.use((config: InternalAxiosRequestConfig) => {
-      for (const [name, value] of Object.entries(headers)) {
-        if (!config.headers.has(name)) config.headers.set(name, value);
-      }
-      return config;
-    });
+    // Synchronous: axios then starts the request in the caller's turn instead of after a
+    // promise hop, so callers that schedule request set-up (time slices) really contain it.
+    instance.interceptors.request.use(
+      (config: InternalAxiosRequestConfig) => {
+        for (const [name, value] of Object.entries(headers)) {
+          if (!config.headers.has(name)) config.headers.set(name, value);
+        }
+        return config;
+      },
+      undefined,
+      { synchronous: true },
+    );
     instance.interceptors.response.use(undefined, (error: unknown) => Promise.reject(sanitizeAxiosError(error)));
     return instance;
   }

@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { AxiosError } from 'axios';
@@ -54,6 +54,23 @@ describe('HttpClientFactoryImpl', () => {
         const client = new HttpClientFactoryImpl().create({ baseURL: srv.baseURL, headers: { 'X-Tenant': 't1' } });
         await client.get('ok', { headers: { 'X-Tenant': 't2' } });
         expect(srv.seen[0]!['x-tenant']).toBe('t2');
+      });
+    });
+
+    describe('when a request is started', () => {
+      it('should hand it to the transport in the caller\'s turn, not after a promise hop', async () => {
+        const client = new HttpClientFactoryImpl().create({ baseURL: srv.baseURL, headers: { Authorization: `Bearer ${SECRET}` } });
+        let started = false;
+        const transport = {
+          request: (...args: Parameters<typeof httpRequest>) => {
+            started = true;
+            return httpRequest(...args);
+          },
+        };
+        const pending = client.get('ok', { transport });
+        expect(started).toBe(true);
+        await expect(pending).resolves.toMatchObject({ status: 200 });
+        expect(srv.seen.at(-1)?.authorization).toBe(`Bearer ${SECRET}`);
       });
     });
 

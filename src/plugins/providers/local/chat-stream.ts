@@ -1,9 +1,12 @@
 import type { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { AgentRxError } from '../../../core/errors.js';
+import { sharedScheduler, type TaskScheduler } from '../../../core/util/time-slice-scheduler.js';
 
 /** How long the rest of a body may take to end after `[DONE]` before it is destroyed. */
 const DRAIN_AFTER_DONE_MS = 1_000;
+/** Body text waiting for the scheduler beyond which the body is paused (backpressure). */
+const PAUSE_AT_CHARS = 64 * 1024;
 
 /**
  * Wire helpers of the `local` provider: reading an OpenAI `chat.completion.chunk` SSE stream and
@@ -136,6 +139,8 @@ export interface ReadChatStreamOptions {
   readonly target: string;
   /** Aborting rejects promptly with `cancelled` and destroys the body. */
   readonly signal: AbortSignal;
+  /** Where received body text is parsed and `onChunk` called. Default: the shared scheduler. */
+  readonly scheduler?: TaskScheduler;
 }
 
 /**
@@ -146,6 +151,12 @@ export interface ReadChatStreamOptions {
  *   completion. `details.chunks` counts the chunks delivered before the failure and
  *   `details.transient` is true only for a break before the first chunk (safe to retry).
  * The body is destroyed on every failure; on success the rest of the body is discarded.
+ *
+ * Received text is not parsed in the socket's callback but queued and handled by a scheduler task
+ * (`opts.scheduler`), so that hundreds of streams readable in the same loop turn are processed in
+ * time slices instead of one long block. Per stream, text is handled in arrival order, and the
+ * end, close or break of a body is looked at only after the text received before it. More than 64 KiB of
+ * queued text pauses the body until it is handled. Nothing is delivered after a cancellation.
  */
 export function readChatStream(body: Readable, opts: ReadChatStreamOptions): Promise<{ chunks: number }> {
   return new Promise((resolve, reject) => {
@@ -153,9 +164,16 @@ export function readChatStream(body: Readable, opts: ReadChatStreamOptions): Pro
     let settled = false;
     let finishSeen = false;
     let idleTimer: NodeJS.Timeout | undefined;
+    const scheduler = opts.scheduler ?? sharedScheduler;
+    /** Received text and end/close/error handlers, in arrival order, waiting for `drain`. */
+    let queued: (string | (() => void))[] = [];
+    let queuedChars = 0;
+    let drainScheduled = false;
+    let paused = false;
 
     const cleanup = (): void => {
       settled = true;
+      queued = [];
       if (idleTimer) clearTimeout(idleTimer);
       body.off('data', onData);
       body.off('end', onEnd);
@@ -231,23 +249,52 @@ export function readChatStream(body: Readable, opts: ReadChatStreamOptions): Pro
       },
     });
 
+    const drain = (): void => {
+      drainScheduled = false;
+      const items = queued;
+      queued = [];
+      queuedChars = 0;
+      for (const item of items) {
+        if (settled) return;
+        if (typeof item === 'string') parser.feed(item);
+        else item();
+      }
+      if (paused && !settled) {
+        paused = false;
+        body.resume();
+      }
+    };
+    const enqueue = (item: string | (() => void)): void => {
+      queued.push(item);
+      if (!drainScheduled) {
+        drainScheduled = true;
+        scheduler.schedule(drain);
+      }
+    };
     const onData = (text: string): void => {
       if (settled) return;
       armIdle();
-      parser.feed(text);
+      enqueue(text);
+      queuedChars += text.length;
+      if (queuedChars >= PAUSE_AT_CHARS && !paused) {
+        paused = true;
+        body.pause();
+      }
     };
-    const onEnd = (): void => {
+    /** Runs `handle` once the text received before it has been handled. */
+    const afterQueued = (handle: () => void): void => {
       if (settled) return;
-      // Servers that omit [DONE] still end cleanly after the finish reason.
-      if (finishSeen) succeed();
-      else fail(broken('ended before the completion finished'));
+      if (queued.length > 0) enqueue(handle);
+      else handle();
     };
-    const onClose = (): void => {
-      if (!settled) fail(broken('was closed before the completion finished'));
-    };
-    const onError = (): void => {
-      if (!settled) fail(broken('broke off (connection lost)'));
-    };
+    const onEnd = (): void =>
+      afterQueued(() => {
+        // Servers that omit [DONE] still end cleanly after the finish reason.
+        if (finishSeen) succeed();
+        else fail(broken('ended before the completion finished'));
+      });
+    const onClose = (): void => afterQueued(() => fail(broken('was closed before the completion finished')));
+    const onError = (): void => afterQueued(() => fail(broken('broke off (connection lost)')));
     const onAbort = (): void => {
       fail(new AgentRxError('cancelled', 'The model call was cancelled'));
     };

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { AxiosInstance, AxiosResponse } from 'axios';
+import type { AxiosInstance, AxiosRequestConfig, AxiosResponse } from 'axios';
 import { Observable } from 'rxjs';
 import { inject, injectable } from '../../../core/di/inversify.js';
 import { AgentRxError, toAgentRxError } from '../../../core/errors.js';
 import { HttpClientFactory, isSecretHeader } from '../../../core/http/http-client-factory.js';
 import { isTransientError, isTransientStatus, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
 import { Logger } from '../../../core/logger.js';
+import { sharedScheduler } from '../../../core/util/time-slice-scheduler.js';
 import type { AgentProvider, KickoffOptions, OpenOptions } from '../../../core/plugin/agent-provider.js';
 import { emptyUsage, type RawEvent, type ToolResult, type ToolUse, type TurnResult, type Usage } from '../../../core/model.js';
 import {
@@ -385,8 +386,7 @@ export class LocalAgentProvider implements AgentProvider<LocalConn, LocalInput> 
   private async requestOnce(body: WireMap, signal: AbortSignal): Promise<ChatCompletionResult> {
     let res: AxiosResponse<string>;
     try {
-      res = await this.http.post<string>('chat/completions', body, {
-        signal,
+      res = await this.post<string>(body, signal, {
         responseType: 'text',
         transformResponse: [(d: unknown) => d],
         validateStatus: () => true,
@@ -401,8 +401,7 @@ export class LocalAgentProvider implements AgentProvider<LocalConn, LocalInput> 
   private async streamOnce(body: WireMap, signal: AbortSignal, onChunk: (chunk: WireMap) => void): Promise<ChatCompletionResult> {
     let res: AxiosResponse<Readable>;
     try {
-      res = await this.http.post<Readable>('chat/completions', body, {
-        signal,
+      res = await this.post<Readable>(body, signal, {
         responseType: 'stream',
         headers: { Accept: 'text/event-stream' },
         validateStatus: () => true,
@@ -431,6 +430,24 @@ export class LocalAgentProvider implements AgentProvider<LocalConn, LocalInput> 
       throw this.redactError(toAgentRxError(e, 'stream_error'));
     }
     return acc.result(newCallId);
+  }
+
+  /**
+   * POSTs `body` to `chat/completions` from a task of the shared scheduler: the request set-up
+   * (config merge, body serialization, connect or socket reuse) is synchronous work that, for
+   * many sessions calling the model at once, would otherwise run back to back in one loop turn.
+   * A call whose signal aborted while it waited is rejected without being sent.
+   */
+  private post<T>(body: WireMap, signal: AbortSignal, config: AxiosRequestConfig): Promise<AxiosResponse<T>> {
+    return new Promise<AxiosResponse<T>>((resolve, reject) => {
+      sharedScheduler.schedule(() => {
+        if (signal.aborted) {
+          reject(new AgentRxError('cancelled', 'The model call was cancelled'));
+          return;
+        }
+        this.http.post<T>('chat/completions', body, { ...config, signal }).then(resolve, reject);
+      });
+    });
   }
 
   private transportError(e: unknown, signal: AbortSignal): AgentRxError {

@@ -1,0 +1,135 @@
+import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AgentRxError } from '../../../../src/core/errors.js';
+import type { TaskScheduler } from '../../../../src/core/util/time-slice-scheduler.js';
+import { readChatStream, type WireMap } from '../../../../src/plugins/providers/local/chat-stream.js';
+
+/** A scheduler that runs its tasks only when told to. */
+class ManualScheduler implements TaskScheduler {
+  readonly tasks: (() => void)[] = [];
+  schedule(task: () => void): void {
+    this.tasks.push(task);
+  }
+  runAll(): void {
+    while (this.tasks.length > 0) this.tasks.shift()!();
+  }
+}
+
+const frame = (i: number): string => `data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { content: `t${i}` } }] })}\n\n`;
+const finish = `data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`;
+
+describe('readChatStream', () => {
+  let server: Server | undefined;
+
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server = undefined;
+  });
+
+  /** Serves `handler` on loopback and returns the response body of one GET. */
+  async function body(handler: (res: ServerResponse) => void): Promise<IncomingMessage> {
+    server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      handler(res);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = server.address() as AddressInfo;
+    return new Promise((resolve) => get(`http://127.0.0.1:${port}/`, resolve));
+  }
+
+  const texts = (chunks: WireMap[]): string[] =>
+    chunks.map((c) => ((c['choices'] as WireMap[])[0]!['delta'] as WireMap)['content'] as string | undefined).filter((t) => t !== undefined);
+
+  describe('when a whole stream has arrived but the scheduler has not run', () => {
+    it('should deliver nothing yet, then every chunk in order and resolve once it runs', async () => {
+      const res = await body((r) => {
+        for (let i = 0; i < 5; i++) r.write(frame(i));
+        r.write(finish);
+        r.end('data: [DONE]\n\n');
+      });
+      const scheduler = new ManualScheduler();
+      const chunks: WireMap[] = [];
+      let settled = false;
+      const ended = new Promise<void>((resolve) => res.once('end', resolve));
+      const done = readChatStream(res, { idleTimeoutMs: 10_000, target: 't', signal: new AbortController().signal, scheduler, onChunk: (c) => chunks.push(c) }).finally(
+        () => (settled = true),
+      );
+      await ended;
+      expect(chunks).toEqual([]);
+      expect(settled).toBe(false);
+      scheduler.runAll();
+      await expect(done).resolves.toEqual({ chunks: 6 });
+      expect(texts(chunks)).toEqual(['t0', 't1', 't2', 't3', 't4']);
+    });
+  });
+
+  describe('when the body closes before [DONE] while text is still queued', () => {
+    it('should deliver the queued chunks first, then fail with stream_error counting them', async () => {
+      const res = await body((r) => {
+        r.write(frame(0));
+        r.write(frame(1), () => r.destroy());
+      });
+      const scheduler = new ManualScheduler();
+      const chunks: WireMap[] = [];
+      const closed = new Promise<void>((resolve) => res.once('close', resolve));
+      const done = readChatStream(res, { idleTimeoutMs: 10_000, target: 't', signal: new AbortController().signal, scheduler, onChunk: (c) => chunks.push(c) });
+      const failure = done.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      await closed;
+      scheduler.runAll();
+      const e = await failure;
+      expect(e).toBeInstanceOf(AgentRxError);
+      expect((e as AgentRxError).code).toBe('stream_error');
+      expect((e as AgentRxError).details).toMatchObject({ chunks: 2 });
+      expect(texts(chunks)).toEqual(['t0', 't1']);
+    });
+  });
+
+  describe('when more text is queued than the pause threshold', () => {
+    it('should pause the body until the queued text is handled', async () => {
+      const big = Array.from({ length: 2_000 }, (_, i) => frame(i)).join('');
+      const res = await body((r) => {
+        r.write(big);
+        r.write(finish);
+        r.end('data: [DONE]\n\n');
+      });
+      const scheduler = new ManualScheduler();
+      const chunks: WireMap[] = [];
+      const paused = new Promise<void>((resolve) => res.once('pause', resolve));
+      const done = readChatStream(res, { idleTimeoutMs: 10_000, target: 't', signal: new AbortController().signal, scheduler, onChunk: (c) => chunks.push(c) });
+      await paused;
+      expect(res.isPaused()).toBe(true);
+      expect(chunks).toEqual([]);
+      while (chunks.length < 2_001) {
+        scheduler.runAll();
+        if (chunks.length < 2_001) await new Promise<void>((resolve) => res.once('data', () => resolve()));
+      }
+      scheduler.runAll();
+      await expect(done).resolves.toEqual({ chunks: 2_001 });
+      expect(texts(chunks)).toEqual(Array.from({ length: 2_000 }, (_, i) => `t${i}`));
+    });
+  });
+
+  describe('when the signal aborts while text is queued', () => {
+    it('should reject with cancelled and never deliver the queued chunks', async () => {
+      const res = await body((r) => {
+        r.write(frame(0));
+        r.write(finish);
+        r.end('data: [DONE]\n\n');
+      });
+      const scheduler = new ManualScheduler();
+      const chunks: WireMap[] = [];
+      const controller = new AbortController();
+      const ended = new Promise<void>((resolve) => res.once('end', resolve));
+      const done = readChatStream(res, { idleTimeoutMs: 10_000, target: 't', signal: controller.signal, scheduler, onChunk: (c) => chunks.push(c) });
+      await ended;
+      controller.abort();
+      scheduler.runAll();
+      await expect(done).rejects.toMatchObject({ code: 'cancelled' });
+      expect(chunks).toEqual([]);
+    });
+  });
+});
