@@ -39,7 +39,21 @@ export class ConsumerHub {
   /** Subscribes every consumer to `agui$` for one session. Call before the first event is emitted. */
   attach(agui$: Observable<AgUiEvent>, sessionId: () => string | undefined): ConsumerAttachment {
     const lanes = this.consumers.map((c) => new ConsumerLane(c, this.options, this.errors$, sessionId));
-    const sub = agui$.subscribe({ next: (ev) => lanes.forEach((l) => l.push(ev)) });
+    // Every lane receives every event in the same order (a disabled lane receives none after),
+    // so the context is the same for all of them: one readonly object per event, not one per lane.
+    let seq = 0;
+    let threadId = '';
+    let runId = '';
+    const sub = agui$.subscribe({
+      next: (ev) => {
+        if (ev.type === 'RUN_STARTED') {
+          threadId = ev.threadId;
+          runId = ev.runId;
+        }
+        const ctx: ConsumerContext = { sessionId: sessionId(), threadId, runId, seq: ++seq, at: ev.timestamp ?? Date.now() };
+        for (let i = 0; i < lanes.length; i++) lanes[i]!.push(ev, ctx);
+      },
+    });
     return new ConsumerAttachment(lanes, sub);
   }
 }
@@ -71,14 +85,15 @@ type LaneState = 'idle' | 'starting' | 'started' | 'disabled';
  */
 class ConsumerLane {
   private queue: AgUiEvent[] = [];
+  /** The context of each queued event, at the same index. */
+  private contexts: ConsumerContext[] = [];
   private head = 0;
   private state: LaneState = 'idle';
   /** A drain is in progress (possibly paused on an async hook). */
   private running = false;
   private idleWaiters: (() => void)[] = [];
-  private seq = 0;
+  /** The thread of the first event, for `start` and `stop`. */
   private threadId = '';
-  private runId = '';
   private closing = false;
   private startedOk = false;
 
@@ -93,7 +108,7 @@ class ConsumerLane {
     return this.queue.length - this.head;
   }
 
-  push(ev: AgUiEvent): void {
+  push(ev: AgUiEvent, ctx: ConsumerContext): void {
     if (this.state === 'disabled' || this.closing) return;
     if (this.backlog >= this.options.queueLimit) {
       this.report('overflow', `queue limit of ${this.options.queueLimit} events reached; consumer disabled for this session`);
@@ -102,7 +117,7 @@ class ConsumerLane {
     }
     if (!this.running && this.state === 'started' && this.backlog === 0) {
       // Fast path: nothing queued, deliver now; queue only behind an async hook.
-      const pending = this.deliver(ev);
+      const pending = this.deliver(ev, ctx);
       if (pending) {
         this.running = true;
         void pending.then(() => this.drain());
@@ -110,6 +125,7 @@ class ConsumerLane {
       return;
     }
     this.queue.push(ev);
+    this.contexts.push(ctx);
     if (!this.running) this.drain();
   }
 
@@ -138,15 +154,21 @@ class ConsumerLane {
     this.running = true;
     while (this.backlog > 0 && this.state !== 'disabled') {
       if (this.state === 'idle') {
-        void this.start(this.queue[this.head]!).then(() => this.drain());
-        return;
+        const starting = this.start(this.queue[this.head]!);
+        if (starting) {
+          void starting.then(() => this.drain());
+          return;
+        }
+        continue;
       }
-      const ev = this.queue[this.head++]!;
+      const ev = this.queue[this.head]!;
+      const ctx = this.contexts[this.head++]!;
       if (this.head > 1024 && this.head * 2 > this.queue.length) {
         this.queue = this.queue.slice(this.head);
+        this.contexts = this.contexts.slice(this.head);
         this.head = 0;
       }
-      const pending = this.deliver(ev);
+      const pending = this.deliver(ev, ctx);
       if (pending) {
         void pending.then(() => this.drain());
         return;
@@ -161,33 +183,43 @@ class ConsumerLane {
   private disable(): void {
     this.state = 'disabled';
     this.queue = [];
+    this.contexts = [];
     this.head = 0;
   }
 
-  private async start(first: AgUiEvent): Promise<void> {
+  /**
+   * Calls `start` before the first event. A consumer without the hook, or whose hook returns
+   * synchronously, is started at once (its events need not queue); an async hook pauses the lane
+   * (time-bounded) and the returned promise settles when it is done.
+   */
+  private start(first: AgUiEvent): Promise<void> | undefined {
     this.state = 'starting';
     if (first.type === 'RUN_STARTED') this.threadId = first.threadId;
-    try {
-      await withTimeout(
-        Promise.resolve().then(() => this.consumer.start?.({ sessionId: this.sessionId(), threadId: this.threadId })),
-        this.options.stopTimeoutMs,
-        'start',
-      );
-      this.state = 'started';
-      this.startedOk = true;
-    } catch (e) {
+    const failed = (e: unknown): void => {
       this.report('start', `start failed: ${messageOf(e)}; consumer disabled for this session`, undefined, e);
       this.disable();
+    };
+    const started = (): void => {
+      this.state = 'started';
+      this.startedOk = true;
+    };
+    let r: unknown;
+    try {
+      r = this.consumer.start?.({ sessionId: this.sessionId(), threadId: this.threadId });
+    } catch (e) {
+      failed(e);
+      return undefined;
     }
+    if (!isThenable(r)) {
+      started();
+      return undefined;
+    }
+    return withTimeout(Promise.resolve(r), this.options.stopTimeoutMs, 'start').then(started, failed);
   }
 
   /** Calls the hooks; returns a promise only when a hook went async (already time-bounded and caught). */
-  private deliver(ev: AgUiEvent): Promise<void> | undefined {
-    if (ev.type === 'RUN_STARTED') {
-      this.threadId = ev.threadId;
-      this.runId = ev.runId;
-    }
-    const ctx: ConsumerContext = { sessionId: this.sessionId(), threadId: this.threadId, runId: this.runId, seq: ++this.seq, at: ev.timestamp ?? Date.now() };
+  private deliver(ev: AgUiEvent, ctx: ConsumerContext): Promise<void> | undefined {
+    this.threadId = ctx.threadId;
     let r: unknown;
     try {
       r = dispatch(this.consumer, ev, ctx);

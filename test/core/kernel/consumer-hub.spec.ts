@@ -37,6 +37,22 @@ describe('ConsumerHub', () => {
       });
     });
 
+    describe('when a consumer has no start hook or a synchronous one', () => {
+      it('should start it and deliver each event before next() returns, with no queue beyond the limit', () => {
+        const calls: string[] = [];
+        const plain: EventConsumer = { id: 'plain', onEvent: (e) => void calls.push(`plain:${e.type}`) };
+        const sync: EventConsumer = { id: 'sync', start: () => void calls.push('sync:start'), onEvent: (e) => void calls.push(`sync:${e.type}`) };
+        const errors: ConsumerError[] = [];
+        const errors$ = new Subject<ConsumerError>();
+        errors$.subscribe((e) => errors.push(e));
+        const src = new Subject<AgUiEvent>();
+        new ConsumerHub([plain, sync], { ...opts, queueLimit: 2 }, errors$).attach(src, () => 's');
+        run.forEach((e) => src.next(e));
+        expect(calls).toEqual(['plain:RUN_STARTED', 'sync:start', 'sync:RUN_STARTED', ...run.slice(1).flatMap((e) => [`plain:${e.type}`, `sync:${e.type}`])]);
+        expect(errors).toEqual([]);
+      });
+    });
+
     describe('when a consumer fails to start', () => {
       it('should report it, never deliver to it and never stop it', async () => {
         const errors: ConsumerError[] = [];
