@@ -8,6 +8,7 @@ import { Subject, filter, map, share } from 'rxjs';
 import type { AgUiEvent } from '../src/core/events/agui-event.js';
 import { dedupeById, extractTextDeltas, groupTurns, toAgUi } from '../src/core/events/operators/index.js';
 import type { EventDraft, SessionEvent } from '../src/core/events/session-event.js';
+import { LimitsConfig } from '../src/core/config/agentrx.config.js';
 import { ConsumerHub } from '../src/core/kernel/consumer-hub.js';
 import type { RawEvent } from '../src/core/model.js';
 import type { EventConsumer } from '../src/core/plugin/event-consumer.js';
@@ -15,6 +16,8 @@ import { median, report, type BenchResult } from './harness.js';
 
 const N = Number(process.env["BENCH_N"] ?? 1_000_000);
 const TURN = 50;
+/** The dedupe window a Session uses by default (`limits.dedupeWindow`). */
+const WINDOW = new LimitsConfig().dedupeWindow;
 
 /** N provider events: text with ids, a boundary every TURN events, 1% re-delivered duplicates. */
 function workload(): RawEvent[] {
@@ -47,9 +50,10 @@ async function viaPipeline(events: RawEvent[]): Promise<{ ms: number; delivered:
   let seq = 0;
   let turns = 0;
   const bus = drafts.pipe(
-    dedupeById((d: EventDraft) => d.id, { window: 100_000 }),
+    dedupeById((d: EventDraft) => d.id, { window: WINDOW }),
     extractTextDeltas(textDelta),
-    map((d): SessionEvent => ({ seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: d.source, ...(d.id ? { id: d.id } : {}), raw: d.raw, at: 0 })),
+    // The Session's envelope stamping (two literal shapes, as in Session.stamp).
+    map((d): SessionEvent => (d.id !== undefined ? { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: d.source, id: d.id, raw: d.raw, at: 0 } : { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: d.source, raw: d.raw, at: 0 })),
     share(),
   );
   const turnsSub = bus.pipe(filter((e) => e.source === 'provider'), groupTurns(isBoundary)).subscribe(() => turns++);
@@ -71,7 +75,7 @@ function viaHandLoop(events: RawEvent[]): { ms: number; delivered: number } {
     for (const c of consumers) c.onEvent(ev);
   };
   const t0 = performance.now();
-  // The same bounded dedupe as the operator: two generations of at most 100 000 ids each.
+  // The same bounded dedupe as the operator: two generations of at most WINDOW ids each.
   let seen = new Set<string>();
   let older = new Set<string>();
   let seq = 0;
@@ -82,7 +86,7 @@ function viaHandLoop(events: RawEvent[]): { ms: number; delivered: number } {
   for (const raw of events) {
     const id = raw['id'] as string;
     if (seen.has(id) || older.has(id)) continue;
-    if (seen.size >= 100_000) {
+    if (seen.size >= WINDOW) {
       older = seen;
       seen = new Set();
     }

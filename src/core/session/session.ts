@@ -511,16 +511,15 @@ export class Session {
 
   private stamp(d: EventDraft): void {
     if (this.isClosed) return;
-    const env: SessionEvent = {
-      seq: ++this.seq,
-      sessionId: this.sessionIdValue,
-      turn: d.turn,
-      provider: this.deps.provider.id,
-      source: d.source,
-      ...(d.id !== undefined ? { id: d.id } : {}),
-      raw: d.raw,
-      at: Date.now(),
-    };
+    const seq = ++this.seq;
+    const sessionId = this.sessionIdValue;
+    const provider = this.deps.provider.id;
+    const at = Date.now();
+    // Two literal shapes rather than a spread of `{ id }`: this runs for every event.
+    const env: SessionEvent =
+      d.id !== undefined
+        ? { seq, sessionId, turn: d.turn, provider, source: d.source, id: d.id, raw: d.raw, at }
+        : { seq, sessionId, turn: d.turn, provider, source: d.source, raw: d.raw, at };
     if (d.source === 'provider') {
       this.ingested++;
       this.requestEvents.push(d.raw);

@@ -39,13 +39,8 @@ export function extractTextDeltas(
           if (typeof draft !== 'object' || draft === null) return;
           subscriber.next(draft);
           if (draft.source !== 'provider') return;
-          const delta = safeDelta(textDelta, draft.raw);
-          if (delta === undefined) return;
-          subscriber.next({
-            source: 'agentrx',
-            turn: draft.turn,
-            raw: { type: 'agentrx.text_delta', text: delta.text, messageId: delta.messageId ?? `msg-${draft.turn}` },
-          });
+          const raw = deltaEvent(textDelta, draft.raw, draft.turn);
+          if (raw !== undefined) subscriber.next({ source: 'agentrx', turn: draft.turn, raw });
         },
         error: (err: unknown) => subscriber.error(err),
         complete: () => subscriber.complete(),
@@ -53,19 +48,18 @@ export function extractTextDeltas(
     );
 }
 
-function safeDelta(
-  textDelta: (raw: RawEvent) => TextDeltaResult,
-  raw: RawEvent,
-): { text: string; messageId: string | undefined } | undefined {
+/** The `agentrx.text_delta` event for one raw provider event, or undefined when it carries no text. */
+function deltaEvent(textDelta: (raw: RawEvent) => TextDeltaResult, raw: RawEvent, turn: number): RawEvent | undefined {
+  let text: unknown;
+  let messageId: unknown;
   try {
     const result: unknown = textDelta(raw);
-    if (typeof result === 'string') return result.length > 0 ? { text: result, messageId: undefined } : undefined;
-    if (typeof result !== 'object' || result === null) return undefined;
-    const { text, messageId } = result as { text?: unknown; messageId?: unknown };
-    if (typeof text !== 'string' || text.length === 0) return undefined;
-    return { text, messageId: typeof messageId === 'string' && messageId.length > 0 ? messageId : undefined };
+    if (typeof result === 'string') text = result;
+    else if (typeof result === 'object' && result !== null) ({ text, messageId } = result as { text?: unknown; messageId?: unknown });
   } catch {
     // A throwing callback (or a throwing getter on what it returned) is "no delta".
     return undefined;
   }
+  if (typeof text !== 'string' || text.length === 0) return undefined;
+  return { type: 'agentrx.text_delta', text, messageId: typeof messageId === 'string' && messageId.length > 0 ? messageId : `msg-${turn}` };
 }

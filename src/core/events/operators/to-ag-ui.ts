@@ -49,8 +49,9 @@ export function toAgUi(opts: ToAgUiOptions = {}): OperatorFunction<SessionEvent,
   return (source) =>
     new Observable<AgUiEvent>((subscriber) => {
       const translator = new AgUiTranslator(forwardRaw);
-      const emit = (events: readonly AgUiEvent[]): void => {
-        for (const e of events) subscriber.next(e);
+      const emit = (events: Translated): void => {
+        if (!Array.isArray(events)) subscriber.next(events as AgUiEvent);
+        else for (const e of events) subscriber.next(e);
       };
       return source.subscribe({
         next: (env) => emit(translator.translate(env)),
@@ -69,6 +70,9 @@ export function toAgUi(opts: ToAgUiOptions = {}): OperatorFunction<SessionEvent,
 /** Shared empty result: most envelopes (provider events) translate to nothing. */
 const NONE: AgUiEvent[] = [];
 
+/** One event (the common case: a text delta, with no array allocated) or several, in order. */
+type Translated = AgUiEvent | readonly AgUiEvent[];
+
 interface OpenRun {
   readonly threadId: string;
   readonly runId: string;
@@ -85,7 +89,7 @@ class AgUiTranslator {
 
   constructor(private readonly forwardRaw: boolean) {}
 
-  translate(env: SessionEvent): AgUiEvent[] {
+  translate(env: SessionEvent): Translated {
     try {
       return this.translateUnsafe(env);
     } catch {
@@ -108,7 +112,7 @@ class AgUiTranslator {
     return [...this.closeRun(at), stamp({ type: 'RUN_ERROR', message: error.message, code: error.code }, at)];
   }
 
-  private translateUnsafe(env: SessionEvent): AgUiEvent[] {
+  private translateUnsafe(env: SessionEvent): Translated {
     if (!isObject(env) || !isObject(env.raw)) return NONE;
     const at = typeof env.at === 'number' && Number.isFinite(env.at) ? env.at : undefined;
     this.lastAt = at;
@@ -148,16 +152,13 @@ class AgUiTranslator {
     return [stamp({ type: 'RUN_STARTED', threadId, runId }, at)];
   }
 
-  private textDelta(raw: Fields, at: number | undefined): AgUiEvent[] {
+  private textDelta(raw: Fields, at: number | undefined): Translated {
     const { text, messageId } = raw;
     if (typeof text !== 'string' || !isNonEmptyString(messageId)) return NONE;
-    const events: AgUiEvent[] = [];
-    if (!this.openMessages.has(messageId)) {
-      this.openMessages.add(messageId);
-      events.push(stamp({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }, at));
-    }
-    events.push(stamp({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: text }, at));
-    return events;
+    const content = stamp<AgUiEvent>({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: text }, at);
+    if (this.openMessages.has(messageId)) return content;
+    this.openMessages.add(messageId);
+    return [stamp({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }, at), content];
   }
 
   private turnEnd(raw: Fields, at: number | undefined): AgUiEvent[] {
