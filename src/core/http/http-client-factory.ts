@@ -1,3 +1,5 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import axios, { AxiosError, type AxiosInstance, type InternalAxiosRequestConfig } from 'axios';
 import { injectable } from '../di/inversify.js';
 
@@ -42,6 +44,23 @@ export function isSecretHeader(name: string): boolean {
   return SECRET_HEADERS.has(name.toLowerCase());
 }
 
+/**
+ * TCP keep-alive probe delay of pooled sockets. axios sets 60 s on the socket of every request it
+ * sends; an agent with another value (Node's global agent has 1 s) sets its own back each time a
+ * socket returns to the pool, so every reused connection paid two `setsockopt` round trips per
+ * request. With the same value on both sides the socket is configured once.
+ */
+const KEEP_ALIVE_PROBE_MS = 60_000;
+
+/**
+ * Connection pools shared by every client of the process, like Node's global agents (keep-alive,
+ * LIFO reuse, idle pooled sockets closed after 5 s) but with the probe delay above. No cap on
+ * sockets.
+ */
+const agentOptions = { keepAlive: true, keepAliveMsecs: KEEP_ALIVE_PROBE_MS, scheduling: 'lifo', timeout: 5_000 } as const;
+const sharedHttpAgent = new HttpAgent(agentOptions);
+const sharedHttpsAgent = new HttpsAgent(agentOptions);
+
 /** Default `HttpClientFactory`: plain axios instances with the secret-safety described above. */
 @injectable()
 export class HttpClientFactoryImpl implements HttpClientFactory {
@@ -60,6 +79,10 @@ export class HttpClientFactoryImpl implements HttpClientFactory {
         for (const [name, value] of Object.entries(headers)) {
           if (!config.headers.has(name)) config.headers.set(name, value);
         }
+        // Set per request, not in `defaults`: inspecting the instance must not reach pooled
+        // sockets and the (secret) headers of requests in flight on them.
+        config.httpAgent ??= sharedHttpAgent;
+        config.httpsAgent ??= sharedHttpsAgent;
         return config;
       },
       undefined,

@@ -1,4 +1,4 @@
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Agent as HttpAgent, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { AxiosError } from 'axios';
@@ -71,6 +71,23 @@ describe('HttpClientFactoryImpl', () => {
         expect(started).toBe(true);
         await expect(pending).resolves.toMatchObject({ status: 200 });
         expect(srv.seen.at(-1)?.authorization).toBe(`Bearer ${SECRET}`);
+      });
+    });
+
+    describe('when two clients send requests one after the other', () => {
+      it('should reuse one pooled connection whose keep-alive probe delay matches the one axios sets per request', async () => {
+        const factory = new HttpClientFactoryImpl();
+        const a = factory.create({ baseURL: srv.baseURL });
+        const b = factory.create({ baseURL: srv.baseURL });
+        const ports: number[] = [];
+        srv.server.on('request', (req: IncomingMessage) => ports.push(req.socket.remotePort ?? -1));
+        const first = await a.get('ok');
+        const second = await b.get('ok');
+        expect(ports).toHaveLength(2);
+        expect(ports[1]).toBe(ports[0]);
+        const agent = first.config.httpAgent as HttpAgent & { readonly keepAliveMsecs: number };
+        expect(second.config.httpAgent).toBe(agent);
+        expect(agent.keepAliveMsecs).toBe(60_000);
       });
     });
 

@@ -69,12 +69,13 @@ describe('LocalAgentProvider connection reuse', () => {
     it('should reuse one keep-alive connection instead of destroying each response', async () => {
       const http = await import('node:http');
       const emulator = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }, { text: 'one' }, { text: 'two' }] });
-      const agent = http.globalAgent as unknown as { createConnection: (...a: unknown[]) => unknown };
+      // Every agent's connections (the client's pool is not necessarily Node's global agent).
+      const agent = http.Agent.prototype as unknown as { createConnection: (...a: unknown[]) => unknown };
       const original = agent.createConnection;
       let connections = 0;
-      agent.createConnection = (...a: unknown[]) => {
+      agent.createConnection = function (this: unknown, ...a: unknown[]) {
         connections++;
-        return original.apply(agent, a);
+        return original.apply(this, a);
       };
       const rx = await AgentRx.create({ config: { providers: { local: { baseUrl: emulator.baseUrl } }, logLevel: 'silent' }, tools: [EchoToolHandler] });
       try {
