@@ -77,6 +77,17 @@ export class AgUiHttpOptionsClass {
   @Max(104_857_600)
   maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES;
 
+  /**
+   * While an SSE run is open, a comment line (`: keep-alive`) is written after this long (ms)
+   * without an event, so proxies and load balancers do not close a stream that waits on a slow
+   * tool or model. AG-UI clients ignore comments. 0 turns it off. Not sent on protobuf streams.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  heartbeatMs: number = 15_000;
+
   /** A thread whose session has had no run for this long (ms) is closed; its next request starts a new session. */
   @CoerceNumber()
   @IsInt()

@@ -94,6 +94,8 @@ interface Run {
   readonly messageIds: Map<string, string>;
   started: boolean;
   done: boolean;
+  /** SSE keep-alive comment timer (`heartbeatMs`), re-armed by every write. */
+  heartbeat: NodeJS.Timeout | undefined;
 }
 
 /** One client thread: its live session and the run streaming now, if any. */
@@ -323,7 +325,7 @@ class AgUiEndpoint {
     const accept = req.headers.accept;
     const encoder = new EventEncoder(accept !== undefined && PROTO_TYPE.test(accept) ? { accept } : {});
     const contentType = encoder.getContentType();
-    const run: Run = { runId: request.runId, res, encoder, binary: contentType !== 'text/event-stream', messageIds: new Map(), started: false, done: false };
+    const run: Run = { runId: request.runId, res, encoder, binary: contentType !== 'text/event-stream', messageIds: new Map(), started: false, done: false, heartbeat: undefined };
     this.activeRuns++;
     try {
       if (thread) {
@@ -362,6 +364,7 @@ class AgUiEndpoint {
       'x-content-type-options': 'nosniff',
     });
     res.flushHeaders();
+    this.armHeartbeat(run);
     // Not req 'close': on Node 20 that fires once the body has been read (STYLE pitfall 13).
     res.on('close', () => this.clientGone(current, run));
   }
@@ -455,12 +458,31 @@ class AgUiEndpoint {
       return;
     }
     res.write(chunk);
+    this.armHeartbeat(run);
+  }
+
+  /** (Re)starts the keep-alive timer of an SSE run: a comment goes out after `heartbeatMs` of silence. */
+  private armHeartbeat(run: Run): void {
+    const ms = this.options.heartbeatMs;
+    if (run.binary || ms <= 0 || run.done) return;
+    if (run.heartbeat) {
+      run.heartbeat.refresh();
+      return;
+    }
+    run.heartbeat = setTimeout(() => {
+      const res = run.res;
+      if (run.done || res.writableEnded || res.destroyed) return;
+      res.write(': keep-alive\n\n');
+      run.heartbeat?.refresh();
+    }, ms);
+    run.heartbeat.unref();
   }
 
   /** The run reached its terminal event: end the response; the session stays for the next message. */
   private endRun(thread: Thread, run: Run): void {
     if (run.done) return;
     run.done = true;
+    clearTimeout(run.heartbeat);
     this.activeRuns--;
     if (thread.run === run) thread.run = undefined;
     run.res.end();
@@ -471,6 +493,7 @@ class AgUiEndpoint {
   private clientGone(thread: Thread, run: Run): void {
     if (run.done) return;
     run.done = true;
+    clearTimeout(run.heartbeat);
     this.activeRuns--;
     if (thread.run === run) thread.run = undefined;
     // Forget the thread now: its next request must start a new session, not wait on this one.

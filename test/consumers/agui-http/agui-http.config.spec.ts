@@ -16,6 +16,7 @@ describe('resolveAgUiHttpOptions', () => {
         retryAfterSeconds: 1,
         maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
         threadIdleMs: 1_800_000,
+        heartbeatMs: 15_000,
         maxThreads: 1_000,
         page: true,
         basePath: '',

@@ -1,5 +1,7 @@
 import { request as httpRequest } from 'node:http';
-import { AddToolHandler, EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
+import { injectable } from '../../../src/core/di/inversify.js';
+import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
+import { AddToolHandler, EchoToolHandler, NoInput, resetFakeTools } from '../../fakes/fake-tools.js';
 import { postJson, runInput, sseEvents, startStack, type Stack } from './agui-http.fixtures.js';
 
 /** Starts a streaming POST and reads it until `until` matches an event; returns the reader and abort. */
@@ -46,12 +48,52 @@ function postChunked(url: string, chunks: string[]): Promise<{ status: number; b
 
 const isStarted = (e: { type: string }): boolean => e.type === 'RUN_STARTED';
 
+/** A tool that returns only once the test opens the gate. */
+@injectable()
+class GateToolHandler implements ToolHandler<NoInput> {
+  static open: () => void = () => undefined;
+  static running = false;
+  readonly name = 'gate';
+  readonly description = 'Waits for the test.';
+  readonly inputType = NoInput;
+  handle(): Promise<string> {
+    GateToolHandler.running = true;
+    return new Promise<string>((resolve) => (GateToolHandler.open = () => resolve('opened')));
+  }
+}
+
 describe('AG-UI endpoint over HTTP', () => {
   let stack: Stack | undefined;
   beforeEach(() => resetFakeTools());
   afterEach(async () => {
     await stack?.close();
     stack = undefined;
+  });
+
+  describe('POST /agent while a tool runs longer than heartbeatMs', () => {
+    it('should keep the SSE stream alive with comment lines, and the events still parse', async () => {
+      stack = await startStack({ script: [{ toolCalls: [{ id: 'c1', name: 'gate', arguments: {} }] }, { text: 'done' }], tools: [GateToolHandler], handler: { heartbeatMs: 20 } });
+      const res = await fetch(stack.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(runInput({ threadId: 't-hb' }, 'go')) });
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      const read = async (): Promise<boolean> => {
+        const { value, done } = await reader.read();
+        text += decoder.decode(value, { stream: true });
+        return !done;
+      };
+      // A keep-alive written while the tool waits (one may also come earlier, during the model call).
+      const waiting = (): boolean => GateToolHandler.running && text.lastIndexOf(': keep-alive\n\n') > text.indexOf('TOOL_CALL_END');
+      while (!waiting()) if (!(await read())) throw new Error('the stream ended without a keep-alive');
+      GateToolHandler.open();
+      while (await read());
+
+      const types = sseEvents(text).map((e) => e.type);
+      expect(types[0]).toBe('RUN_STARTED');
+      expect(types.at(-1)).toBe('RUN_FINISHED');
+      expect(types).toContain('TOOL_CALL_RESULT');
+      expect(sseEvents(text).filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('')).toBe('done');
+    });
   });
 
   describe('POST /agent with an invalid body', () => {
