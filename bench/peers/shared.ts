@@ -51,7 +51,10 @@ export interface Router {
 export async function startConversationRouter(copies: number, turns: readonly EmulatorTurn[] = CONVERSATION): Promise<Router> {
   const emulators: OpenAiEmulator[] = [];
   for (const turn of turns) emulators.push(await startOpenAiEmulator({ script: new Array<EmulatorTurn>(copies).fill(turn) }));
-  const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+  // Idle pooled sockets to the emulators are closed after 4 s, before the emulators' own 5 s
+  // keep-alive timeout: reusing a socket the emulator is closing reset the request, which the
+  // router could only answer by destroying the client's response.
+  const agent = new Agent({ keepAlive: true, maxSockets: Infinity, timeout: 4_000 });
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (b: Buffer) => parts.push(b));
