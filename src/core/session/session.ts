@@ -1,4 +1,4 @@
-import { Observable, ReplaySubject, Subject, filter, share, type Subscription } from 'rxjs';
+import { Observable, ReplaySubject, Subject, filter, share, tap, type Subscription } from 'rxjs';
 import { randomUUID } from 'node:crypto';
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import type { AgUiEvent } from '../events/agui-event.js';
@@ -95,6 +95,12 @@ export class Session {
   private generation = 0;
   private streamSub: Subscription | undefined;
   private reconnectAttempt = 0;
+  /**
+   * streaming: provider events have arrived since the last turn boundary, so the host is in the
+   * middle of a turn (e.g. a resume while it still runs). Input waits until that turn closes, so
+   * its boundary is not mistaken for the answer.
+   */
+  private turnOpen = false;
   private reconnecting = false;
   /**
    * While set, stream events are held here instead of ingested: between re-attaching a stream
@@ -136,7 +142,11 @@ export class Session {
         }
       };
       this.bus
-        .pipe(filter((e) => e.source === 'provider'), groupTurns(isBoundary))
+        .pipe(
+          filter((e) => e.source === 'provider'),
+          tap((e) => (this.turnOpen = !isBoundary(e))),
+          groupTurns(isBoundary),
+        )
         .subscribe((envs) => this.inbox.push({ kind: 'turn', events: envs.map((e) => e.raw) }));
     }
     if (opts.signal) {
@@ -300,8 +310,11 @@ export class Session {
       let item = ready ?? this.inbox.tryTake(notMessage);
       ready = undefined;
       if (!item && !awaiting && toSend.length > 0) {
-        await send(toSend.shift());
-        continue;
+        if (!this.turnOpen) {
+          await send(toSend.shift());
+          continue;
+        }
+        this.emit({ type: 'agentrx.diagnostic', message: 'the host is still running a turn; the input is sent once that turn ends' });
       }
       if (!item) {
         if (!streaming) throw new AgentRxError('provider_error', 'nothing to send: every unanswered tool use was already answered and no prompt was given');

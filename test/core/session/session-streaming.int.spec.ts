@@ -251,6 +251,27 @@ describe('Session options', () => {
     });
   });
 
+  describe('when a session is resumed while the host is still running a turn', () => {
+    it('should send the prompt only after that turn ends, and answer with the prompt\'s own turn', async () => {
+      const provider = new ScriptedProvider({ mode: 'streaming', history: [ev.text('h1', 'still working ')], turns: [{ events: [ev.text('a1', 'the answer'), ev.idle('i1', 'end_turn')] }] });
+      rx = await create(provider);
+      const s = rx.start({ sessionId: 'running', prompt: 'and now?' });
+      const diagnostics: string[] = [];
+      s.events$.subscribe((e) => {
+        if (e.raw['type'] === 'agentrx.diagnostic') diagnostics.push(String(e.raw['message']));
+        // The host finishes its running turn after the resume (in the order a host would: before it takes new input).
+        if (e.raw['type'] === 'agentrx.run_started') queueMicrotask(() => provider.emitLive(ev.idle('i0', 'end_turn')));
+      });
+      const result = await s.result;
+      s.close();
+      await s.closed;
+
+      expect(result.text).toBe('the answer');
+      expect(provider.inputs).toEqual([{ kind: 'user', text: 'and now?' }]);
+      expect(diagnostics).toEqual([expect.stringContaining('still running a turn')]);
+    });
+  });
+
   describe('when a file store survives a restart after a tool started but recorded no result', () => {
     it('should not re-run a non-idempotent tool and answer "outcome unknown"', async () => {
       const dir = await mkdtemp(join(tmpdir(), 'agentrx-restart-'));
