@@ -16,7 +16,7 @@ interface Mem {
   heapUsed: number;
 }
 
-type Out = { wall: number; startMs: number; cpu: number; eldP99: number; eldMax: number; peakRss: number; memWarm: Mem; memEnd: Mem };
+type Out = { wall: number; startMs: number; cpu: number; eldP99: number; eldMax: number; peakRss: number; peakHeapUsed: number; memWarm: Mem; memEnd: Mem };
 
 export async function concurrencyBench(): Promise<BenchResult> {
   const router = await startConversationRouter(2 * (N + WARMUP) + 10);
@@ -40,6 +40,9 @@ export async function concurrencyBench(): Promise<BenchResult> {
     ['RSS after warm-up (GC) → peak → after run (GC): agentrx', `${mb(r.memWarm.rss)} → ${mb(r.peakRss)} → ${mb(r.memEnd.rss)}`],
     ['RSS after warm-up (GC) → peak → after run (GC): raw', `${mb(raw.memWarm.rss)} → ${mb(raw.peakRss)} → ${mb(raw.memEnd.rss)}`],
     ['RSS per session ((peak − warm) ÷ N): agentrx vs raw', `${kb(perSession)} vs ${kb(rawPerSession)}`],
+    // Heap in use at its sampled peak (garbage not yet collected included), next to the live heap
+    // after GC: how much of the peak RSS is garbage awaiting collection rather than session state.
+    ['peak heap used during the run (sampled, garbage included): agentrx vs raw', `${mb(r.peakHeapUsed)} vs ${mb(raw.peakHeapUsed)}`],
     ['heap after GC, after warm-up → after run: agentrx vs raw', `${mb(r.memWarm.heapUsed)} → ${mb(r.memEnd.heapUsed)} vs ${mb(raw.memWarm.heapUsed)} → ${mb(raw.memEnd.heapUsed)}`],
     ['target event-loop delay p99 < 50 ms (agentrx)', r.eldP99 < 50 ? 'met' : 'MISSED'],
     ['target RSS per session < 100 KB (agentrx)', perSession < 100 * 1024 ? 'met' : 'MISSED'],

@@ -37,8 +37,12 @@ if (mode === 'seq') {
   const c0 = process.cpuUsage();
   const eld = loopDelay();
   const t0 = performance.now();
-  const peak = { rss: 0 };
-  const sampler = setInterval(() => (peak.rss = Math.max(peak.rss, process.memoryUsage().rss)), 20);
+  const peak = { rss: 0, heapUsed: 0 };
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    peak.rss = Math.max(peak.rss, m.rss);
+    peak.heapUsed = Math.max(peak.heapUsed, m.heapUsed);
+  }, 20);
   const started = Array.from({ length: n }, () => session());
   // How long starting all sessions blocked the loop (their synchronous prefixes, back to back).
   const startMs = performance.now() - t0;
@@ -49,5 +53,5 @@ if (mode === 'seq') {
   const cpu = cpuMs(c0);
   for (const o of outcomes) check(o);
   const memEnd = memAfterGc();
-  process.stdout.write(JSON.stringify({ wall, startMs, cpu, eldP99: delay.p99, eldMax: delay.max, peakRss: peak.rss, memLoaded, memWarm, memEnd }) + '\n');
+  process.stdout.write(JSON.stringify({ wall, startMs, cpu, eldP99: delay.p99, eldMax: delay.max, peakRss: peak.rss, peakHeapUsed: peak.heapUsed, memLoaded, memWarm, memEnd }) + '\n');
 }
