@@ -2,9 +2,9 @@
 export { AgentRx, type AgentRxCreateOptions } from './agentrx.js';
 export { coreServicesModule, defaultModules } from './default-modules.js';
 export { Session } from './core/session/session.js';
-export type { SessionOptions, TurnGuard } from './core/session/session-options.js';
+export type { ConfirmTool, SessionOptions, ToolDecision, TurnGuard } from './core/session/session-options.js';
 export { AgentRxError, isAgentRxError, type ErrorCode } from './core/errors.js';
-export type { AgentSpec, Outcome, RawEvent, SessionResult, ToolDeclaration, ToolResult, ToolUse, TurnResult, TurnTerminal, Usage } from './core/model.js';
+export type { AgentSpec, Outcome, RawEvent, SessionResult, ToolConfirmation, ToolDeclaration, ToolResult, ToolUse, TurnResult, TurnTerminal, Usage } from './core/model.js';
 export { AgentProvider, defaultEventId, missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderMode, type Reconnected, type StreamItem } from './core/plugin/agent-provider.js';
 export { ToolHandler, type InputType, type ToolContext, type ToolOutcome, type ToolOutput } from './core/plugin/tool-handler.js';
 export { BaseEventConsumer, EventConsumer, type ConsumerContext, type StopContext, type StopReason } from './core/plugin/event-consumer.js';

@@ -62,6 +62,20 @@ export interface TurnResult {
    * Session answers the re-ask from the ledger's recorded results instead of failing.
    */
   readonly requestedToolUseIds?: readonly string[];
+  /**
+   * `requires_action`: tool uses the host runs itself but that wait for the caller to allow or
+   * deny them first (Claude Managed Agents' `always_ask` permission policy), in the order the
+   * boundary names them. The Session answers them with the `confirmTool` session option.
+   */
+  readonly confirmationToolUses?: readonly ToolUse[];
+}
+
+/** The caller's decision on a host-run tool use that waits for confirmation. */
+export interface ToolConfirmation {
+  readonly toolUseId: string;
+  readonly allow: boolean;
+  /** Sent with a deny, to tell the agent why. */
+  readonly denyMessage?: string;
 }
 
 /** What a whole session request produced. */

@@ -128,8 +128,10 @@ interface Session {
   /** Created by `seedSession`: its history predates any stream, so every attach is a re-attach. */
   seeded: boolean;
   interrupts: number;
-  /** Custom tool use ids the agent waits for. */
+  /** Custom tool use ids (and server tool uses awaiting confirmation) the agent waits for. */
   blocking: string[];
+  /** Server tool uses awaiting a `user.tool_confirmation`, by id: the text of their result. */
+  readonly asks: Map<string, string>;
   /** Every custom tool use id of the session (for the unknown-id check). */
   readonly toolUseIds: Set<string>;
   readonly answered: Set<string>;
@@ -302,10 +304,15 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
       }
       broadcast(s, stamp({ type: 'agent.message', id, content: [{ type: 'text', text }] }));
     }
+    const askIds: string[] = [];
     for (const t of turn.serverToolUses ?? []) {
-      const use = stamp({ type: 'agent.tool_use', id: t.id ?? newEventId(), name: t.name, input: t.input ?? {}, evaluated_permission: 'allow' });
+      const kind = t.mcpServer !== undefined ? { type: 'agent.mcp_tool_use', mcp_server_name: t.mcpServer } : { type: 'agent.tool_use' };
+      const use = stamp({ ...kind, id: t.id ?? newEventId(), name: t.name, input: t.input ?? {}, evaluated_permission: t.ask ? 'ask' : 'allow' });
       broadcast(s, use);
-      broadcast(s, stamp({ type: 'agent.tool_result', tool_use_id: use['id'], content: [{ type: 'text', text: t.result ?? 'ok' }], is_error: false }));
+      if (t.ask) {
+        askIds.push(use['id'] as string);
+        s.asks.set(use['id'] as string, t.result ?? 'ok');
+      } else broadcast(s, stamp({ type: 'agent.tool_result', tool_use_id: use['id'], content: [{ type: 'text', text: t.result ?? 'ok' }], is_error: false }));
     }
     const toolIds: string[] = [];
     for (const t of turn.toolUses ?? []) {
@@ -327,10 +334,10 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
         verdict = v;
       });
     }
-    if (toolIds.length > 0) {
-      s.blocking = [...toolIds];
+    if (toolIds.length > 0 || askIds.length > 0) {
+      s.blocking = [...toolIds, ...askIds];
       if ((faults.staleIdleTurns ?? []).includes(index)) for (const id of toolIds) s.staleFor.add(id);
-      const named = (faults.splitBatchTurns ?? []).includes(index) ? toolIds.slice(0, 1) : toolIds;
+      const named = (faults.splitBatchTurns ?? []).includes(index) && toolIds.length > 0 ? toolIds.slice(0, 1) : s.blocking;
       s.status = 'idle';
       emitClosing(s, idle({ type: 'requires_action', event_ids: named }));
       return;
@@ -369,6 +376,16 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
         }
       } else if (type === 'user.message' || type === 'user.define_outcome') startsTurn = true;
       else if (type === 'user.custom_tool_result') results = true;
+      else if (type === 'user.tool_confirmation') {
+        const id = String(ev['tool_use_id']);
+        const text = s.asks.get(id);
+        if (text === undefined || s.answered.has(id)) continue;
+        s.answered.add(id);
+        results = true;
+        const denied = ev['result'] !== 'allow';
+        const content = denied ? `denied${typeof ev['deny_message'] === 'string' ? `: ${ev['deny_message']}` : ''}` : text;
+        broadcast(s, stamp({ type: 'agent.tool_result', tool_use_id: id, content: [{ type: 'text', text: content }], is_error: denied }));
+      }
     }
     if (results && s.blocking.length > 0) {
       const remaining = s.blocking.filter((id) => !s.answered.has(id));
@@ -615,6 +632,7 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
       seeded: false,
       interrupts: 0,
       blocking: [],
+      asks: new Map(),
       toolUseIds: new Set(),
       answered: new Set(),
       staleFor: new Set(),
@@ -639,6 +657,13 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
         if (typeof useId !== 'string' || !s.toolUseIds.has(useId)) {
           throw new HttpError(400, 'invalid_request_error', `events.${i}.custom_tool_use_id: no custom tool use with id "${String(useId)}" in this session`);
         }
+      }
+      if (e['type'] === 'user.tool_confirmation') {
+        if (typeof e['tool_use_id'] !== 'string' || !s.asks.has(e['tool_use_id'])) {
+          throw new HttpError(400, 'invalid_request_error', `events.${i}.tool_use_id: no tool use awaiting confirmation with id "${String(e['tool_use_id'])}" in this session`);
+        }
+        if (e['result'] !== 'allow' && e['result'] !== 'deny') throw new HttpError(400, 'invalid_request_error', `events.${i}.result: must be "allow" or "deny"`);
+        if (e['deny_message'] !== undefined && e['deny_message'] !== null && e['result'] !== 'deny') throw new HttpError(400, 'invalid_request_error', `events.${i}.deny_message: only allowed when result is "deny"`);
       }
       if (e['type'] === 'user.message' && (!Array.isArray(e['content']) || e['content'].length === 0)) {
         throw new HttpError(400, 'invalid_request_error', `events.${i}.content: value must contain at least 1 item`);

@@ -30,6 +30,10 @@ export type AgentRxEvent =
   | { readonly type: 'agentrx.reconnecting'; readonly attempt: number; readonly delayMs: number; readonly reason: string }
   | { readonly type: 'agentrx.reconnected'; readonly attempt: number; readonly missed: number; readonly pending: number }
   | { readonly type: 'agentrx.reprompt'; readonly attempt: number; readonly text: string }
+  /** The host waits for the caller to allow or deny these tool uses of its own (no `confirmTool` option: answer with `sendEvent`). */
+  | { readonly type: 'agentrx.confirmation_required'; readonly toolUses: readonly ToolUse[] }
+  /** The `confirmTool` option decided on a host-run tool use; the decision is being posted. */
+  | { readonly type: 'agentrx.tool_confirmation'; readonly toolUse: ToolUse; readonly allow: boolean; readonly denyMessage?: string }
   | { readonly type: 'agentrx.diagnostic'; readonly message: string }
   | { readonly type: 'agentrx.run_finished'; readonly runId: string; readonly threadId: string; readonly terminal: TurnResult['terminal']; readonly stopReason: unknown; readonly turns: number; readonly usage: Usage }
   | { readonly type: 'agentrx.run_error'; readonly runId: string; readonly threadId: string; readonly code: string; readonly message: string };

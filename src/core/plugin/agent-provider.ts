@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import { AgentRxError } from '../errors.js';
-import type { AgentSpec, Outcome, RawEvent, ToolResult, ToolUse, TurnResult } from '../model.js';
+import type { AgentSpec, Outcome, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
 
 /**
  * Extension point for loop hosts. A TypeScript rendering of the seed Provider callback set: every
@@ -120,6 +120,12 @@ export interface AgentProvider<Conn = unknown, Input = unknown> {
   userInput(text: string): Input;
   /** Input that resumes the loop after local tools ran; `results` are in `toolUses` order. */
   resumeInput(toolUses: readonly ToolUse[], results: readonly ToolResult[]): Input;
+  /**
+   * Input answering tool-use confirmations (hosts that ask before running a tool of their own).
+   * With `results`, one input carrying those tool results first, so a `requires_action` that names
+   * both kinds is answered in one post.
+   */
+  confirmationInput?(decisions: readonly ToolConfirmation[], results?: Input): Input;
   /** Input carrying one raw user event (streaming hosts only); absent → `sendEvent` is unsupported. */
   rawInput?(event: RawEvent): Input;
 
@@ -155,6 +161,12 @@ export interface AgentProvider<Conn = unknown, Input = unknown> {
    * when a `requires_action` turn names none of its own. Default: none recoverable.
    */
   pendingToolUses?(history: readonly RawEvent[]): readonly ToolUse[];
+  /**
+   * Host-run tool uses in the request's history (oldest first) that `ids` names and that still wait
+   * for a confirmation, when a `requires_action` re-names them without repeating the tool uses
+   * (a partial answer re-emits the rest). Default: none.
+   */
+  pendingConfirmations?(history: readonly RawEvent[], ids: readonly string[]): readonly ToolUse[];
   /** Maps one raw event to a normalized text chunk (or undefined). Default: no deltas. */
   textDelta?(event: RawEvent): string | { readonly text: string; readonly messageId?: string } | undefined;
   /** Dedupe key of an event. Default: its string `id` field. */

@@ -1,11 +1,25 @@
 import { AgentRxError } from '../errors.js';
-import type { Outcome, Usage } from '../model.js';
+import type { Outcome, ToolUse, Usage } from '../model.js';
 
 /**
  * A guard called after every turn that would continue the loop. Return `true` (or a reason
  * string) to halt the request with a `halted` error. Checked before `maxTurns`: the guard wins.
  */
 export type TurnGuard = (usage: Usage, turns: number) => boolean | string | undefined;
+
+/**
+ * Decides on a tool use the host runs itself but asks to confirm first (Claude Managed Agents'
+ * `always_ask` permission policy): `true` allows it, `false` denies it, or return the decision with
+ * a message for the agent. May be async (e.g. ask a person); the run timeout still applies. A
+ * throw or rejection denies the tool.
+ */
+export type ConfirmTool = (toolUse: ToolUse) => boolean | ToolDecision | Promise<boolean | ToolDecision>;
+
+/** A `confirmTool` decision with an optional message sent to the agent on a deny. */
+export interface ToolDecision {
+  readonly allow: boolean;
+  readonly denyMessage?: string;
+}
 
 /** Options of one session (`rx.run` / `rx.start`). */
 export interface SessionOptions {
@@ -21,6 +35,12 @@ export interface SessionOptions {
   readonly maxTurns?: number;
   readonly signal?: AbortSignal;
   readonly turnGuard?: TurnGuard;
+  /**
+   * Answers the host's requests to confirm tool uses of its own. Without it, `run` fails with
+   * `unresolved_requires_action` when the host asks, and a live session (`start`) emits
+   * `agentrx.confirmation_required` and waits for `sendEvent({ type: 'user.tool_confirmation', … })`.
+   */
+  readonly confirmTool?: ConfirmTool;
   /** Success criterion for hosts that support outcomes. */
   readonly outcome?: Outcome;
   /** With `terminalTool`: an `end_turn` without a call of that tool re-prompts (`maxReprompts` times). */
@@ -39,6 +59,7 @@ export interface ResolvedSessionOptions {
   readonly maxTurns: number;
   readonly signal: AbortSignal | undefined;
   readonly turnGuard: TurnGuard | undefined;
+  readonly confirmTool: ConfirmTool | undefined;
   readonly outcome: Outcome | undefined;
   readonly terminalTool: string | undefined;
   readonly maxReprompts: number;
@@ -84,6 +105,7 @@ export function resolveSessionOptions(
   int('maxTurns', opts.maxTurns, 1, 10_000);
   int('maxReprompts', opts.maxReprompts, 0, 100);
   if (opts.turnGuard !== undefined && typeof opts.turnGuard !== 'function') problems.push('turnGuard: must be a function (usage, turns) => boolean | string');
+  if (opts.confirmTool !== undefined && typeof opts.confirmTool !== 'function') problems.push('confirmTool: must be a function (toolUse) => boolean | { allow, denyMessage? } (or a promise of one)');
   if (opts.requireTerminalTool) {
     if (!opts.terminalTool) problems.push('terminalTool: required when requireTerminalTool is true (name the tool that ends the task)');
     else if (!ctx.toolNames.includes(opts.terminalTool)) problems.push(`terminalTool: '${opts.terminalTool}' is not a registered tool; registered: ${ctx.toolNames.join(', ') || '(none)'}`);
@@ -105,6 +127,7 @@ export function resolveSessionOptions(
     maxTurns: opts.maxTurns ?? defaults.maxTurns,
     signal: opts.signal,
     turnGuard: opts.turnGuard,
+    confirmTool: opts.confirmTool,
     outcome: opts.outcome,
     terminalTool: opts.requireTerminalTool ? opts.terminalTool : undefined,
     maxReprompts: opts.maxReprompts ?? defaults.maxReprompts,

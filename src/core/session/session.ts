@@ -5,7 +5,7 @@ import type { AgUiEvent } from '../events/agui-event.js';
 import { RecentKeys, dedupeById, extractTextDeltas, groupTurns, toAgUi } from '../events/operators/index.js';
 import type { AgentRxEvent, EventDraft, SessionEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
-import { addUsage, emptyUsage, type AgentSpec, type RawEvent, type SessionResult, type ToolUse, type TurnResult, type Usage } from '../model.js';
+import { addUsage, emptyUsage, type AgentSpec, type RawEvent, type SessionResult, type ToolConfirmation, type ToolUse, type TurnResult, type Usage } from '../model.js';
 import { defaultEventId, type AgentProvider, type IngestCursor, type StreamItem } from '../plugin/agent-provider.js';
 import { stopReasonForCode, type StopReason } from '../plugin/event-consumer.js';
 import type { ConsumerAttachment } from '../kernel/consumer-hub.js';
@@ -13,7 +13,7 @@ import type { SessionStore } from '../store/session-store.js';
 import type { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { ToolLedger } from '../tools/tool-ledger.js';
 import { AsyncQueue, abortReason, abortable, abortableDelay } from '../util/async.js';
-import type { ResolvedSessionOptions } from './session-options.js';
+import type { ConfirmTool, ResolvedSessionOptions, ToolDecision } from './session-options.js';
 
 /** The text sent when `requireTerminalTool` re-prompts after an `end_turn` without the tool. */
 export const REPROMPT_TEXT = (tool: string): string =>
@@ -95,6 +95,8 @@ export class Session {
   private generation = 0;
   private streamSub: Subscription | undefined;
   private reconnectAttempt = 0;
+  /** Host-run tool uses this session has answered a confirmation for. */
+  private readonly confirmed = new Set<string>();
   /**
    * streaming: provider events have arrived since the last turn boundary, so the host is in the
    * middle of a turn (e.g. a resume while it still runs). Input waits until that turn closes, so
@@ -333,9 +335,13 @@ export class Session {
       if (turn.customToolUses.some((u) => u.name === this.opts.terminalTool)) this.terminalToolCalled = true;
       this.emit({ type: 'agentrx.turn_end', turn: this.turn, terminal: turn.terminal, stopReason: turn.stopReason, usage: turn.usage, customToolUses: turn.customToolUses, serverToolUses: turn.serverToolUses });
       if (turn.terminal === 'requires_action') {
-        const uses = this.recoverUses(turn);
+        const confirmations = this.recoverConfirmations(turn);
+        const uses = this.recoverUses(turn, new Set(confirmations.map((u) => u.id)));
         this.checkLimits();
-        await send(await this.runTools(uses, signal));
+        const answer = await this.answer(uses, confirmations, signal);
+        if (answer !== undefined) await send(answer);
+        // Nothing to post: the caller answers the confirmations with sendEvent; the host's next turn follows.
+        else awaiting = true;
         continue;
       }
       if (turn.terminal === 'end_turn' && toSend.length > 0) continue;
@@ -422,8 +428,9 @@ export class Session {
    * recorded result). Without named ids: the batch's uses, else every unanswered use in the
    * history. Never an empty resume.
    */
-  private recoverUses(turn: TurnResult): readonly ToolUse[] {
-    const requested = turn.requestedToolUseIds ?? [];
+  private recoverUses(turn: TurnResult, confirming: ReadonlySet<string>): readonly ToolUse[] {
+    const requested = (turn.requestedToolUseIds ?? []).filter((id) => !confirming.has(id));
+    if (confirming.size > 0 && requested.length === 0) return [];
     if (requested.length === 0) {
       if (turn.customToolUses.length > 0 || turn.continueWithoutTools) return turn.customToolUses;
       const pending = this.deps.provider.pendingToolUses?.(this.requestEvents) ?? [];
@@ -444,12 +451,78 @@ export class Session {
     throw this.unresolved(turn);
   }
 
+  /**
+   * Host-run tool uses a `requires_action` turn asks to confirm: those of the batch, else (a
+   * re-emitted idle naming the rest) those the request's history holds. Ids this session has
+   * already answered are left out.
+   */
+  private recoverConfirmations(turn: TurnResult): readonly ToolUse[] {
+    const requested = turn.requestedToolUseIds ?? [];
+    const found = new Map((turn.confirmationToolUses ?? []).map((u) => [u.id, u]));
+    if (requested.some((id) => !found.has(id))) {
+      for (const u of this.deps.provider.pendingConfirmations?.(this.requestEvents, requested) ?? []) if (!found.has(u.id)) found.set(u.id, u);
+    }
+    return [...found.values()].filter((u) => !this.confirmed.has(u.id));
+  }
+
+  /**
+   * The input answering a `requires_action`: the tool results (if any), plus the confirmation
+   * decisions of `confirmTool` in the same post. Without `confirmTool`, a live session announces
+   * the request and posts only the results (undefined when there are none); `run` fails.
+   */
+  private async answer(uses: readonly ToolUse[], confirmations: readonly ToolUse[], signal: AbortSignal): Promise<PostedInput | undefined> {
+    // Without confirmations this is the plain resume (an empty one included, see continueWithoutTools).
+    if (confirmations.length === 0) return this.runTools(uses, signal);
+    const results = uses.length > 0 ? await this.runTools(uses, signal) : undefined;
+    const p = this.deps.provider;
+    const decide = this.opts.confirmTool;
+    if (!decide || !p.confirmationInput) {
+      this.emit({ type: 'agentrx.confirmation_required', toolUses: confirmations });
+      if (!this.live) {
+        const names = confirmations.map((u) => `'${u.name}' (${u.id})`).join(', ');
+        throw new AgentRxError(
+          'unresolved_requires_action',
+          p.confirmationInput
+            ? `the host asks to confirm ${names} before running it; pass confirmTool in the session options, or use rx.start() and answer with session.sendEvent({ type: 'user.tool_confirmation', tool_use_id, result: 'allow' | 'deny' })`
+            : `the host asks to confirm ${names} but provider '${p.id}' cannot answer confirmations`,
+          { toolUses: confirmations },
+        );
+      }
+      return results;
+    }
+    const decisions: ToolConfirmation[] = [];
+    for (const toolUse of confirmations) {
+      const decision = await this.decide(decide, toolUse, signal);
+      this.emit({ type: 'agentrx.tool_confirmation', toolUse, allow: decision.allow, ...(decision.denyMessage !== undefined ? { denyMessage: decision.denyMessage } : {}) });
+      decisions.push(decision);
+    }
+    for (const d of decisions) this.confirmed.add(d.toolUseId);
+    return new PostedInput(p.confirmationInput(decisions, results?.input), results?.toolUseIds ?? []);
+  }
+
+  /** Calls `confirmTool`; a throw, a rejection or a malformed answer denies the tool. */
+  private async decide(decide: ConfirmTool, toolUse: ToolUse, signal: AbortSignal): Promise<ToolConfirmation> {
+    try {
+      const d: unknown = await abortable(Promise.resolve().then(() => decide(toolUse)), signal);
+      if (typeof d === 'boolean') return { toolUseId: toolUse.id, allow: d };
+      if (typeof d === 'object' && d !== null && typeof (d as ToolDecision).allow === 'boolean') {
+        const { allow, denyMessage } = d as ToolDecision;
+        return { toolUseId: toolUse.id, allow, ...(!allow && typeof denyMessage === 'string' ? { denyMessage } : {}) };
+      }
+      return { toolUseId: toolUse.id, allow: false, denyMessage: 'confirmTool returned no decision' };
+    } catch (e) {
+      if (signal.aborted) throw abortReason(signal);
+      this.deps.logger.warn('confirmTool failed; the tool use is denied', { toolUseId: toolUse.id, error: toAgentRxError(e).message });
+      return { toolUseId: toolUse.id, allow: false, denyMessage: 'the confirmation failed' };
+    }
+  }
+
   private unresolved(turn: TurnResult): AgentRxError {
     return new AgentRxError('unresolved_requires_action', 'the host requires action but none of the tool uses it names could be found in this batch, the history or the ledger', { stopReason: turn.stopReason, requested: turn.requestedToolUseIds });
   }
 
   /** Runs tools (ledger-guarded) and returns the resume input; marks results posted after sending. */
-  private async runTools(uses: readonly ToolUse[], signal: AbortSignal): Promise<unknown> {
+  private async runTools(uses: readonly ToolUse[], signal: AbortSignal): Promise<PostedInput> {
     const results = await this.deps.dispatcher.dispatch(uses, {
       sessionId: this.sessionIdValue,
       signal,

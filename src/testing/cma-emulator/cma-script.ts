@@ -27,6 +27,15 @@ export interface CmaScriptServerToolUse {
   readonly input?: Readonly<Record<string, unknown>>;
   /** Text of the `agent.tool_result`. Default `ok`. */
   readonly result?: string;
+  /**
+   * `always_ask` permission: the `agent.tool_use` carries `evaluated_permission: 'ask'`, the
+   * closing `requires_action` names it, and the tool runs only after a `user.tool_confirmation`:
+   * `allow` → its `agent.tool_result`; `deny` → an `agent.tool_result` with `is_error` and the
+   * `deny_message` (this emulator's rendering of a denial).
+   */
+  readonly ask?: boolean;
+  /** Make it an `agent.mcp_tool_use` of this MCP server instead of an `agent.tool_use`. */
+  readonly mcpServer?: string;
 }
 
 /**

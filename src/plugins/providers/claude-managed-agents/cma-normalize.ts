@@ -77,7 +77,8 @@ export function normalizeCmaTurn(events: readonly RawEvent[]): TurnResult {
         customToolUses.push(toToolUse(use));
       }
     }
-    return { ...base, terminal: 'requires_action', stopReason, customToolUses, requestedToolUseIds: ids };
+    const confirmationToolUses = awaitingConfirmation(events, ids);
+    return { ...base, terminal: 'requires_action', stopReason, customToolUses, requestedToolUseIds: ids, ...(confirmationToolUses.length > 0 ? { confirmationToolUses } : {}) };
   }
   let terminal: TurnTerminal = reason !== undefined && END_TURN_REASONS.has(reason) ? 'end_turn' : 'terminated';
   if (terminal === 'end_turn' && reason === 'end_turn') {
@@ -108,6 +109,32 @@ export function pendingCmaToolUses(history: readonly RawEvent[]): ToolUse[] {
     if (typeOf(e) !== CmaEventType.agentCustomToolUse || id === undefined) continue;
     if (answered.has(id) || !named.has(id) || out.has(id)) continue;
     out.set(id, toToolUse(e));
+  }
+  return [...out.values()];
+}
+
+/**
+ * The `agent.tool_use` / `agent.mcp_tool_use` events of `events` (oldest first) that `ids` (a
+ * `requires_action` idle's `stop_reason.event_ids`) names and that no `user.tool_confirmation`
+ * in `events` answers, in `ids` order, each once: host-run tools waiting for the caller's allow
+ * or deny. An MCP tool's name is `<server>/<tool>`. Pure.
+ */
+export function awaitingConfirmation(events: readonly RawEvent[], ids: readonly string[]): ToolUse[] {
+  const uses = new Map<string, RawEvent>();
+  const answered = new Set<string>();
+  for (const e of events) {
+    const type = typeOf(e);
+    const id = idOf(e);
+    if ((type === CmaEventType.agentToolUse || type === CmaEventType.agentMcpToolUse) && id !== undefined && !uses.has(id)) uses.set(id, e);
+    else if (type === CmaEventType.userToolConfirmation && typeof e['tool_use_id'] === 'string') answered.add(e['tool_use_id']);
+  }
+  const out = new Map<string, ToolUse>();
+  for (const id of ids) {
+    const e = uses.get(id);
+    if (!e || answered.has(id) || out.has(id)) continue;
+    const use = toToolUse(e);
+    const server = e['mcp_server_name'];
+    out.set(id, typeOf(e) === CmaEventType.agentMcpToolUse && typeof server === 'string' ? { ...use, name: `${server}/${use.name}` } : use);
   }
   return [...out.values()];
 }

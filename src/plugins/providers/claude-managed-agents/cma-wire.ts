@@ -20,6 +20,7 @@ export const CmaEventType = {
   agentMessage: 'agent.message',
   agentCustomToolUse: 'agent.custom_tool_use',
   agentToolUse: 'agent.tool_use',
+  agentMcpToolUse: 'agent.mcp_tool_use',
   userMessage: 'user.message',
   userCustomToolResult: 'user.custom_tool_result',
   userDefineOutcome: 'user.define_outcome',
@@ -82,9 +83,9 @@ export function interruptEvent(): WireMap {
   return { type: CmaEventType.userInterrupt };
 }
 
-/** `user.tool_confirmation` approving or denying a pending server tool use. */
-export function toolConfirmationEvent(toolUseId: string, result: 'allow' | 'deny'): WireMap {
-  return { type: CmaEventType.userToolConfirmation, tool_use_id: toolUseId, result };
+/** `user.tool_confirmation` approving or denying a pending server or MCP tool use (`deny_message` only with a deny). */
+export function toolConfirmationEvent(toolUseId: string, result: 'allow' | 'deny', denyMessage?: string): WireMap {
+  return { type: CmaEventType.userToolConfirmation, tool_use_id: toolUseId, result, ...(result === 'deny' && denyMessage ? { deny_message: denyMessage } : {}) };
 }
 
 /** Shortens text for a message. */

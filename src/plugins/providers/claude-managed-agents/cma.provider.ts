@@ -5,14 +5,14 @@ import { inject, injectable, optional } from '../../../core/di/inversify.js';
 import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
 import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';
-import type { AgentSpec, RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
+import type { AgentSpec, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
 import { missedSince, type AgentProvider, type IngestCursor, type KickoffOptions, type OpenOptions, type Reconnected, type StreamItem } from '../../../core/plugin/agent-provider.js';
 import { DEFAULT_KICKOFF } from '../../../core/session/session.js';
 import { CmaClient } from './cma-client.js';
-import { CmaTextDeltas, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
+import { CmaTextDeltas, awaitingConfirmation, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
 import { isCmaHandle, provisionCma, type CmaHandle } from './cma-provision.js';
 import { cmaEventStream } from './cma-sse.js';
-import { CmaEventType, customToolResultEvent, defineOutcomeEvent, idOf, interruptEvent, typeOf, userMessageEvent, type WireMap } from './cma-wire.js';
+import { CmaEventType, customToolResultEvent, defineOutcomeEvent, idOf, interruptEvent, toolConfirmationEvent, typeOf, userMessageEvent, type WireMap } from './cma-wire.js';
 import { CmaProviderOptions } from './cma.config.js';
 
 /** What `pushInput` sends: one POST of user events. */
@@ -182,6 +182,15 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
     return { kind: 'results', events: ordered.map(customToolResultEvent) };
   }
 
+  /**
+   * One `user.tool_confirmation` per decision (`allow`/`deny`, with `deny_message` on a deny),
+   * after the tool results of `results` when given: one post answers a mixed `requires_action`.
+   */
+  confirmationInput(decisions: readonly ToolConfirmation[], results?: CmaInput): CmaInput {
+    const confirmations = decisions.map((d) => toolConfirmationEvent(d.toolUseId, d.allow ? 'allow' : 'deny', d.denyMessage));
+    return { kind: 'results', events: [...(results?.events ?? []), ...confirmations] };
+  }
+
   /** One raw user event, verbatim (e.g. `user.tool_confirmation`). */
   rawInput(event: RawEvent): CmaInput {
     return { kind: 'send', events: [{ ...event }] };
@@ -199,7 +208,8 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
       input.kind === 'results'
         ? (history: readonly RawEvent[]): WireMap[] => {
             const answered = new Set(history.filter((e) => typeOf(e) === CmaEventType.userCustomToolResult).map((e) => String(e['custom_tool_use_id'])));
-            return input.events.filter((e) => !answered.has(String(e['custom_tool_use_id'])));
+            const confirmed = new Set(history.filter((e) => typeOf(e) === CmaEventType.userToolConfirmation).map((e) => String(e['tool_use_id'])));
+            return input.events.filter((e) => (typeOf(e) === CmaEventType.userToolConfirmation ? !confirmed.has(String(e['tool_use_id'])) : !answered.has(String(e['custom_tool_use_id']))));
           }
         : undefined;
     await client.sendEvents(conn.sessionId, input.events, signal, reconcile);
@@ -306,6 +316,11 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
   /** Unanswered custom tool uses an idle asked for (see `pendingCmaToolUses`). Pure. */
   pendingToolUses(history: readonly RawEvent[]): readonly ToolUse[] {
     return pendingCmaToolUses(history);
+  }
+
+  /** Server and MCP tool uses in `history` that `ids` names and no `user.tool_confirmation` answers (see `awaitingConfirmation`). Pure. */
+  pendingConfirmations(history: readonly RawEvent[], ids: readonly string[]): readonly ToolUse[] {
+    return awaitingConfirmation(history, ids);
   }
 
   /** Text of `agent.message` events (and of `event_delta` previews when enabled), never twice. */

@@ -1,4 +1,4 @@
-import { CmaTextDeltas, isCmaTurnBoundary, messageText, normalizeCmaTurn, pendingCmaToolUses, usageOf } from '../../../../src/plugins/providers/claude-managed-agents/cma-normalize.js';
+import { CmaTextDeltas, awaitingConfirmation, isCmaTurnBoundary, messageText, normalizeCmaTurn, pendingCmaToolUses, usageOf } from '../../../../src/plugins/providers/claude-managed-agents/cma-normalize.js';
 
 const use = (id: string, name = 'echo', input: unknown = { text: id }) => ({ type: 'agent.custom_tool_use', id, name, input });
 const idle = (stop_reason: unknown, id = 'idle') => ({ type: 'session.status_idle', id, stop_reason });
@@ -114,6 +114,31 @@ describe('pendingCmaToolUses', () => {
   it('should leave out uses no idle named (not ours, or not asked yet)', () => {
     expect(pendingCmaToolUses([use('a'), idle({ type: 'end_turn' })])).toEqual([]);
     expect(pendingCmaToolUses([use('a')])).toEqual([]);
+  });
+});
+
+describe('awaitingConfirmation', () => {
+  const events = [
+    { type: 'agent.tool_use', id: 'a', name: 'web_search', input: { q: 1 }, evaluated_permission: 'ask' },
+    { type: 'agent.mcp_tool_use', id: 'b', name: 'delete_repo', mcp_server_name: 'github', input: {}, evaluated_permission: 'ask' },
+    { type: 'agent.tool_use', id: 'c', name: 'bash', evaluated_permission: 'ask' },
+    { type: 'agent.custom_tool_use', id: 'd', name: 'echo', input: {} },
+    { type: 'user.tool_confirmation', tool_use_id: 'c', result: 'allow' },
+  ];
+
+  it('should return the named host tool uses no confirmation answers, in the order named, MCP ones as server/tool', () => {
+    expect(awaitingConfirmation(events, ['d', 'b', 'c', 'a', 'b', 'zz'])).toEqual([
+      { id: 'b', name: 'github/delete_repo', input: {} },
+      { id: 'a', name: 'web_search', input: { q: 1 } },
+    ]);
+  });
+
+  it('should be what normalizeCmaTurn reports for a requires_action idle', () => {
+    const idle = { type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: ['d', 'a'] } };
+    const turn = normalizeCmaTurn([...events, idle]);
+    expect(turn.customToolUses.map((u) => u.id)).toEqual(['d']);
+    expect(turn.confirmationToolUses?.map((u) => u.id)).toEqual(['a']);
+    expect(normalizeCmaTurn([events[3]!, { ...idle, stop_reason: { type: 'requires_action', event_ids: ['d'] } }]).confirmationToolUses).toBeUndefined();
   });
 });
 

@@ -293,9 +293,10 @@ describe('CmaAgentProvider through AgentRx', () => {
 
   describe('.sendEvent', () => {
     it('should post a raw user event verbatim (a tool confirmation) while the session runs', async () => {
-      const { emu, rx } = await setup({ script: [{ text: 'waiting', thinkMs: 60_000 }] });
+      const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_tool', name: 'web_search', ask: true }] }, { text: 'waiting', thinkMs: 60_000 }] });
       const s = rx.start({ prompt: 'go' });
-      await emu.waitFor(() => [...emu.sessions.values()].some((x) => x.received.length === 1));
+      const asking = (e: Record<string, unknown>): boolean => e['type'] === 'session.status_idle' && JSON.stringify(e['stop_reason']).includes('sevt_tool');
+      await emu.waitFor(() => [...emu.sessions.values()].some((x) => x.history.some(asking)));
       await s.sendEvent({ type: 'user.tool_confirmation', tool_use_id: 'sevt_tool', result: 'allow' });
       const session = [...emu.sessions.values()][0]!;
       expect(sends(emu).at(-1)!.events).toEqual([{ type: 'user.tool_confirmation', tool_use_id: 'sevt_tool', result: 'allow' }]);
@@ -328,6 +329,116 @@ describe('CmaAgentProvider through AgentRx', () => {
       const session = [...emu.sessions.values()][0]!;
       await emu.waitFor(() => session.interrupts === 1 && session.openStreams === 0);
       expect(received(emu, session.id, 'user.interrupt')).toHaveLength(1);
+    });
+  });
+
+  describe('when the agent asks to confirm tools of its own (always_ask)', () => {
+    const askingScript = [
+      {
+        text: 'Checking.',
+        serverToolUses: [{ id: 'sevt_ws', name: 'web_search', input: { query: 'x' }, ask: true, result: 'found' }, { id: 'sevt_mcp', name: 'delete_repo', mcpServer: 'github', ask: true }],
+        toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }],
+      },
+      { text: 'Done.' },
+    ];
+
+    it('should ask confirmTool for each, post the decisions with the tool result in one request, and finish', async () => {
+      const { emu, rx } = await setup({ script: askingScript });
+      const asked: string[] = [];
+      const { envs, result } = await runCollecting(rx, {
+        prompt: 'go',
+        confirmTool: async (use) => {
+          asked.push(use.name);
+          return use.name === 'web_search' ? true : { allow: false, denyMessage: 'not this one' };
+        },
+      });
+
+      expect(result).toMatchObject({ terminal: 'end_turn', text: 'Done.' });
+      expect(asked).toEqual(['web_search', 'github/delete_repo']);
+      expect(EchoToolHandler.calls).toHaveLength(1);
+      const answers = sends(emu).filter((p) => p.events.some((e) => e['type'] !== 'user.message'));
+      expect(answers).toEqual([
+        {
+          status: 200,
+          events: [
+            expect.objectContaining({ type: 'user.custom_tool_result', custom_tool_use_id: 'toolu_1' }),
+            { type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'allow' },
+            { type: 'user.tool_confirmation', tool_use_id: 'sevt_mcp', result: 'deny', deny_message: 'not this one' },
+          ],
+        },
+      ]);
+      const decisions = envs.filter((e) => isAgentRxEvent(e, 'agentrx.tool_confirmation')).map((e) => [e.raw['toolUse']['id'], e.raw['allow']]);
+      expect(decisions).toEqual([
+        ['sevt_ws', true],
+        ['sevt_mcp', false],
+      ]);
+    });
+
+    it('should deny a tool whose confirmTool throws, and still finish', async () => {
+      const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }] });
+      const result = await rx.run({
+        prompt: 'go',
+        confirmTool: () => {
+          throw new Error('no one to ask');
+        },
+      });
+      expect(result.text).toBe('Done.');
+      expect(received(emu, result.sessionId, 'user.tool_confirmation')).toEqual([expect.objectContaining({ tool_use_id: 'sevt_ws', result: 'deny' })]);
+    });
+
+    it('should post the tool result alone in a live session without confirmTool, and ask again when the host re-names the rest', async () => {
+      const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }], toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }] }, { text: 'Done.' }] });
+      const s = rx.start({ prompt: 'go' });
+      const announced: string[][] = [];
+      s.events$.subscribe((e) => {
+        if (!isAgentRxEvent(e, 'agentrx.confirmation_required')) return;
+        const ids = e.raw.toolUses.map((u) => u.id);
+        announced.push(ids);
+        // Answer only the second announcement, which comes from the idle re-naming what is left.
+        if (announced.length === 2) for (const id of ids) void s.sendEvent({ type: 'user.tool_confirmation', tool_use_id: id, result: 'allow' });
+      });
+      const result = await s.result;
+      s.close();
+      await s.closed;
+      expect(result.text).toBe('Done.');
+      expect(announced).toEqual([['sevt_ws'], ['sevt_ws']]);
+      expect(sends(emu).map((p) => p.events.map((e) => e['type']))).toEqual([['user.message'], ['user.custom_tool_result'], ['user.tool_confirmation']]);
+    });
+
+    it('should reject a confirmation of a tool use that awaits none with the host\'s 400', async () => {
+      const { emu, rx } = await setup({ script: [{ text: 'waiting', thinkMs: 60_000 }] });
+      const s = rx.start({ prompt: 'go' });
+      await emu.waitFor(() => [...emu.sessions.values()].some((x) => x.received.length === 1));
+      await expect(s.sendEvent({ type: 'user.tool_confirmation', tool_use_id: 'sevt_none', result: 'allow' })).rejects.toMatchObject({ code: 'http_error', details: { status: 400 } });
+      s.cancel();
+      await s.closed;
+    });
+
+    it('should fail run() without confirmTool with unresolved_requires_action naming the tool and the fix', async () => {
+      const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }] });
+      const err = await rx.run({ prompt: 'go' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: 'unresolved_requires_action', message: expect.stringContaining("'web_search' (sevt_ws)") });
+      expect(String((err as Error).message)).toContain('confirmTool');
+      expect(sends(emu).flatMap((p) => p.events).filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([]);
+    });
+
+    it('should let a live session without confirmTool announce the request and continue after sendEvent', async () => {
+      const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }] });
+      const s = rx.start({ prompt: 'go' });
+      s.events$.subscribe((e) => {
+        if (isAgentRxEvent(e, 'agentrx.confirmation_required')) {
+          const ids = e.raw.toolUses.map((u) => u.id);
+          for (const id of ids) void s.sendEvent({ type: 'user.tool_confirmation', tool_use_id: id, result: 'allow' });
+        }
+      });
+      const result = await s.result;
+      s.close();
+      await s.closed;
+      expect(result).toMatchObject({ terminal: 'end_turn', text: 'Done.' });
+      expect(received(emu, result.sessionId, 'user.tool_confirmation')).toEqual([expect.objectContaining({ tool_use_id: 'sevt_ws', result: 'allow' })]);
     });
   });
 });
