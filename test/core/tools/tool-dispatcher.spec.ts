@@ -144,4 +144,12 @@ describe('declarationOf', () => {
       inputSchema: expect.objectContaining({ type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }),
     });
   });
+
+  it('should build a handler\'s declaration once and share it frozen', () => {
+    const tool = new GateTool();
+    const first = declarationOf(tool);
+    expect(declarationOf(tool)).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.inputSchema)).toBe(true);
+    expect(declarationOf(new GateTool())).not.toBe(first);
+  });
 });
