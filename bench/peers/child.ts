@@ -1,7 +1,8 @@
 /**
- * One runner in a fresh process: `node --expose-gc child.js <runner> <baseUrl> seq|conc <n> <warmup>`.
- * Prints one JSON line with per-session CPU/wall (seq) or the concurrent wall and event-loop delay
- * (conc), and memory after GC.
+ * One runner in a fresh process: `node --expose-gc child.js <runner> <baseUrl> seq|conc|live <n> <warmup>`.
+ * Prints one JSON line with per-session CPU/wall (seq), the concurrent wall and event-loop delay
+ * (conc), or the largest heap after a forced GC while n concurrent sessions run (live), and
+ * memory after GC.
  */
 import { FINAL_TEXT, TOOL_CALLS_PER_SESSION, cpuMs, loopDelay, memAfterGc } from './shared.js';
 import type { Setup } from './runners/types.js';
@@ -33,6 +34,21 @@ if (mode === 'seq') {
   }
   const memEnd = memAfterGc();
   process.stdout.write(JSON.stringify({ cpu, wall, memLoaded, memWarm, memEnd }) + '\n');
+} else if (mode === 'live') {
+  // Live state per session: all n started at once, a forced GC every second while they run; the
+  // largest heap (and RSS) after GC, with how many sessions were still in flight at that moment.
+  let inFlight = n;
+  const started = Array.from({ length: n }, () => session().then((o) => (inFlight--, o)));
+  let best = { heapUsed: 0, rss: 0, inFlight: 0, atMs: 0 };
+  const t0 = performance.now();
+  const sampler = setInterval(() => {
+    const m = memAfterGc();
+    if (m.heapUsed > best.heapUsed) best = { heapUsed: m.heapUsed, rss: m.rss, inFlight, atMs: performance.now() - t0 };
+  }, 1000);
+  const outcomes = await Promise.all(started);
+  clearInterval(sampler);
+  for (const o of outcomes) check(o);
+  process.stdout.write(JSON.stringify({ live: best, memWarm }) + '\n');
 } else {
   const c0 = process.cpuUsage();
   const eld = loopDelay();
