@@ -24,6 +24,12 @@ export interface OpenOptions {
   readonly history?: readonly RawEvent[];
   /** Aborted when the session is cancelled or times out. */
   readonly signal: AbortSignal;
+  /**
+   * The session's turn limit per request (`limits.maxTurns` or the `maxTurns` session option).
+   * Providers that run the loop themselves can warn the model before it (Local's final-turn
+   * directive); the Session enforces the limit either way.
+   */
+  readonly maxTurns?: number;
 }
 
 /** Options for `kickoffInput`. */

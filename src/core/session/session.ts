@@ -248,7 +248,7 @@ export class Session {
   private async open(signal: AbortSignal): Promise<void> {
     const p = this.deps.provider;
     const handle = await abortable(this.deps.provision(), signal);
-    this.conn = await abortable(p.open({ sessionId: this.opts.sessionId, spec: this.deps.spec, handle, signal }), signal);
+    this.conn = await abortable(p.open({ sessionId: this.opts.sessionId, spec: this.deps.spec, handle, signal, maxTurns: this.opts.maxTurns }), signal);
     this.sessionIdValue = p.sessionId(this.conn) ?? this.opts.sessionId;
     this.threadId = this.sessionIdValue ?? `thread-${randomUUID()}`;
     if (this.sessionIdValue) {

@@ -59,8 +59,8 @@ export class LocalProviderOptionsClass {
 
   /**
    * Model calls allowed per request (a user message starts a request). The call that would reach
-   * it carries a final-turn directive asking the model to answer now without tools. Unset = no
-   * directive.
+   * it carries a final-turn directive asking the model to answer now without tools. Unset = the
+   * session's turn limit (`limits.maxTurns`, or the `maxTurns` session option).
    */
   @IsOptional()
   @IsInt()

@@ -62,6 +62,8 @@ export interface LocalConn {
   errorCounts: Map<string, number>;
   readonly inflight: Set<AbortController>;
   closed: boolean;
+  /** Model calls per request; the call that reaches it carries the final-turn directive. */
+  readonly maxTurns: number | undefined;
 }
 
 /** Staged changes of one poll; committed to the conn only when the model call succeeds. */
@@ -126,6 +128,7 @@ export class LocalAgentProvider implements AgentProvider<LocalConn, LocalInput> 
       errorCounts: new Map(),
       inflight: new Set(),
       closed: false,
+      maxTurns: this.options.maxTurns ?? opts.maxTurns,
     };
   }
 
@@ -296,7 +299,7 @@ export class LocalAgentProvider implements AgentProvider<LocalConn, LocalInput> 
     } else {
       throw new AgentRxError('invalid_options', `Unknown local input kind: ${String((input as { kind?: unknown }).kind)}`);
     }
-    const max = this.options.maxTurns;
+    const max = conn.maxTurns;
     if (max !== undefined && s.polls + 1 >= max) {
       s.history.push({ role: 'user', content: FINAL_TURN_DIRECTIVE });
       s.directives.push({ type: 'local.directive', role: 'final_turn', text: FINAL_TURN_DIRECTIVE });

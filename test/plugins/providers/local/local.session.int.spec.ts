@@ -50,6 +50,23 @@ describe('LocalAgentProvider through AgentRx', () => {
       });
     });
 
+    describe('when the session has a turn limit and the provider sets none', () => {
+      it('should put the final-turn directive on the call that reaches the session\'s maxTurns', async () => {
+        emulator = await startOpenAiEmulator({
+          script: [{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }, { text: 'Wrapping up.' }],
+        });
+        rx = await AgentRx.create({
+          config: { provider: 'local', providers: { local: { baseUrl: emulator.baseUrl, model: 'scripted' } }, consumers: { terminal: false } },
+          tools: [EchoToolHandler],
+        });
+        const result = await rx.run({ prompt: 'go', maxTurns: 2 });
+
+        expect(result).toMatchObject({ terminal: 'end_turn', turns: 2, text: 'Wrapping up.' });
+        const bodies = emulator.requests.filter((r) => r.path.endsWith('/chat/completions')).map((r) => (r.body as { messages: { role: string; content?: string }[] }).messages);
+        expect(bodies.map((m) => m.at(-1)!.content?.startsWith('FINAL TURN') === true)).toEqual([false, true]);
+      });
+    });
+
     describe('when the model sends arguments that are not valid JSON', () => {
       it('should return an is_error result to the model and finish', async () => {
         emulator = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'bad', name: 'echo', arguments: '{"text": "unterminated' }] }, { text: 'sorry' }] });
