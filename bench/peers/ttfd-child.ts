@@ -2,10 +2,12 @@
  * Time to first delta, in a fresh process: `node ttfd-child.js <baseUrl> <n> <warmup>`. Alternates
  * a raw axios stream read of a chat completion (time to the first non-empty `delta.content`) with
  * an agentrx `rx.run()` on the Local provider (time to the first TEXT_MESSAGE_CONTENT a consumer
- * sees), both timed from just before the call. Prints one JSON line.
+ * sees), both timed from just before the call. Prints one JSON line, with which samples had a
+ * garbage collection running inside them.
  */
 import 'reflect-metadata';
 import axios from 'axios';
+import { PerformanceObserver } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { AgentRx } from '../../src/agentrx.js';
 import type { AgUiEvent } from '../../src/core/events/agui-event.js';
@@ -68,17 +70,34 @@ for (let i = 0; i < warmup; i++) {
   await viaAxios();
   await viaAgentRx();
 }
+// Garbage collections, to tell which samples had one running inside them.
+const gcs: [number, number][] = [];
+const gcObserver = new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcs.push([e.startTime, e.startTime + e.duration]);
+});
+gcObserver.observe({ entryTypes: ['gc'] });
 const raw: number[] = [];
 const arx: number[] = [];
+const rawSpans: [number, number][] = [];
+const arxSpans: [number, number][] = [];
+const timed = async (f: () => Promise<number>, values: number[], spans: [number, number][]): Promise<void> => {
+  const start = performance.now();
+  values.push(await f());
+  spans.push([start, performance.now()]);
+};
 for (let i = 0; i < n; i++) {
   // Alternate which goes first so drift and GC land on both sides alike.
   if (i % 2 === 0) {
-    raw.push(await viaAxios());
-    arx.push(await viaAgentRx());
+    await timed(viaAxios, raw, rawSpans);
+    await timed(viaAgentRx, arx, arxSpans);
   } else {
-    arx.push(await viaAgentRx());
-    raw.push(await viaAxios());
+    await timed(viaAgentRx, arx, arxSpans);
+    await timed(viaAxios, raw, rawSpans);
   }
 }
 await rx.stop();
-process.stdout.write(JSON.stringify({ raw, arx }) + '\n');
+// Observer callbacks are delivered asynchronously: let the last entries arrive.
+await new Promise((resolve) => setTimeout(resolve, 50));
+gcObserver.disconnect();
+const hadGc = (spans: [number, number][]): boolean[] => spans.map(([a, b]) => gcs.some(([s, e]) => s < b && e > a));
+process.stdout.write(JSON.stringify({ raw, arx, rawGc: hadGc(rawSpans), arxGc: hadGc(arxSpans) }) + '\n');
