@@ -10,7 +10,7 @@ import { validateConfig, type ConfigEnv } from './core/config/load-config.js';
 import { loadConfig } from './core/config/load-config.js';
 import { Container, ContainerModule, type Newable } from './core/di/inversify.js';
 import { bindPlugin } from './core/di/bind-plugin.js';
-import { AgentRxError } from './core/errors.js';
+import { AgentRxError, toAgentRxError } from './core/errors.js';
 import { Kernel } from './core/kernel/kernel.js';
 import { PluginRegistry } from './core/kernel/plugin-registry.js';
 import { Logger, StderrLogger } from './core/logger.js';
@@ -151,6 +151,37 @@ export class AgentRx {
   /** Cancels every running session. */
   cancelAll(): void {
     for (const s of this.sessions) s.cancel();
+  }
+
+  /**
+   * Removes the provider-side resources this instance provisioned and created (a Claude Managed
+   * Agents agent and environment, a Bedrock AgentCore harness). Resources it adopted by their
+   * content-addressed name are left alone: another process may be using them. Nothing is removed
+   * by `stop()`: provisioned resources are meant to outlive a run. Call it once the sessions that
+   * use them have finished; a later session provisions again. Every provider is tried; failures
+   * are reported together in one `provider_error`.
+   */
+  async teardown(signal: AbortSignal = AbortSignal.timeout(this.config.limits.runTimeoutMs)): Promise<void> {
+    const failures: string[] = [];
+    for (const [id, pending] of [...this.handles]) {
+      this.handles.delete(id);
+      const provider = this.providers.get(id);
+      if (!provider?.teardown) continue;
+      let handle: unknown;
+      try {
+        handle = await pending;
+      } catch {
+        continue; // provisioning failed: nothing was created
+      }
+      try {
+        await provider.teardown(handle, signal);
+      } catch (e) {
+        failures.push(`${id}: ${toAgentRxError(e).message}`);
+      }
+    }
+    if (failures.length > 0) {
+      throw new AgentRxError('provider_error', `teardown failed for ${failures.length} provider(s):\n${failures.map((f) => `- ${f}`).join('\n')}`, { failures });
+    }
   }
 
   /** Cancels running sessions, waits for them to close, then stops the kernel. Idempotent. */

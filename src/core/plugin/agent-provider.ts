@@ -110,7 +110,10 @@ export interface AgentProvider<Conn = unknown, Input = unknown> {
 
   /** Creates (or looks up) the provider-side agent for `spec`; returns a durable handle. */
   provision?(spec: AgentSpec, signal: AbortSignal): Promise<unknown>;
-  /** Deletes the provider-side resource named by `handle`. */
+  /**
+   * Removes what `provision` created for `handle`. Resources it adopted by name (another process
+   * may be using them) or took from the config are left alone. Called by `AgentRx.teardown()`.
+   */
   teardown?(handle: unknown, signal: AbortSignal): Promise<void>;
 
   /** Establishes the session (fresh, or resumed when `opts.sessionId` is set). Does not attach a stream. */

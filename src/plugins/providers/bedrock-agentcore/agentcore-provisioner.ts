@@ -22,7 +22,7 @@ type Document = NonNullable<NonNullable<HarnessTool['config']>['inlineFunction']
 export interface AgentCoreHarnessHandle {
   /** The harness to invoke. */
   readonly harnessArn: string;
-  /** Set when the harness came from the control plane (created or adopted by name); `teardown` deletes it. */
+  /** Set when the harness came from the control plane (created or adopted by name); `teardown` deletes it only when `created`. */
   readonly harnessId?: string;
   /** The harness name, when it came from the control plane. */
   readonly harnessName?: string;
@@ -181,9 +181,13 @@ export class AgentCoreProvisioner {
     throw new AgentRxError('provider_error', `CreateHarness for ${name} kept conflicting with a harness that was being deleted`, { harnessName: name });
   }
 
-  /** Deletes the harness of `handle` (a configured ARN without `harnessId` is left alone). A missing harness counts as deleted. */
+  /**
+   * Deletes the harness of `handle` if this provisioning created it. A configured ARN and a
+   * harness adopted by name (another process may be using it) are left alone. A missing harness
+   * counts as deleted.
+   */
   async teardown(handle: AgentCoreHarnessHandle, signal: AbortSignal): Promise<void> {
-    if (handle.harnessId === undefined) return;
+    if (handle.harnessId === undefined || !handle.created) return;
     const id = handle.harnessId;
     try {
       await this.call('DeleteHarness', () => new DeleteHarnessCommand({ harnessId: id }), true, new Budget(this.opts.provisionTimeoutMs), signal);

@@ -22,7 +22,10 @@ export interface CmaHandle {
   /** Content-addressed names of what was provisioned (absent for ids taken from the config). */
   readonly agentName?: string;
   readonly environmentName?: string;
-  /** Which resources this handle provisioned (teardown archives only those). */
+  /**
+   * Which resources this handle created (teardown archives only those). Ids from the config and
+   * resources adopted by their content-addressed name (another process may use them) are false.
+   */
   readonly provisioned: { readonly agent: boolean; readonly environment: boolean };
 }
 
@@ -78,11 +81,15 @@ export interface ProvisionSettings {
 export async function provisionCma(client: CmaClient, spec: AgentSpec, settings: ProvisionSettings, signal: AbortSignal, logger: Logger): Promise<CmaHandle> {
   let environmentId = settings.environmentId;
   let environmentName: string | undefined;
+  let createdEnvironment = false;
+  let createdAgent = false;
   if (environmentId === undefined) {
     const config = { ...settings.environment };
     environmentName = contentAddressedName(settings.environmentName, { config });
     const name = environmentName;
-    environmentId = await ensure('environment', name, () => client.createEnvironment({ name, config }, signal), () => client.listEnvironments(signal), logger);
+    const ensured = await ensure('environment', name, () => client.createEnvironment({ name, config }, signal), () => client.listEnvironments(signal), logger);
+    environmentId = ensured.id;
+    createdEnvironment = ensured.created;
   }
   let agentId = settings.agentId;
   let agentName: string | undefined;
@@ -90,22 +97,25 @@ export async function provisionCma(client: CmaClient, spec: AgentSpec, settings:
     const body = agentBodyOf(spec, settings.model);
     agentName = contentAddressedName(spec.name, body);
     const name = agentName;
-    agentId = await ensure('agent', name, () => client.createAgent({ name, ...body }, signal), () => client.listAgents(signal), logger);
+    const ensured = await ensure('agent', name, () => client.createAgent({ name, ...body }, signal), () => client.listAgents(signal), logger);
+    agentId = ensured.id;
+    createdAgent = ensured.created;
   }
   return {
     agentId,
     environmentId,
     ...(agentName !== undefined ? { agentName } : {}),
     ...(environmentName !== undefined ? { environmentName } : {}),
-    provisioned: { agent: settings.agentId === undefined, environment: settings.environmentId === undefined },
+    provisioned: { agent: createdAgent, environment: createdEnvironment },
   };
 }
 
-async function ensure(kind: string, name: string, create: () => Promise<WireMap>, list: () => Promise<WireMap[]>, logger: Logger): Promise<string> {
+/** Creates the named resource, or adopts the active one of that name on a 409; says which. */
+async function ensure(kind: string, name: string, create: () => Promise<WireMap>, list: () => Promise<WireMap[]>, logger: Logger): Promise<{ id: string; created: boolean }> {
   try {
     const created = await create();
     if (typeof created['id'] !== 'string') throw new AgentRxError('provider_error', `creating the ${kind} "${name}" answered without an id`);
-    return created['id'];
+    return { id: created['id'], created: true };
   } catch (e) {
     if (!isAgentRxError(e, 'http_error') || e.details?.['status'] !== 409) throw e;
     const found = (await list()).find((r) => r['name'] === name && (r['archived_at'] === null || r['archived_at'] === undefined));
@@ -113,6 +123,6 @@ async function ensure(kind: string, name: string, create: () => Promise<WireMap>
       throw new AgentRxError('http_error', `creating the ${kind} "${name}" answered 409 (it exists), but no active ${kind} of that name was found`, { status: 409, name });
     }
     logger.debug(`claude-managed-agents: reusing the existing ${kind}`, { name, id: found['id'] });
-    return found['id'];
+    return { id: found['id'], created: false };
   }
 }

@@ -174,6 +174,12 @@ describe('AgentCoreProvisioner', () => {
       expect(emulator.harnesses()).toHaveLength(0);
       await expect(p.teardown({ harnessArn: 'arn:x', harnessId: 'mine-1', created: true }, signal())).resolves.toBeUndefined();
     });
+
+    it('should leave a harness it adopted by name alone', async () => {
+      const p = await setup({ harnesses: [{ harnessName: 'theirs', harnessId: 'theirs-1' }] });
+      await p.teardown({ harnessArn: 'arn:x', harnessId: 'theirs-1', harnessName: 'theirs', created: false }, signal());
+      expect(emulator.harnesses()).toHaveLength(1);
+    });
   });
 });
 

@@ -70,7 +70,8 @@ describe('CmaAgentProvider over HTTP', () => {
     it('should recover the existing agent by exact name on 409 (a second process, same spec)', async () => {
       const { e, handle } = await setup();
       const again = await provider(e).provision(spec, signal());
-      expect(again).toEqual(handle);
+      // Adopted, not created: its teardown must not archive what the first process uses.
+      expect(again).toEqual({ ...handle, provisioned: { agent: false, environment: false } });
       expect(e.agents.size).toBe(1);
       expect(e.requests.filter((r) => r.path === '/v1/agents' && r.method === 'POST').map((r) => r.status)).toEqual([200, 409]);
     });

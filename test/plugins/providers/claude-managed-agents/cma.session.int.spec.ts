@@ -441,4 +441,27 @@ describe('CmaAgentProvider through AgentRx', () => {
       expect(received(emu, result.sessionId, 'user.tool_confirmation')).toEqual([expect.objectContaining({ tool_use_id: 'sevt_ws', result: 'allow' })]);
     });
   });
+
+  describe('rx.teardown', () => {
+    it('should archive the agent and environment this instance created, once, and leave adopted ones alone', async () => {
+      const { emu, rx } = await setup({ script: [{ text: 'one' }, { text: 'two' }] });
+      await rx.run({ prompt: 'go' });
+      const [agent] = [...emu.agents.values()];
+      const [environment] = [...emu.environments.values()];
+
+      // A second instance adopts the same content-addressed agent and environment.
+      const other = await createCmaRx(emu);
+      await other.run({ prompt: 'again' });
+      await other.teardown();
+      expect([agent!['archived_at'], environment!['archived_at']]).toEqual([null, null]);
+      await other.stop();
+
+      await rx.teardown();
+      expect(agent!['archived_at']).not.toBeNull();
+      expect(environment!['archived_at']).not.toBeNull();
+      const archives = emu.requests.filter((r) => r.path.endsWith('/archive'));
+      await rx.teardown();
+      expect(emu.requests.filter((r) => r.path.endsWith('/archive'))).toHaveLength(archives.length);
+    });
+  });
 });
