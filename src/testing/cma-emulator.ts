@@ -799,6 +799,8 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
         s.history.push(ev);
         if (ev['type'] === 'agent.custom_tool_use') s.toolUseIds.add(ev['id'] as string);
         if (ev['type'] === 'user.custom_tool_result') s.answered.add(String(ev['custom_tool_use_id']));
+        if ((ev['type'] === 'agent.tool_use' || ev['type'] === 'agent.mcp_tool_use') && ev['evaluated_permission'] === 'ask') s.asks.set(ev['id'] as string, 'ok');
+        if (ev['type'] === 'user.tool_confirmation') s.answered.add(String(ev['tool_use_id']));
       }
       const lastIdle = [...s.history].reverse().find((e) => e['type'] === 'session.status_idle');
       const reason = isMap(lastIdle?.['stop_reason']) ? lastIdle['stop_reason'] : undefined;

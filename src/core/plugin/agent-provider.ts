@@ -52,6 +52,8 @@ export interface Reconnected {
   readonly missed: readonly RawEvent[];
   /** Custom tool uses with no answer in the whole history, in call order. */
   readonly pending: readonly ToolUse[];
+  /** Host-run tool uses the host is still blocked on, waiting for a confirmation (see `TurnResult.confirmationToolUses`). */
+  readonly confirmations?: readonly ToolUse[];
 }
 
 /**

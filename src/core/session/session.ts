@@ -42,7 +42,7 @@ export interface SessionDeps {
 
 type InboxItem =
   | { readonly kind: 'turn'; readonly events: readonly RawEvent[] }
-  | { readonly kind: 'redrive'; readonly pending: readonly ToolUse[] }
+  | { readonly kind: 'redrive'; readonly pending: readonly ToolUse[]; readonly confirmations: readonly ToolUse[] }
   | { readonly kind: 'message'; readonly text: string };
 
 /**
@@ -268,7 +268,7 @@ export class Session {
     if (!p.reconnect) return;
     const rec = await abortable(p.reconnect(this.conn, this.cursor(), signal), signal);
     this.feedRecovered(rec.missed);
-    this.queueRedrive(rec.pending);
+    this.queueRedrive(rec.pending, rec.confirmations ?? []);
   }
 
   /** Ingests recovered history, then the live events held since the stream re-attached. */
@@ -279,9 +279,10 @@ export class Session {
     for (const ev of held) this.ingest(ev);
   }
 
-  private queueRedrive(pending: readonly ToolUse[]): void {
+  private queueRedrive(pending: readonly ToolUse[], confirmations: readonly ToolUse[]): void {
     const open = pending.filter((u) => this.ledger.get(u.id)?.state !== 'posted');
-    if (open.length > 0) this.inbox.push({ kind: 'redrive', pending: open });
+    const unconfirmed = confirmations.filter((u) => !this.confirmed.has(u.id));
+    if (open.length > 0 || unconfirmed.length > 0) this.inbox.push({ kind: 'redrive', pending: open, confirmations: unconfirmed });
   }
 
   // ---------------------------------------------------------------- one request
@@ -323,8 +324,10 @@ export class Session {
         item = await this.inbox.take(signal, notMessage);
       }
       if (item.kind === 'redrive') {
-        const results = await this.redrive(item.pending, signal);
-        if (results !== undefined) await send(results);
+        const answer = await this.redrive(item.pending, item.confirmations, signal);
+        if (answer !== undefined) await send(answer);
+        // Confirmations announced for the caller to answer: the host's next turn follows sendEvent.
+        else if (item.confirmations.some((u) => !this.confirmed.has(u.id))) awaiting = true;
         continue;
       }
       if (item.kind !== 'turn') continue;
@@ -539,11 +542,16 @@ export class Session {
     return new PostedInput(this.deps.provider.resumeInput(uses, results), uses.map((u) => u.id));
   }
 
-  /** Redrive of unanswered tool uses (reconnect/resume): skips what was already posted. */
-  private async redrive(pending: readonly ToolUse[], signal: AbortSignal): Promise<unknown> {
+  /**
+   * Redrive after a reconnect or a resume: unanswered tool uses (skipping what was already posted)
+   * and confirmations the host is still blocked on (skipping what this session answered).
+   */
+  private async redrive(pending: readonly ToolUse[], confirmations: readonly ToolUse[], signal: AbortSignal): Promise<PostedInput | undefined> {
     const open = pending.filter((u) => this.ledger.get(u.id)?.state !== 'posted');
-    if (open.length === 0) return undefined;
-    return this.runTools(open, signal);
+    const unconfirmed = confirmations.filter((u) => !this.confirmed.has(u.id));
+    if (open.length === 0 && unconfirmed.length === 0) return undefined;
+    if (unconfirmed.length === 0) return this.runTools(open, signal);
+    return this.answer(open, unconfirmed, signal);
   }
 
   private checkLimits(): void {
@@ -686,7 +694,7 @@ export class Session {
           const rec = this.deps.provider.reconnect ? await abortable(this.deps.provider.reconnect(this.conn, this.cursor(), signal), signal) : { missed: [], pending: [] };
           this.feedRecovered(rec.missed);
           this.emit({ type: 'agentrx.reconnected', attempt, missed: rec.missed.length, pending: rec.pending.length });
-          this.queueRedrive(rec.pending);
+          this.queueRedrive(rec.pending, rec.confirmations ?? []);
           return;
         } catch (e) {
           this.holding = undefined;

@@ -139,6 +139,22 @@ export function awaitingConfirmation(events: readonly RawEvent[], ids: readonly 
   return [...out.values()];
 }
 
+/**
+ * When the history's last turn boundary is a `requires_action` idle, the host-run tool uses it
+ * names that no `user.tool_confirmation` answers (the host is still blocked on them); else none.
+ * Pure.
+ */
+export function blockedOnConfirmation(history: readonly RawEvent[]): ToolUse[] {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const e = history[i]!;
+    if (!isCmaTurnBoundary(e)) continue;
+    const reason = e['stop_reason'];
+    if (typeOf(e) !== CmaEventType.statusIdle || !isMap(reason) || reason['type'] !== 'requires_action') return [];
+    return awaitingConfirmation(history, requestedIds(reason));
+  }
+  return [];
+}
+
 /** Usage summed over `span.model_request_end` events (`model_usage`, falling back to `usage`). */
 export function usageOf(events: readonly RawEvent[]): Usage {
   let usage = emptyUsage();

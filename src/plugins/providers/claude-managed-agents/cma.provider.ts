@@ -9,7 +9,7 @@ import type { AgentSpec, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnRe
 import { missedSince, type AgentProvider, type IngestCursor, type KickoffOptions, type OpenOptions, type Reconnected, type StreamItem } from '../../../core/plugin/agent-provider.js';
 import { DEFAULT_KICKOFF } from '../../../core/session/session.js';
 import { CmaClient } from './cma-client.js';
-import { CmaTextDeltas, awaitingConfirmation, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
+import { CmaTextDeltas, awaitingConfirmation, blockedOnConfirmation, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
 import { isCmaHandle, provisionCma, type CmaHandle } from './cma-provision.js';
 import { cmaEventStream } from './cma-sse.js';
 import { CmaEventType, customToolResultEvent, defineOutcomeEvent, idOf, interruptEvent, toolConfirmationEvent, typeOf, userMessageEvent, type WireMap } from './cma-wire.js';
@@ -292,11 +292,12 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
     const old = conn.old;
     const missed = missedSince(old ? history.filter((e) => !old.has(idOf(e) ?? '')) : history, cursor, idOf);
     const pending = pendingCmaToolUses(history);
+    const confirmations = blockedOnConfirmation(history);
     if (conn.gated) {
       conn.gated = false;
       for (const flush of [...conn.flushers]) flush();
     }
-    return { missed, pending };
+    return { missed, pending, ...(confirmations.length > 0 ? { confirmations } : {}) };
   }
 
   /** Sends `user.interrupt` (best effort is the caller's call: rejects on failure) and closes the conn's streams. */

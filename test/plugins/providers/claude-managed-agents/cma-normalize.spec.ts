@@ -1,4 +1,4 @@
-import { CmaTextDeltas, awaitingConfirmation, isCmaTurnBoundary, messageText, normalizeCmaTurn, pendingCmaToolUses, usageOf } from '../../../../src/plugins/providers/claude-managed-agents/cma-normalize.js';
+import { CmaTextDeltas, awaitingConfirmation, blockedOnConfirmation, isCmaTurnBoundary, messageText, normalizeCmaTurn, pendingCmaToolUses, usageOf } from '../../../../src/plugins/providers/claude-managed-agents/cma-normalize.js';
 
 const use = (id: string, name = 'echo', input: unknown = { text: id }) => ({ type: 'agent.custom_tool_use', id, name, input });
 const idle = (stop_reason: unknown, id = 'idle') => ({ type: 'session.status_idle', id, stop_reason });
@@ -139,6 +139,21 @@ describe('awaitingConfirmation', () => {
     expect(turn.customToolUses.map((u) => u.id)).toEqual(['d']);
     expect(turn.confirmationToolUses?.map((u) => u.id)).toEqual(['a']);
     expect(normalizeCmaTurn([events[3]!, { ...idle, stop_reason: { type: 'requires_action', event_ids: ['d'] } }]).confirmationToolUses).toBeUndefined();
+  });
+});
+
+describe('blockedOnConfirmation', () => {
+  const ask = { type: 'agent.tool_use', id: 'a', name: 'web_search', evaluated_permission: 'ask' };
+  const idle = { type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: ['a'] } };
+
+  it('should name the asked tools of a last requires_action idle that no confirmation answers', () => {
+    expect(blockedOnConfirmation([ask, idle]).map((u) => u.id)).toEqual(['a']);
+    expect(blockedOnConfirmation([ask, idle, { type: 'user.tool_confirmation', tool_use_id: 'a', result: 'allow' }])).toEqual([]);
+  });
+
+  it('should return none when a later boundary ended the wait', () => {
+    expect(blockedOnConfirmation([ask, idle, { type: 'session.status_idle', stop_reason: { type: 'end_turn' } }])).toEqual([]);
+    expect(blockedOnConfirmation([])).toEqual([]);
   });
 });
 

@@ -405,6 +405,32 @@ describe('CmaAgentProvider through AgentRx', () => {
       expect(sends(emu).map((p) => p.events.map((e) => e['type']))).toEqual([['user.message'], ['user.custom_tool_result'], ['user.tool_confirmation']]);
     });
 
+    describe('when resuming a session the host keeps blocked on a confirmation', () => {
+      const blocked = [
+        { type: 'user.message', content: [{ type: 'text', text: 'first' }] },
+        { type: 'session.status_running' },
+        { type: 'agent.tool_use', id: 'sevt_ask', name: 'web_search', input: {}, evaluated_permission: 'ask' },
+        { type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: ['sevt_ask'] } },
+      ];
+
+      it('should answer it with confirmTool before sending the prompt', async () => {
+        const { emu, rx } = await setup({ script: [{ text: 'searched' }, { text: 'answer' }] });
+        const sessionId = emu.seedSession(blocked);
+        const { result } = await runCollecting(rx, { sessionId, prompt: 'next', confirmTool: () => true });
+
+        expect(result).toMatchObject({ terminal: 'end_turn', text: 'answer' });
+        expect(sends(emu).map((p) => p.events.map((e) => e['type']))).toEqual([['user.tool_confirmation'], ['user.message']]);
+        expect(received(emu, sessionId, 'user.tool_confirmation')).toEqual([expect.objectContaining({ tool_use_id: 'sevt_ask', result: 'allow' })]);
+      });
+
+      it('should fail run() without confirmTool, naming the tool, and send nothing', async () => {
+        const { emu, rx } = await setup({ script: [{ text: 'searched' }] });
+        const sessionId = emu.seedSession(blocked);
+        await expect(rx.run({ sessionId, prompt: 'next' })).rejects.toMatchObject({ code: 'unresolved_requires_action', message: expect.stringContaining("'web_search' (sevt_ask)") });
+        expect(sends(emu)).toEqual([]);
+      });
+    });
+
     it('should reject a confirmation of a tool use that awaits none with the host\'s 400', async () => {
       const { emu, rx } = await setup({ script: [{ text: 'waiting', thinkMs: 60_000 }] });
       const s = rx.start({ prompt: 'go' });
