@@ -73,9 +73,10 @@ export interface IngestCursor {
  * one the cursor knows, minus any the window also knows (live events that overtook history).
  * Events without an id are skipped. With nothing ingested yet, every event is missed.
  *
- * Fails with `provider_error` when events were ingested but none of them is in `history` (more
- * than the window's worth of events that the host does not list since its last listed one):
- * feeding the whole history would duplicate and feeding none could lose events.
+ * Fails with `provider_error` (`details.retryable: false`) when events were ingested but none of
+ * them is in `history` (more than the window's worth of events that the host does not list since
+ * its last listed one): feeding the whole history would duplicate and feeding none could lose
+ * events, and listing again will not change that.
  */
 export function missedSince(history: readonly RawEvent[], cursor: IngestCursor, idOf: (e: RawEvent) => string | undefined = defaultEventId): RawEvent[] {
   let anchor = -1;
@@ -90,6 +91,7 @@ export function missedSince(history: readonly RawEvent[], cursor: IngestCursor, 
     throw new AgentRxError(
       'provider_error',
       `cannot find the session's place in the host's history: none of the ${history.length} listed events is among the recently ingested ones; raise limits.dedupeWindow`,
+      { retryable: false },
     );
   }
   const missed: RawEvent[] = [];
@@ -154,6 +156,8 @@ export interface AgentProvider<Conn = unknown, Input = unknown> {
    * streaming only — called after the Session re-attached the stream (a drop, or a resume):
    * lists history and returns what was missed and what is unanswered. Default: nothing.
    * `cursor` tells where ingestion stands; `missedSince(history, cursor)` computes `missed`.
+   * The Session retries a rejection with backoff, unless it is an AgentRxError whose
+   * `details.retryable` is false: that ends the session with it.
    */
   reconnect?(conn: Conn, cursor: IngestCursor, signal: AbortSignal): Promise<Reconnected>;
   /** streaming only — asks the host to stop the current turn (best effort, on cancel/timeout). */

@@ -699,7 +699,12 @@ export class Session {
         } catch (e) {
           this.holding = undefined;
           if (signal.aborted) return;
-          reason = toAgentRxError(e, 'stream_error').message;
+          const err = toAgentRxError(e, 'stream_error');
+          if (err.details?.['retryable'] === false) {
+            this.ctrl.abort(err);
+            return;
+          }
+          reason = err.message;
         }
       }
     } finally {

@@ -3,6 +3,7 @@ import { throwError } from 'rxjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentRx } from '../../../src/agentrx.js';
+import { AgentRxError } from '../../../src/core/errors.js';
 import type { SessionEvent } from '../../../src/core/events/session-event.js';
 import type { SessionResult } from '../../../src/core/model.js';
 import { ScriptedProvider, ev, type ScriptedTurn } from '../../../src/testing/scripted-provider.js';
@@ -100,6 +101,22 @@ describe('Session (streaming)', () => {
         expect(result.text).toBe('abc');
         expect(provider.attachments).toBe(2);
         expect(EchoToolHandler.calls).toHaveLength(1);
+      });
+    });
+
+    describe('when reconnect fails with a non-retryable error (the history cannot be aligned)', () => {
+      it('should end the run with that error after one attempt instead of retrying', async () => {
+        class Unalignable extends ScriptedProvider {
+          reconnects = 0;
+          override async reconnect(): Promise<never> {
+            this.reconnects++;
+            throw new AgentRxError('provider_error', 'cannot find the session\'s place in the host\'s history; raise limits.dedupeWindow', { retryable: false });
+          }
+        }
+        const provider = new Unalignable({ mode: 'streaming', turns: threeTurns({ turn: 0, after: 1, kind: 'error' }) });
+        rx = await create(provider);
+        await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({ code: 'provider_error', message: expect.stringContaining('limits.dedupeWindow') });
+        expect(provider.reconnects).toBe(1);
       });
     });
 
