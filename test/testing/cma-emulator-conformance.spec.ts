@@ -81,4 +81,29 @@ describe('startCmaEmulator conformance with @anthropic-ai/sdk', () => {
     await expect(wrong.beta.sessions.retrieve(session.id)).rejects.toMatchObject({ status: 401 });
     expect(emu.requests.some((r) => 'beta' in r.query)).toBe(false);
   });
+
+  it('should ask for a confirmation of an always_ask tool and accept the SDK\'s user.tool_confirmation', async () => {
+    await emu.close();
+    emu = await startCmaEmulator({ apiKey: KEY, script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', input: { query: 'x' }, ask: true, result: 'found' }] }, { text: 'Done.' }] });
+    client = new Anthropic({ apiKey: KEY, baseURL: emu.baseUrl, maxRetries: 0, defaultQuery: { beta: 'true' } });
+    const environment = await client.beta.environments.create({ name: 'e' });
+    const agent = await client.beta.agents.create({ name: 'a', model: 'claude-sonnet-4-5' });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+    const stream = await client.beta.sessions.events.stream(session.id);
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'Search' }] }] });
+
+    const seen: string[] = [];
+    for await (const ev of stream) {
+      seen.push(ev.type);
+      if (ev.type === 'agent.tool_use') expect(ev).toMatchObject({ id: 'sevt_ws', name: 'web_search', evaluated_permission: 'ask' });
+      if (ev.type === 'session.status_idle' && ev.stop_reason.type === 'requires_action') {
+        expect(ev.stop_reason.event_ids).toEqual(['sevt_ws']);
+        await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'deny', deny_message: 'not now' }] });
+      } else if (ev.type === 'session.status_idle') break;
+    }
+    expect(seen).toEqual(expect.arrayContaining(['agent.tool_use', 'user.tool_confirmation', 'agent.tool_result', 'agent.message']));
+    await expect(
+      client.beta.sessions.events.send(session.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'allow', deny_message: 'only with deny' }] }),
+    ).rejects.toMatchObject({ status: 400 });
+  });
 });
