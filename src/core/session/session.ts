@@ -476,9 +476,9 @@ export class Session {
   private async answer(uses: readonly ToolUse[], confirmations: readonly ToolUse[], signal: AbortSignal): Promise<PostedInput | undefined> {
     // Without confirmations this is the plain resume (an empty one included, see continueWithoutTools).
     if (confirmations.length === 0) return this.runTools(uses, signal);
-    const results = uses.length > 0 ? await this.runTools(uses, signal) : undefined;
     const p = this.deps.provider;
     const decide = this.opts.confirmTool;
+    // Checked before any tool runs: a run that cannot answer fails without executing anything.
     if (!decide || !p.confirmationInput) {
       this.emit({ type: 'agentrx.confirmation_required', toolUses: confirmations });
       if (!this.live) {
@@ -491,8 +491,9 @@ export class Session {
           { toolUses: confirmations },
         );
       }
-      return results;
+      return uses.length > 0 ? this.runTools(uses, signal) : undefined;
     }
+    const results = uses.length > 0 ? await this.runTools(uses, signal) : undefined;
     const decisions: ToolConfirmation[] = [];
     for (const toolUse of confirmations) {
       const decision = await this.decide(decide, toolUse, signal);

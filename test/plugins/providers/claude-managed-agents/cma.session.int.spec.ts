@@ -440,15 +440,16 @@ describe('CmaAgentProvider through AgentRx', () => {
       await s.closed;
     });
 
-    it('should fail run() without confirmTool with unresolved_requires_action naming the tool and the fix', async () => {
-      const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }] });
+    it('should fail run() without confirmTool with unresolved_requires_action naming the tool and the fix, running no tool', async () => {
+      const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }], toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }] }, { text: 'Done.' }] });
       const err = await rx.run({ prompt: 'go' }).then(
         () => undefined,
         (e: unknown) => e,
       );
       expect(err).toMatchObject({ code: 'unresolved_requires_action', message: expect.stringContaining("'web_search' (sevt_ws)") });
       expect(String((err as Error).message)).toContain('confirmTool');
-      expect(sends(emu).flatMap((p) => p.events).filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([]);
+      expect(EchoToolHandler.calls).toHaveLength(0);
+      expect(sends(emu).flatMap((p) => p.events).filter((e) => e['type'] !== 'user.message')).toEqual([]);
     });
 
     it('should let a live session without confirmTool announce the request and continue after sendEvent', async () => {
