@@ -39,6 +39,7 @@ interface RunFlags {
   json?: boolean;
   timeout?: string;
   maxTurns?: string;
+  confirm?: 'allow' | 'deny';
 }
 
 /**
@@ -64,6 +65,7 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .option('-u, --base-url <url>', "the provider's base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)")
     .option('--timeout <ms>', 'run timeout in milliseconds')
     .option('--max-turns <n>', 'turn limit')
+    .addOption(new Option('--confirm <decision>', "answer the host's requests to confirm a tool of its own (Claude Managed Agents always_ask)").choices(['allow', 'deny']))
     .option('--json', 'print AG-UI events as JSON lines instead of text')
     .action(async (prompt: string, flags: RunFlags) => {
       code = await runCommand(prompt, flags, io);
@@ -112,7 +114,9 @@ async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<n
     const base = flags.config ? readConfigFile(flags.config, io) : {};
     const config = mergeConfig(base, flags);
     rx = await AgentRx.create({ config, env: io.env, modules: [demoToolsModule], consumers: consumersFor(flags.json === true, config, io), handleSignals: true });
-    const result = await rx.run({ prompt, timeoutMs, maxTurns });
+    const decision = flags.confirm;
+    const confirmTool = decision ? () => ({ allow: decision === 'allow', denyMessage: 'denied from the agentrx command line (--confirm deny)' }) : undefined;
+    const result = await rx.run({ prompt, timeoutMs, maxTurns, confirmTool });
     return result.terminal === 'terminated' ? EXIT_RUN_FAILED : EXIT_OK;
   } catch (e) {
     return report(e, io, flags.baseUrl);
@@ -270,6 +274,7 @@ function hintFor(err: AgentRxError, baseUrl: string | undefined): string | undef
   if (/ECONNREFUSED|refused|ENOTFOUND|unreachable|cannot reach/i.test(msg)) return `nothing answers at ${baseUrl ?? 'the base URL'}: is the server running? (ollama serve, vllm serve …) or pass --base-url`;
   if (err.code === 'timeout') return 'raise --timeout or limits.runTimeoutMs, or check that the host is responsive';
   if (err.code === 'max_turns_exceeded') return 'raise --max-turns or limits.maxTurns';
+  if (err.code === 'unresolved_requires_action' && Array.isArray(err.details?.['toolUses'])) return 'pass --confirm allow (or --confirm deny) to answer the host\'s confirmation requests';
   if (/EADDRINUSE/.test(msg)) return 'another process listens on that port: pass another --port (0 picks a free one)';
   return undefined;
 }

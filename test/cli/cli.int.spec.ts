@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runCli, type CliIo } from '../../src/cli/cli.js';
+import { startCmaEmulator } from '../../src/testing/cma-emulator.js';
 
 function io(cwd = process.cwd()): CliIo & { stdout: () => string; stderr: () => string } {
   const out = new PassThrough();
@@ -71,6 +72,41 @@ describe('agentrx CLI', () => {
         expect(code).toBe(1);
         expect(t.stderr()).toContain(url);
         expect(t.stderr()).toMatch(/^hint: nothing answers at/m);
+      });
+    });
+
+    describe('when the host asks to confirm a tool of its own', () => {
+      const script = [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }];
+      const configFor = (baseUrl: string): string =>
+        JSON.stringify({ provider: 'claude-managed-agents', providers: { 'claude-managed-agents': { apiKey: 'sk-ant-cli-test-key', baseUrl } } });
+
+      /** Runs `agentrx run search --config c.json …extra` against a CMA emulator. */
+      async function runAgainstCma(...extra: string[]): Promise<{ code: number; stderr: string; confirmations: Record<string, unknown>[] }> {
+        const emu = await startCmaEmulator({ apiKey: 'sk-ant-cli-test-key', script });
+        try {
+          const dir = await mkdtemp(join(tmpdir(), 'agentrx-cli-'));
+          await writeFile(join(dir, 'c.json'), configFor(emu.baseUrl));
+          const t = io(dir);
+          const code = await runCli(argv('run', 'search', '--config', 'c.json', ...extra), t);
+          const confirmations = [...emu.sessions.values()].flatMap((x) => x.received).filter((e) => e['type'] === 'user.tool_confirmation');
+          return { code, stderr: t.stderr(), confirmations };
+        } finally {
+          await emu.close();
+        }
+      }
+
+      it('should answer with --confirm and finish', async () => {
+        const { code, confirmations } = await runAgainstCma('--confirm', 'deny');
+        expect(code).toBe(0);
+        expect(confirmations).toEqual([expect.objectContaining({ tool_use_id: 'sevt_ws', result: 'deny' })]);
+      });
+
+      it('should exit 1 without --confirm, naming the tool, with a hint', async () => {
+        const { code, stderr, confirmations } = await runAgainstCma();
+        expect(code).toBe(1);
+        expect(stderr).toContain("'web_search' (sevt_ws)");
+        expect(stderr).toMatch(/^hint: pass --confirm allow/m);
+        expect(confirmations).toEqual([]);
       });
     });
 
