@@ -11,6 +11,7 @@ import { JsonlConsumer } from '../consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
 import type { EventConsumer } from '../core/plugin/event-consumer.js';
+import type { ConfirmTool } from '../core/session/session-options.js';
 import { demoToolsModule } from '../plugins/tools/tools.module.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../testing/openai-emulator.js';
 
@@ -89,6 +90,7 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .option('--cors <origins...>', 'origins allowed to call the endpoint from another site, e.g. https://app.example')
     .option('--demo', 'answer with the embedded rule-based demo model and demo tools: no keys, no network')
     .option('-c, --config <file>', 'JSON config file (provider, agent, limits, and an "agui" section for the endpoint)')
+    .addOption(new Option('--confirm <decision>', "answer the host's requests to confirm a tool of its own (Claude Managed Agents always_ask) for every run").choices(['allow', 'deny']))
     .action(async (flags: ServeFlags) => {
       code = await serveCommand(flags, io);
     });
@@ -114,9 +116,7 @@ async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<n
     const base = flags.config ? readConfigFile(flags.config, io) : {};
     const config = mergeConfig(base, flags);
     rx = await AgentRx.create({ config, env: io.env, modules: [demoToolsModule], consumers: consumersFor(flags.json === true, config, io), handleSignals: true });
-    const decision = flags.confirm;
-    const confirmTool = decision ? () => ({ allow: decision === 'allow', denyMessage: 'denied from the agentrx command line (--confirm deny)' }) : undefined;
-    const result = await rx.run({ prompt, timeoutMs, maxTurns, confirmTool });
+    const result = await rx.run({ prompt, timeoutMs, maxTurns, ...(flags.confirm ? { confirmTool: confirmFlag(flags.confirm) } : {}) });
     return result.terminal === 'terminated' ? EXIT_RUN_FAILED : EXIT_OK;
   } catch (e) {
     return report(e, io, flags.baseUrl);
@@ -148,6 +148,7 @@ interface ServeFlags {
   token?: string;
   cors?: string[];
   demo?: boolean;
+  confirm?: 'allow' | 'deny';
   config?: string;
 }
 
@@ -181,6 +182,7 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
       ...(flags.host !== undefined ? { host: flags.host } : {}),
       ...(token !== undefined && token !== '' ? { token } : {}),
       ...(flags.cors !== undefined ? { cors: flags.cors } : {}),
+      ...(flags.confirm !== undefined ? { confirmTool: confirmFlag(flags.confirm) } : {}),
     });
     const opts = server.handler.options;
     io.out.write(`${server.url}\n`);
@@ -262,6 +264,11 @@ function report(e: unknown, io: CliIo, baseUrl: string | undefined): number {
   const hint = hintFor(err, baseUrl);
   if (hint) io.err.write(`hint: ${hint}\n`);
   return usage ? EXIT_USAGE : EXIT_RUN_FAILED;
+}
+
+/** The `confirmTool` of `--confirm allow|deny`: the same decision for every request. */
+function confirmFlag(decision: 'allow' | 'deny'): ConfirmTool {
+  return () => ({ allow: decision === 'allow', denyMessage: 'denied from the agentrx command line (--confirm deny)' });
 }
 
 function hintFor(err: AgentRxError, baseUrl: string | undefined): string | undefined {

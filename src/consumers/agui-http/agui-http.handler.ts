@@ -6,7 +6,7 @@ import type { Subscription } from 'rxjs';
 import { isAgentRxError, toAgentRxError } from '../../core/errors.js';
 import type { AgUiEvent } from '../../core/events/agui-event.js';
 import type { Session } from '../../core/session/session.js';
-import type { SessionOptions } from '../../core/session/session-options.js';
+import type { ConfirmTool, SessionOptions } from '../../core/session/session-options.js';
 import { resolveAgUiHttpOptions, type AgUiHttpOptions, type AgUiHttpOptionsInput } from './agui-http.config.js';
 import { parseRunAgentInput, type AgUiRunRequest } from './agui-http.input.js';
 import { aguiPage } from './agui-http.page.js';
@@ -27,6 +27,13 @@ export interface AgUiHandlerOptions extends AgUiHttpOptionsInput {
    * throw is ignored. Observation only: the handler owns the session's lifetime.
    */
   readonly onSession?: (session: Session, threadId: string) => void;
+  /**
+   * Answers a host's requests to confirm a tool of its own (Claude Managed Agents `always_ask`)
+   * for every session the endpoint starts. Without it, such a request ends the run with a
+   * RUN_ERROR `unresolved_requires_action` naming the tool (the session is closed) instead of
+   * leaving the stream waiting until the run timeout.
+   */
+  readonly confirmTool?: ConfirmTool;
 }
 
 /**
@@ -73,7 +80,7 @@ export interface AgUiHttpHandler {
  */
 export function createAgUiHandler(options: AgUiHandlerOptions): AgUiHttpHandler {
   if (typeof options?.rx?.start !== 'function') throw new TypeError('createAgUiHandler: options.rx must be an AgentRx instance (anything with start(options))');
-  const endpoint = new AgUiEndpoint(options.rx, resolveAgUiHttpOptions(options), options.onSession);
+  const endpoint = new AgUiEndpoint(options.rx, resolveAgUiHttpOptions(options), options.onSession, options.confirmTool);
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => endpoint.handle(req, res, next)) as AgUiHttpHandler;
   Object.defineProperties(handler, {
     options: { value: endpoint.options, enumerable: true },
@@ -127,6 +134,7 @@ class AgUiEndpoint {
     private readonly rx: AgUiSessionHost,
     readonly options: AgUiHttpOptions,
     private readonly onSession: AgUiHandlerOptions['onSession'],
+    private readonly confirmTool: ConfirmTool | undefined,
   ) {
     this.tokenDigest = options.token ? digest(options.token.reveal()) : undefined;
   }
@@ -341,7 +349,7 @@ class AgUiEndpoint {
         }
       }
       if (!thread) {
-        thread = this.adopt(request.threadId, this.rx.start({ prompt: request.text }));
+        thread = this.adopt(request.threadId, this.rx.start({ prompt: request.text, ...(this.confirmTool ? { confirmTool: this.confirmTool } : {}) }));
         thread.run = run;
       }
     } catch (e) {
@@ -379,6 +387,7 @@ class AgUiEndpoint {
         if (env.source === 'agentrx' && raw.type === 'agentrx.run_error') {
           thread.lastError = { code: typeof raw.code === 'string' ? raw.code : 'provider_error', message: typeof raw.message === 'string' ? raw.message : 'run failed' };
         }
+        if (env.source === 'agentrx' && raw.type === 'agentrx.confirmation_required') this.cannotConfirm(thread, env.raw['toolUses']);
       }),
     );
     thread.subscriptions.push(
@@ -395,6 +404,22 @@ class AgUiEndpoint {
       // Observation hooks must not break the endpoint.
     }
     return thread;
+  }
+
+  /**
+   * The host waits for a tool confirmation that no `confirmTool` answers (the endpoint has no way
+   * to ask its client): end the run with a RUN_ERROR that says what to configure, close the session.
+   */
+  private cannotConfirm(thread: Thread, toolUses: unknown): void {
+    const names = (Array.isArray(toolUses) ? toolUses : []).map((u: { name?: unknown; id?: unknown }) => `'${String(u?.name)}' (${String(u?.id)})`).join(', ');
+    const run = thread.run;
+    if (run && !run.done) {
+      const message = `the agent asks to confirm ${names || 'a tool'} before running it; this endpoint answers no confirmations (pass confirmTool to createAgUiHandler, or agentrx serve --confirm allow|deny)`;
+      this.write(run, { type: 'RUN_ERROR', message, code: 'unresolved_requires_action', timestamp: Date.now() });
+      this.endRun(thread, run);
+    }
+    this.forget(thread);
+    thread.session.cancel();
   }
 
   /** Writes one session event to the thread's current run, with the client's ids. */

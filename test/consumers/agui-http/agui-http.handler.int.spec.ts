@@ -2,6 +2,11 @@ import { request as httpRequest } from 'node:http';
 import { injectable } from '../../../src/core/di/inversify.js';
 import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { AddToolHandler, EchoToolHandler, NoInput, resetFakeTools } from '../../fakes/fake-tools.js';
+import { AgentRx } from '../../../src/agentrx.js';
+import { startAgUiServer } from '../../../src/consumers/agui-http/agui-http.server.js';
+import type { ConfirmTool } from '../../../src/core/session/session-options.js';
+import { cmaProviderModule } from '../../../src/plugins/providers/claude-managed-agents/cma.module.js';
+import { startCmaEmulator } from '../../../src/testing/cma-emulator.js';
 import { postJson, runInput, sseEvents, startStack, type Stack } from './agui-http.fixtures.js';
 
 /** Starts a streaming POST and reads it until `until` matches an event; returns the reader and abort. */
@@ -93,6 +98,37 @@ describe('AG-UI endpoint over HTTP', () => {
       expect(types.at(-1)).toBe('RUN_FINISHED');
       expect(types).toContain('TOOL_CALL_RESULT');
       expect(sseEvents(text).filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('')).toBe('done');
+    });
+  });
+
+  describe('POST /agent when the host asks to confirm a tool of its own', () => {
+    /** One run against a CMA emulator whose agent asks to confirm web_search; returns the AG-UI events. */
+    async function runAsking(confirmTool?: ConfirmTool): Promise<{ type: string; [k: string]: any }[]> {
+      const emu = await startCmaEmulator({ apiKey: 'sk-ant-agui-test-key', script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }] });
+      const rx = await AgentRx.create({
+        modules: [cmaProviderModule],
+        config: { provider: 'claude-managed-agents', consumers: { terminal: false }, providers: { 'claude-managed-agents': { apiKey: 'sk-ant-agui-test-key', baseUrl: emu.baseUrl } } },
+      });
+      const server = await startAgUiServer({ rx, port: 0, ...(confirmTool ? { confirmTool } : {}) });
+      try {
+        return sseEvents((await postJson(`${server.url}agent`, runInput({ threadId: 't-confirm' }, 'search'))).text);
+      } finally {
+        await server.close();
+        await rx.stop();
+        await emu.close();
+      }
+    }
+
+    it('should end the run with a RUN_ERROR naming the tool and what to configure, without confirmTool', async () => {
+      const events = await runAsking();
+      expect(events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'unresolved_requires_action', message: expect.stringMatching(/'web_search' \(sevt_ws\).*--confirm/) });
+      expect(events.filter((e) => e.type === 'RUN_ERROR' || e.type === 'RUN_FINISHED')).toHaveLength(1);
+    });
+
+    it('should answer with the endpoint\'s confirmTool and finish', async () => {
+      const events = await runAsking(() => true);
+      expect(events.at(-1)!.type).toBe('RUN_FINISHED');
+      expect(events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('')).toBe('Done.');
     });
   });
 
