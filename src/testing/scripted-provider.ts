@@ -181,7 +181,8 @@ export class ScriptedProvider implements AgentProvider<Conn, Input> {
 
   async reconnect(_conn: Conn, cursor: IngestCursor): Promise<Reconnected> {
     const missed = missedSince(this.history, cursor);
-    return { missed, pending: this.pendingToolUses(this.history) };
+    const last = this.history.at(-1);
+    return { missed, pending: this.pendingToolUses(this.history), midTurn: last !== undefined && !this.isTurnBoundary(last) };
   }
 
   async interrupt(): Promise<void> {

@@ -54,6 +54,12 @@ export interface Reconnected {
   readonly pending: readonly ToolUse[];
   /** Host-run tool uses the host is still blocked on, waiting for a confirmation (see `TurnResult.confirmationToolUses`). */
   readonly confirmations?: readonly ToolUse[];
+  /**
+   * The host is in the middle of a turn (e.g. its last status event says running). The Session
+   * sends no input until that turn's boundary arrives, so the boundary is not taken for the
+   * answer to the input. Default false.
+   */
+  readonly midTurn?: boolean;
 }
 
 /**

@@ -6,7 +6,7 @@ import { RecentKeys, dedupeById, extractTextDeltas, groupTurns, toAgUi } from '.
 import type { AgentRxEvent, EventDraft, SessionEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
 import { addUsage, emptyUsage, type AgentSpec, type RawEvent, type SessionResult, type ToolConfirmation, type ToolUse, type TurnResult, type Usage } from '../model.js';
-import { defaultEventId, type AgentProvider, type IngestCursor, type StreamItem } from '../plugin/agent-provider.js';
+import { defaultEventId, type AgentProvider, type IngestCursor, type Reconnected, type StreamItem } from '../plugin/agent-provider.js';
 import { stopReasonForCode, type StopReason } from '../plugin/event-consumer.js';
 import type { ConsumerAttachment } from '../kernel/consumer-hub.js';
 import type { SessionStore } from '../store/session-store.js';
@@ -98,11 +98,10 @@ export class Session {
   /** Host-run tool uses this session has answered a confirmation for. */
   private readonly confirmed = new Set<string>();
   /**
-   * streaming: provider events have arrived since the last turn boundary, so the host is in the
-   * middle of a turn (e.g. a resume while it still runs). Input waits until that turn closes, so
-   * its boundary is not mistaken for the answer.
+   * streaming: `reconnect` said the host is in the middle of a turn (a resume or a re-attach while
+   * it runs). Input waits until that turn's boundary, so the boundary is not taken for its answer.
    */
-  private turnOpen = false;
+  private hostMidTurn = false;
   private reconnecting = false;
   /**
    * While set, stream events are held here instead of ingested: between re-attaching a stream
@@ -146,7 +145,9 @@ export class Session {
       this.bus
         .pipe(
           filter((e) => e.source === 'provider'),
-          tap((e) => (this.turnOpen = !isBoundary(e))),
+          tap((e) => {
+            if (isBoundary(e)) this.hostMidTurn = false;
+          }),
           groupTurns(isBoundary),
         )
         .subscribe((envs) => this.inbox.push({ kind: 'turn', events: envs.map((e) => e.raw) }));
@@ -267,6 +268,7 @@ export class Session {
     const p = this.deps.provider;
     if (!p.reconnect) return;
     const rec = await abortable(p.reconnect(this.conn, this.cursor(), signal), signal);
+    if (rec.midTurn === true) this.hostMidTurn = true;
     this.feedRecovered(rec.missed);
     this.queueRedrive(rec.pending, rec.confirmations ?? []);
   }
@@ -313,7 +315,7 @@ export class Session {
       let item = ready ?? this.inbox.tryTake(notMessage);
       ready = undefined;
       if (!item && !awaiting && toSend.length > 0) {
-        if (!this.turnOpen) {
+        if (!this.hostMidTurn) {
           await send(toSend.shift());
           continue;
         }
@@ -692,7 +694,8 @@ export class Session {
           await abortableDelay(delayMs, signal);
           this.holding = [];
           await this.attach(signal);
-          const rec = this.deps.provider.reconnect ? await abortable(this.deps.provider.reconnect(this.conn, this.cursor(), signal), signal) : { missed: [], pending: [] };
+          const rec: Reconnected = this.deps.provider.reconnect ? await abortable(this.deps.provider.reconnect(this.conn, this.cursor(), signal), signal) : { missed: [], pending: [] };
+          if (rec.midTurn === true) this.hostMidTurn = true;
           this.feedRecovered(rec.missed);
           this.emit({ type: 'agentrx.reconnected', attempt, missed: rec.missed.length, pending: rec.pending.length });
           this.queueRedrive(rec.pending, rec.confirmations ?? []);

@@ -160,6 +160,32 @@ describe('Session (streaming)', () => {
     });
   });
 
+  describe('when the host sends more events after a turn ended (usage, status) and a message follows', () => {
+    it('should send the message at once: only reconnect decides that the host is mid-turn', async () => {
+      const provider = new ScriptedProvider({
+        mode: 'streaming',
+        turns: [{ events: [ev.text('a', 'first'), ev.idle('i1', 'end_turn')] }, { events: [ev.text('b', 'second'), ev.idle('i2', 'end_turn')] }],
+      });
+      rx = await create(provider);
+      const s = rx.start({ prompt: 'go' });
+      const results: SessionResult[] = [];
+      const second = new Promise<void>((resolve) =>
+        s.results$.subscribe((r) => {
+          results.push(r);
+          if (results.length === 1) {
+            provider.emitLive(ev.usage(3, 4, 'late-usage'));
+            s.message('and then?');
+          }
+          if (results.length === 2) resolve();
+        }),
+      );
+      await second;
+      s.close();
+      await s.closed;
+      expect(results.map((r) => r.text)).toEqual(['first', 'second']);
+    });
+  });
+
   describe('.message', () => {
     it('should reject an empty message with invalid_options and a message to a closed session with session_closed', async () => {
       const provider = new ScriptedProvider({ mode: 'streaming', turns: [{ events: [ev.idle('i', 'end_turn')] }] });

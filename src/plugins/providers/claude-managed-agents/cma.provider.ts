@@ -22,6 +22,15 @@ export interface CmaInput {
   readonly events: readonly WireMap[];
 }
 
+/** True when the last status event of `history` says the session is working (running or rescheduled). */
+function isRunning(history: readonly RawEvent[]): boolean {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const type = typeOf(history[i]!);
+    if (typeof type === 'string' && type.startsWith('session.status_')) return type === 'session.status_running' || type === 'session.status_rescheduled';
+  }
+  return false;
+}
+
 /** Per-session state of the provider. Opaque to the Session. */
 export interface CmaConn {
   /** The Managed Agents session id (`sesn_…`). */
@@ -297,7 +306,7 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
       conn.gated = false;
       for (const flush of [...conn.flushers]) flush();
     }
-    return { missed, pending, ...(confirmations.length > 0 ? { confirmations } : {}) };
+    return { missed, pending, ...(confirmations.length > 0 ? { confirmations } : {}), midTurn: isRunning(history) };
   }
 
   /** Sends `user.interrupt` (best effort is the caller's call: rejects on failure) and closes the conn's streams. */

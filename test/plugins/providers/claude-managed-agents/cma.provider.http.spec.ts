@@ -162,6 +162,15 @@ describe('CmaAgentProvider over HTTP', () => {
       expect(e.requests.filter((r) => r.path === `/v1/sessions/${id}/events`).map((r) => r.query['page'] ?? null)).toEqual([null, 'page_2', 'page_4']);
     });
 
+    it('should report midTurn only when the last status event says the session is running', async () => {
+      const { e, p } = await setup({});
+      const conn = (id: string): CmaConn => ({ sessionId: id, resumed: true, closed: false, old: undefined, gated: false, flushers: new Set(), attachments: new Set() });
+      const running = e.seedSession([{ type: 'user.message', content: [] }, { type: 'session.status_running' }, { type: 'agent.message', content: [] }]);
+      const idle = e.seedSession([{ type: 'session.status_running' }, { type: 'session.status_idle', stop_reason: { type: 'end_turn' } }, { type: 'span.model_request_end' }]);
+      expect((await p.reconnect(conn(running), cursorOf([]), signal())).midTurn).toBe(true);
+      expect((await p.reconnect(conn(idle), cursorOf([]), signal())).midTurn).toBe(false);
+    });
+
     it('should end a walk that repeats a cursor with provider_error instead of looping', async () => {
       const { e, p } = await setup({ faults: { repeatCursor: true } }, { listPageSize: 1 });
       const id = e.seedSession([{ type: 'session.status_running' }, { type: 'session.status_running' }, { type: 'session.status_running' }]);
