@@ -1,11 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { EmulatedControlPlane, errorTypeFor, type AgentCoreControlOptions, type EmulatedHarness } from './agentcore-emulator/control-plane.js';
 import { eventFrame, exceptionFrame } from './agentcore-emulator/frames.js';
 import { isMap, validateMessages, type EmulatedSession, type HarnessWireMessage } from './agentcore-emulator/history.js';
 import { checkSigV4, type SigV4Check } from './agentcore-emulator/sigv4.js';
-import { readBodyBuffer, recordedHeaders } from './emulator-http.js';
+import { listenLoopback, parseJsonBody, readBodyBuffer, recordedHeaders } from './emulator-http.js';
 
 /**
  * A loopback Bedrock AgentCore server for tests and demos, checked against the official
@@ -213,12 +212,7 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
     const raw = await readBodyBuffer(req);
     const url = new URL(req.url ?? '/', 'http://emulator');
     const operation = operationOf(req.method ?? 'GET', url.pathname);
-    let body: unknown;
-    try {
-      body = raw.length > 0 ? (JSON.parse(raw.toString('utf8')) as unknown) : undefined;
-    } catch {
-      body = undefined;
-    }
+    const body = parseJsonBody(raw);
     const auth = checkSigV4({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: raw }, { service: 'bedrock-agentcore', credentials: opts.credentials, region: opts.region });
     const record: AgentCoreRecordedRequest = {
       index: requests.length,
@@ -509,11 +503,7 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
   }
   const invokeRecord = (n: number): AgentCoreRecordedRequest | undefined => requests.find((r) => r.invoke === n);
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, opts.host ?? '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLoopback(server, opts.host);
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,

@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { CmaFaultPlan, CmaPostFault, CmaScriptTurn, CmaWireEvent } from './cma-emulator/cma-script.js';
-import { readBodyText, recordedHeaders } from './emulator-http.js';
+import { listenLoopback, parseJsonBody, readBodyBuffer, recordedHeaders } from './emulator-http.js';
 
 export type { CmaFaultPlan, CmaGetFault, CmaPostFault, CmaScriptServerToolUse, CmaScriptToolUse, CmaScriptTurn, CmaWireEvent } from './cma-emulator/cma-script.js';
 
@@ -437,13 +436,8 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBodyText(req);
-    let body: unknown;
-    try {
-      body = raw === '' ? undefined : JSON.parse(raw);
-    } catch {
-      body = undefined;
-    }
+    const raw = await readBodyBuffer(req);
+    const body = parseJsonBody(raw);
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const record: CmaRecordedRequest = {
       index: requests.length,
@@ -470,7 +464,7 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
     changed();
 
     checkAuth(req);
-    if (raw !== '' && body === undefined) throw new HttpError(400, 'invalid_request_error', 'the request body is not valid JSON');
+    if (raw.length > 0 && body === undefined) throw new HttpError(400, 'invalid_request_error', 'the request body is not valid JSON');
     const parts = url.pathname.split('/').filter((p) => p !== '').map(decodeURIComponent);
     if (parts[0] !== 'v1') throw new HttpError(404, 'not_found_error', `unknown path ${url.pathname}`);
     const [, collection, id, sub, leaf] = parts;
@@ -777,11 +771,7 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
     };
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, opts.host ?? '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLoopback(server, opts.host);
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,

@@ -1,4 +1,5 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /** Helpers shared by the loopback emulators. */
 
@@ -12,9 +13,23 @@ export function readBodyBuffer(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-/** The whole request body as UTF-8 text. */
-export async function readBodyText(req: IncomingMessage): Promise<string> {
-  return (await readBodyBuffer(req)).toString('utf8');
+/** A request body parsed as JSON; undefined when it is empty or not JSON (the emulator then answers 400). */
+export function parseJsonBody(raw: Buffer): unknown {
+  if (raw.length === 0) return undefined;
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Listens on an ephemeral port of `host` (default 127.0.0.1); resolves with the port. */
+export async function listenLoopback(server: Server, host = '127.0.0.1'): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
 }
 
 /**

@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { demoModelTurn } from './demo-model.js';
-import { readBodyText, recordedHeaders } from './emulator-http.js';
+import { listenLoopback, parseJsonBody, readBodyBuffer, recordedHeaders } from './emulator-http.js';
 
 /**
  * A loopback OpenAI-compatible chat-completions server for tests and demos: `POST
@@ -147,13 +146,8 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBodyText(req);
-    let body: unknown;
-    try {
-      body = raw === '' ? undefined : JSON.parse(raw);
-    } catch {
-      body = undefined;
-    }
+    const raw = await readBodyBuffer(req);
+    const body = parseJsonBody(raw);
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const isCompletion = req.method === 'POST' && url.pathname === '/v1/chat/completions';
     const record: RecordedRequest = {
@@ -197,7 +191,7 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
       sendError(res, 404, `Unknown request URL: ${req.method} ${url.pathname}.`, 'invalid_request_error', null, 'unknown_url');
       return;
     }
-    if (raw !== '' && body === undefined) {
+    if (raw.length > 0 && body === undefined) {
       sendError(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error');
       return;
     }
@@ -268,11 +262,7 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
     return true;
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, opts.host ?? '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLoopback(server, opts.host);
 
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
