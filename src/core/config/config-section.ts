@@ -1,4 +1,5 @@
 import { Transform } from 'class-transformer';
+import { ValidateBy, buildMessage } from 'class-validator';
 import type { AgentRxConfig } from './agentrx.config.js';
 
 /**
@@ -74,5 +75,17 @@ export function CoerceBoolean(): PropertyDecorator {
     if (typeof value !== 'string') return value;
     const v = value.trim().toLowerCase();
     return v === 'true' ? true : v === 'false' ? false : value;
+  });
+}
+
+/** class-validator decorator: a plain object whose values are all strings (extra HTTP headers…). */
+export function IsStringRecord(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isStringRecord',
+    validator: {
+      validate: (value: unknown): boolean =>
+        typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string'),
+      defaultMessage: buildMessage((prefix) => `${prefix}$property must be an object whose values are strings`),
+    },
   });
 }

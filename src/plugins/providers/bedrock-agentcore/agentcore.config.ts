@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
-import { IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy, ValidateIf, buildMessage } from 'class-validator';
+import { IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateIf } from 'class-validator';
 import type { AgentRxConfig } from '../../../core/config/agentrx.config.js';
-import { CoerceNumber, type ConfigSection } from '../../../core/config/config-section.js';
+import { CoerceNumber, IsStringRecord, type ConfigSection } from '../../../core/config/config-section.js';
 import { IsSecret, REDACTED, Secret, SecretField, redactedView } from '../../../core/config/secret.js';
 
 /** Token under which the validated `AgentCoreProviderOptionsClass` instance is bound (`toConstantValue`). */
@@ -185,14 +185,3 @@ export const agentCoreConfigSection: ConfigSection<AgentCoreProviderOptionsClass
   required: (config: AgentRxConfig): boolean => config.provider === 'bedrock-agentcore',
 };
 
-/** class-validator: a plain object whose values are all strings. */
-function IsStringRecord(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isStringRecord',
-    validator: {
-      validate: (value: unknown): boolean =>
-        typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string'),
-      defaultMessage: buildMessage((prefix) => `${prefix}$property must be an object whose values are strings`),
-    },
-  });
-}

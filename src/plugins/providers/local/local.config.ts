@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
-import { IsBoolean, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength, ValidateBy, buildMessage } from 'class-validator';
+import { IsBoolean, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+import { IsStringRecord } from '../../../core/config/config-section.js';
 
 /** Token under which the validated `LocalProviderOptionsClass` instance is bound (`toConstantValue`). */
 export const LocalProviderOptions = Symbol('LocalProviderOptions');
@@ -90,14 +91,3 @@ export const localConfigSection = {
   required: (cfg: Readonly<Record<string, unknown>>): boolean => cfg['provider'] === 'local',
 };
 
-/** class-validator: a plain object whose values are all strings. */
-function IsStringRecord(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isStringRecord',
-    validator: {
-      validate: (value: unknown): boolean =>
-        typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string'),
-      defaultMessage: buildMessage((prefix) => `${prefix}$property must be an object whose values are strings`),
-    },
-  });
-}
