@@ -7,7 +7,7 @@ import { ATTEMPT_FAILED } from '../../../../src/plugins/providers/bedrock-agentc
 import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../../../src/testing/agentcore-emulator.js';
 import { RecordingConsumer } from '../../../../src/testing/recording-consumer.js';
 import { AddToolHandler, EchoToolHandler, resetFakeTools } from '../../../fakes/fake-tools.js';
-import { CREDS, HARNESS_ARN, REGION } from './helpers.js';
+import { CREDS, emulatorSection } from './helpers.js';
 
 type Body = { messages: { role: string; content: { toolUse?: { toolUseId: string }; toolResult?: { toolUseId: string; content: { text: string }[]; status: string } }[] }[] };
 
@@ -16,15 +16,7 @@ describe('AgentCoreAgentProvider through AgentRx', () => {
   let rx: AgentRx | undefined;
   let logger: MemoryLogger;
 
-  const section = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
-    endpoint: emulator.baseUrl,
-    region: REGION,
-    accessKeyId: CREDS.accessKeyId,
-    secretAccessKey: CREDS.secretAccessKey,
-    harnessArn: HARNESS_ARN,
-    retryBaseMs: 1,
-    ...extra,
-  });
+  const section = (extra: Record<string, unknown> = {}): Record<string, unknown> => emulatorSection(emulator, extra);
   const loggerModule = (): ContainerModule => new ContainerModule((o) => void o.bind(Logger).toConstantValue(logger));
 
   beforeEach(() => {

@@ -20,17 +20,14 @@ export function options(plain: Record<string, unknown>): AgentCoreProviderOption
   return o;
 }
 
-/** Options pointing both planes at the emulator with static credentials. */
+/** The raw config section pointing both planes at the emulator with static credentials. */
+export function emulatorSection(emulator: AgentCoreEmulator, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { endpoint: emulator.baseUrl, region: REGION, accessKeyId: CREDS.accessKeyId, secretAccessKey: CREDS.secretAccessKey, harnessArn: HARNESS_ARN, retryBaseMs: 1, ...extra };
+}
+
+/** Validated options of {@link emulatorSection}. */
 export function emulatorOptions(emulator: AgentCoreEmulator, extra: Record<string, unknown> = {}): AgentCoreProviderOptionsClass {
-  return options({
-    endpoint: emulator.baseUrl,
-    region: REGION,
-    accessKeyId: CREDS.accessKeyId,
-    secretAccessKey: CREDS.secretAccessKey,
-    harnessArn: HARNESS_ARN,
-    retryBaseMs: 1,
-    ...extra,
-  });
+  return options(emulatorSection(emulator, extra));
 }
 
 /** A provider over the emulator and the logger it writes to. */

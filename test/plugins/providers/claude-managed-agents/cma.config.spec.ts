@@ -13,6 +13,7 @@ import { CmaAgentProvider } from '../../../../src/plugins/providers/claude-manag
 import { startCmaEmulator, type CmaEmulator } from '../../../../src/testing/cma-emulator.js';
 import { EchoToolHandler } from '../../../fakes/fake-tools.js';
 import { API_KEY } from './cma-fixtures.js';
+import { failure } from '../../../fakes/failure.js';
 
 function validate(plain: Record<string, unknown>): { options: CmaProviderOptionsClass; errors: string[] } {
   const options = plainToInstance(CmaProviderOptionsClass, plain, { exposeDefaultValues: true });
@@ -20,15 +21,7 @@ function validate(plain: Record<string, unknown>): { options: CmaProviderOptions
 }
 
 async function createError(config: Record<string, unknown>): Promise<AgentRxError> {
-  const e = await AgentRx.create({ modules: [cmaProviderModule], config: { consumers: { terminal: false }, logLevel: 'silent', ...config } }).then(
-    async (rx) => {
-      await rx.stop();
-      return undefined;
-    },
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(AgentRxError);
-  return e as AgentRxError;
+  return failure(AgentRx.create({ modules: [cmaProviderModule], config: { consumers: { terminal: false }, logLevel: 'silent', ...config } }).then((rx) => rx.stop()));
 }
 
 describe('CmaProviderOptionsClass', () => {

@@ -1,7 +1,6 @@
 import { inspect } from 'node:util';
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { plainToInstance } from 'class-transformer';
-import { AgentRxError } from '../../../../src/core/errors.js';
 import { HttpClientFactoryImpl } from '../../../../src/core/http/http-client-factory.js';
 import { MemoryLogger } from '../../../../src/core/logger.js';
 import type { AgentSpec } from '../../../../src/core/model.js';
@@ -11,20 +10,12 @@ import { CmaAgentProvider, type CmaConn } from '../../../../src/plugins/provider
 import { canonicalJson, contentAddressedName, type CmaHandle } from '../../../../src/plugins/providers/claude-managed-agents/cma-provision.js';
 import { startCmaEmulator, type CmaEmulator, type CmaEmulatorOptions } from '../../../../src/testing/cma-emulator.js';
 import { API_KEY } from './cma-fixtures.js';
+import { failure } from '../../../fakes/failure.js';
 
 const spec: AgentSpec = { name: 'helper', systemPrompt: 'Be brief.', tools: [{ name: 'echo', description: 'Echo.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }] };
 const signal = (): AbortSignal => new AbortController().signal;
 /** A cursor that has ingested exactly `ids`. */
 const cursorOf = (ids: readonly string[]): IngestCursor => ({ ingested: ids.length, has: (id) => ids.includes(id) });
-
-async function failure(p: Promise<unknown>): Promise<AgentRxError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(AgentRxError);
-  return e as AgentRxError;
-}
 
 describe('CmaAgentProvider over HTTP', () => {
   let emu: CmaEmulator | undefined;

@@ -9,6 +9,7 @@ import type { AgentSpec, RawEvent } from '../../../../src/core/model.js';
 import { LocalProviderOptionsClass } from '../../../../src/plugins/providers/local/local.config.js';
 import { LocalAgentProvider, type LocalConn } from '../../../../src/plugins/providers/local/local.provider.js';
 import { startOpenAiEmulator, type OpenAiEmulator, type OpenAiEmulatorOptions } from '../../../../src/testing/index.js';
+import { failure } from '../../../fakes/failure.js';
 
 const spec: AgentSpec = { name: 'a', tools: [] };
 const SECRET = 'sk-local-secret-4242';
@@ -40,15 +41,6 @@ describe('LocalAgentProvider over HTTP', () => {
 
   function run(provider: LocalAgentProvider, conn: LocalConn, prompt = 'hi'): Promise<RawEvent[]> {
     return lastValueFrom(provider.pollTurn(conn, provider.kickoffInput({ prompt })).pipe(toArray()));
-  }
-
-  async function failure(p: Promise<unknown>): Promise<AgentRxError> {
-    const e = await p.then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    expect(e).toBeInstanceOf(AgentRxError);
-    return e as AgentRxError;
   }
 
   const completions = (e: OpenAiEmulator): number => e.requests.filter((r) => r.completion !== undefined).length;
