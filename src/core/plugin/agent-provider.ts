@@ -68,7 +68,7 @@ export interface Reconnected {
  * (`limits.dedupeWindow`), which is enough to find its place in the host's history.
  */
 export interface IngestCursor {
-  /** Provider events ingested by this Session object (0 on a resume in a new process). */
+  /** How many ids the window holds: 0 until this Session object ingested an event with an id (so 0 on a resume in a new process). */
   readonly ingested: number;
   /** True when `id` is among the most recently ingested ids (a bounded window). */
   has(id: string): boolean;

@@ -1,4 +1,4 @@
-import { Observable, ReplaySubject, Subject, filter, share, tap, type Subscription } from 'rxjs';
+import { Observable, ReplaySubject, Subject, filter, share, type Subscription } from 'rxjs';
 import { randomUUID } from 'node:crypto';
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import type { AgUiEvent } from '../events/agui-event.js';
@@ -70,8 +70,6 @@ export class Session {
   private readonly ctrl = new AbortController();
   /** Ids of the most recently ingested provider events (bounded by `dedupeWindow`). */
   private readonly seen: RecentKeys;
-  /** Provider events ingested so far; with `seen`, the cursor handed to `reconnect`. */
-  private ingested = 0;
   private readonly consumers: ConsumerAttachment;
   private readonly eventId: (e: RawEvent) => string | undefined;
   private ledger = new ToolLedger();
@@ -143,14 +141,12 @@ export class Session {
         }
       };
       this.bus
-        .pipe(
-          filter((e) => e.source === 'provider'),
-          tap((e) => {
-            if (isBoundary(e)) this.hostMidTurn = false;
-          }),
-          groupTurns(isBoundary),
-        )
-        .subscribe((envs) => this.inbox.push({ kind: 'turn', events: envs.map((e) => e.raw) }));
+        .pipe(filter((e) => e.source === 'provider'), groupTurns(isBoundary))
+        .subscribe((envs) => {
+          // A closed turn ends any turn the host was running when the stream was (re)attached.
+          this.hostMidTurn = false;
+          this.inbox.push({ kind: 'turn', events: envs.map((e) => e.raw) });
+        });
     }
     if (opts.signal) {
       const callerSignal = opts.signal;
@@ -618,7 +614,6 @@ export class Session {
         ? { seq, sessionId, turn: d.turn, provider, source: d.source, id: d.id, raw: d.raw, at }
         : { seq, sessionId, turn: d.turn, provider, source: d.source, raw: d.raw, at };
     if (d.source === 'provider') {
-      this.ingested++;
       this.requestEvents.push(d.raw);
       // Without retention, keep a bounded window: enough for split-batch recovery, never the whole log.
       if (!this.opts.retainEvents && this.requestEvents.length > 2 * UNRETAINED_HISTORY) this.requestEvents.splice(0, this.requestEvents.length - UNRETAINED_HISTORY);
@@ -630,7 +625,7 @@ export class Session {
 
   /** Where ingestion stands, for `reconnect`. */
   private cursor(): IngestCursor {
-    return { ingested: this.ingested, has: (id) => this.seen.has(id) };
+    return { ingested: this.seen.size, has: (id) => this.seen.has(id) };
   }
 
   /** Attaches a new stream generation and waits until it is open. */
