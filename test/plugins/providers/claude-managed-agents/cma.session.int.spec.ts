@@ -374,6 +374,24 @@ describe('CmaAgentProvider through AgentRx', () => {
       ]);
     });
 
+    it('should stop waiting for a confirmTool that never answers when the session is cancelled, and post nothing', async () => {
+      const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }] });
+      let asked!: () => void;
+      const askedOnce = new Promise<void>((resolve) => (asked = resolve));
+      const s = rx.start({
+        prompt: 'go',
+        confirmTool: () => {
+          asked();
+          return new Promise<boolean>(() => undefined);
+        },
+      });
+      await askedOnce;
+      s.cancel();
+      await expect(s.result).rejects.toMatchObject({ code: 'cancelled' });
+      await s.closed;
+      expect(sends(emu).flatMap((p) => p.events).filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([]);
+    });
+
     it('should deny a tool whose confirmTool throws, and still finish', async () => {
       const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }] });
       const result = await rx.run({
