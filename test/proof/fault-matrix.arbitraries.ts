@@ -1,4 +1,3 @@
-import { IsInt, IsString, Max, Min } from 'class-validator';
 import fc from 'fast-check';
 import type { AgentRx } from '../../src/agentrx.js';
 import { injectable } from '../../src/core/di/inversify.js';
@@ -7,6 +6,7 @@ import type { SessionEvent } from '../../src/core/events/session-event.js';
 import type { SessionResult } from '../../src/core/model.js';
 import type { ToolContext, ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import { RecordingConsumer } from '../../src/testing/recording-consumer.js';
+import { AddInput, EchoInput } from '../fakes/fake-tools.js';
 
 /**
  * Shared pieces of the fault matrix (issue 7, point 1): a provider-neutral scripted session, its
@@ -111,38 +111,23 @@ function count(ctx: ToolContext): void {
   executions.set(ctx.toolUseId, (executions.get(ctx.toolUseId) ?? 0) + 1);
 }
 
-export class FmEchoInput {
-  @IsString()
-  text!: string;
-}
-
 @injectable()
-export class FmEchoTool implements ToolHandler<FmEchoInput> {
+export class FmEchoTool implements ToolHandler<EchoInput> {
   readonly name = 'echo';
   readonly description = 'Echoes text back in upper case.';
-  readonly inputType = FmEchoInput;
-  handle(input: FmEchoInput, ctx: ToolContext): string {
+  readonly inputType = EchoInput;
+  handle(input: EchoInput, ctx: ToolContext): string {
     count(ctx);
     return input.text.toUpperCase();
   }
 }
 
-export class FmAddInput {
-  @IsInt()
-  @Min(0)
-  @Max(1000)
-  a!: number;
-
-  @IsInt()
-  b!: number;
-}
-
 @injectable()
-export class FmAddTool implements ToolHandler<FmAddInput> {
+export class FmAddTool implements ToolHandler<AddInput> {
   readonly name = 'add';
   readonly description = 'Adds two integers.';
-  readonly inputType = FmAddInput;
-  handle(input: FmAddInput, ctx: ToolContext): { sum: number } {
+  readonly inputType = AddInput;
+  handle(input: AddInput, ctx: ToolContext): { sum: number } {
     count(ctx);
     return { sum: input.a + input.b };
   }
