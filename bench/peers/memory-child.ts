@@ -8,13 +8,11 @@
  * sample, so only agentrx's state is measured; the script itself is allocated before the first sample.
  */
 import 'reflect-metadata';
-import { IsString } from 'class-validator';
 import { AgentRx } from '../../src/agentrx.js';
-import { injectable } from '../../src/core/di/inversify.js';
 import type { AgUiEvent } from '../../src/core/events/agui-event.js';
 import type { EventConsumer } from '../../src/core/plugin/event-consumer.js';
-import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import { ScriptedProvider, ev, type ScriptedTurn } from '../../src/testing/scripted-provider.js';
+import { EchoTool } from './runners/agentrx.js';
 import { memAfterGc } from './shared.js';
 
 const [turnsArg, perTurnArg, padArg] = process.argv.slice(2);
@@ -25,19 +23,6 @@ const PER_TURN = Number(perTurnArg ?? 1000);
 const EARLY = 10 * PER_TURN;
 const TOTAL = TURNS * PER_TURN;
 
-class EchoInput {
-  @IsString()
-  text!: string;
-}
-@injectable()
-class EchoTool implements ToolHandler<EchoInput> {
-  readonly name = 'echo';
-  readonly description = 'Echoes text.';
-  readonly inputType = EchoInput;
-  handle(input: EchoInput): string {
-    return input.text;
-  }
-}
 
 function script(prefix: string, count: number): ScriptedTurn[] {
   const turns: ScriptedTurn[] = [];

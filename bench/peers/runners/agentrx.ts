@@ -12,12 +12,13 @@ import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { SYSTEM_PROMPT, USER_PROMPT } from '../shared.js';
 import { add, echo, type Setup } from './types.js';
 
-class EchoInput {
+export class EchoInput {
   @IsString()
   text!: string;
 }
+/** The `echo` tool of the conversation (also the memory bench's tool). */
 @injectable()
-class EchoTool implements ToolHandler<EchoInput> {
+export class EchoTool implements ToolHandler<EchoInput> {
   readonly name = 'echo';
   readonly description = 'Echoes text back in upper case.';
   readonly inputType = EchoInput;
