@@ -297,3 +297,36 @@ describe('Session', () => {
     });
   });
 });
+
+describe('AgentRx.teardown', () => {
+  class Provisioning extends ScriptedProvider {
+    readonly tornDown: unknown[] = [];
+    constructor(private readonly failWith?: Error) {
+      super({ turns: [{ events: [ev.text('a', 'hi'), ev.idle('i', 'end_turn')] }] });
+    }
+    async provision(): Promise<unknown> {
+      return { created: 'handle-1' };
+    }
+    async teardown(handle: unknown): Promise<void> {
+      if (this.failWith) throw this.failWith;
+      this.tornDown.push(handle);
+    }
+  }
+
+  it('should tear down each provisioned handle once', async () => {
+    const provider = new Provisioning();
+    const rx = await create(provider);
+    await rx.run({ prompt: 'go' });
+    await rx.teardown();
+    await rx.teardown();
+    await rx.stop();
+    expect(provider.tornDown).toEqual([{ created: 'handle-1' }]);
+  });
+
+  it('should report a failing teardown as one provider_error naming the provider', async () => {
+    const rx = await create(new Provisioning(new Error('archive refused')));
+    await rx.run({ prompt: 'go' });
+    await expect(rx.teardown()).rejects.toMatchObject({ code: 'provider_error', message: expect.stringContaining('scripted: archive refused') });
+    await rx.stop();
+  });
+});
