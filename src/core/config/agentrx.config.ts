@@ -31,6 +31,9 @@ export type StoreType = (typeof STORE_TYPES)[number];
 
 const AGENT_NAME = /^[a-zA-Z0-9_-]+$/;
 
+/** Largest accepted `timeouts.*` value: a Node timer longer than 2^31 - 1 ms fires after 1 ms. */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
 /** The agent the host runs (`provision` input, together with the bound tools). */
 export class AgentConfig {
   /** 1–64 characters of `[a-zA-Z0-9_-]`. */
@@ -117,7 +120,7 @@ export class LimitsConfig {
   maxReprompts: number = 2;
 }
 
-/** Built-in consumers and the kernel's per-consumer queues. */
+/** Built-in consumers, and the queue and time bounds of every consumer attached to a session. */
 export class ConsumersConfig {
   /** Render the run on the terminal (stderr-safe renderer). */
   @CoerceBoolean()
@@ -129,23 +132,73 @@ export class ConsumersConfig {
   @IsBoolean()
   jsonl: boolean = false;
 
-  /** A consumer hook that runs longer is reported on `consumerErrors$` and skipped. */
+  /**
+   * Bound of one consumer event hook. A hook that runs longer is reported on `consumerErrors$`
+   * and the consumer's queue moves on to its next event.
+   */
   @CoerceNumber()
   @IsInt()
   @Min(1)
   handlerTimeoutMs: number = 5_000;
 
-  /** Bound of each consumer's queue (overflow policy: see the kernel). */
+  /**
+   * Bound of each consumer's per-session queue. A consumer whose backlog reaches it is reported
+   * (`overflow`) and disabled for the rest of that session; the run and other consumers go on.
+   */
   @CoerceNumber()
   @IsInt()
   @Min(1)
   queueLimit: number = 10_000;
 
-  /** Time each consumer's `stop()` gets at shutdown. */
+  /**
+   * Per session: bound of each consumer's `start()`, of the drain of its queue at the session's
+   * end (undelivered events are then dropped and reported), and of its `stop()`.
+   */
   @CoerceNumber()
   @IsInt()
   @Min(1)
   stopTimeoutMs: number = 5_000;
+}
+
+/**
+ * Bounds of process lifecycle and shutdown steps, in milliseconds. Each is a positive integer no
+ * larger than `MAX_TIMEOUT_MS`. A step that overruns is logged and the rest go on; none of them
+ * fails a run.
+ */
+export class TimeoutsConfig {
+  /** Bound of each tool handler's `start()` and of its `stop()` in the kernel's tools phase. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_TIMEOUT_MS)
+  toolsPhaseMs: number = 10_000;
+
+  /** Bound of each provider's `start()` and of its `stop()` in the kernel's providers phase. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_TIMEOUT_MS)
+  providersPhaseMs: number = 10_000;
+
+  /**
+   * Bound of the final cleanup of `AgentRx.stop()`, after the phases have stopped (unbinding the
+   * container, which runs every `@preDestroy` hook).
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_TIMEOUT_MS)
+  cleanupMs: number = 10_000;
+
+  /**
+   * How long a cancelled or timed-out session waits for the host to take its interrupt (Claude
+   * Managed Agents: `user.interrupt`) before it closes the connection anyway.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_TIMEOUT_MS)
+  interruptMs: number = 2_000;
 }
 
 /** Where sessions and the tool ledger are kept. `file` survives a process restart. */
@@ -162,8 +215,9 @@ export class StoreConfig {
 
 /**
  * The whole agentrx configuration, as validated by `loadConfig`/`validateConfig`. Every field
- * has a default, so `{}` is a valid config (the `local` provider then needs its own section).
- * Unknown keys are errors at every level, so a typo never passes silently.
+ * has a default, so `{}` is a valid config; a provider section its plugin requires (the selected
+ * provider's) is then validated from `{}`, with that section's own defaults. Unknown keys are
+ * errors at every level, so a typo never passes silently.
  */
 export class AgentRxConfig {
   /**
@@ -194,6 +248,11 @@ export class AgentRxConfig {
   @ValidateNested()
   @Type(() => StoreConfig)
   store: StoreConfig = new StoreConfig();
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => TimeoutsConfig)
+  timeouts: TimeoutsConfig = new TimeoutsConfig();
 
   /** Keep raw provider events in `SessionResult.events`. */
   @CoerceBoolean()

@@ -5,6 +5,8 @@ export {
   LimitsConfig,
   ConsumersConfig,
   StoreConfig,
+  TimeoutsConfig,
+  MAX_TIMEOUT_MS,
   PROVIDER_IDS,
   LOG_LEVELS,
   STORE_TYPES,

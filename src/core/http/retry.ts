@@ -1,10 +1,12 @@
-import { AgentRxError } from '../errors.js';
+import { abortReason, sleep } from '../util/async.js';
+import { backoffDelay, DEFAULT_BACKOFF_MAX_MS } from '../util/backoff.js';
 
 /**
- * Retry with exponential backoff and full jitter for calls that are safe to repeat only when they
- * failed transiently (the Local model call, the whole AgentCore invoke). A transient failure is
- * HTTP 408, 429 or 5xx, or a transport reset/refusal/timeout; any other 4xx is final. A
- * `Retry-After` header (seconds or HTTP-date) found on the error wins over the computed backoff.
+ * Retry with the shared exponential, equal-jitter backoff (`backoffDelay` in `core/util/backoff`)
+ * for calls that are safe to repeat only when they failed transiently (the Local model call, the
+ * whole AgentCore invoke). A transient failure is HTTP 408, 429 or 5xx, or a transport
+ * reset/refusal/timeout; any other 4xx is final. A `Retry-After` header (seconds or HTTP-date)
+ * found on the error wins over the computed backoff.
  */
 
 /** What the retry loop reports before each wait. */
@@ -21,19 +23,25 @@ export interface RetryAttemptInfo {
 export interface RetryOptions {
   /** Retries after the first attempt (0 = no retry). */
   readonly maxRetries: number;
-  /** Backoff base: the n-th retry (0-based) waits `random() * min(maxDelayMs, baseMs * 2^n)`. */
+  /**
+   * Backoff base: retry `n` (1-based) waits `backoffDelay(n, { baseMs, maxMs: maxDelayMs, random })`,
+   * i.e. between half and all of `min(maxDelayMs, baseMs * 2^(n-1))`.
+   */
   readonly baseMs: number;
   /** Upper bound of the computed backoff. Default 30 000 ms. */
   readonly maxDelayMs?: number;
   /** Upper bound of a honoured Retry-After value. Default 60 000 ms. */
   readonly maxRetryAfterMs?: number;
-  /** Aborts the wait and any further attempt promptly; the loop then rejects with `cancelled`. */
+  /**
+   * Aborts the wait and any further attempt promptly; the loop then rejects with the signal's
+   * AgentRxError reason (`abortReason`: the session's `cancelled`/`timeout`, else `cancelled`).
+   */
   readonly signal?: AbortSignal;
   /** Decides whether an error may be retried. Default `isTransientError`. */
   readonly isRetryable?: (error: unknown) => boolean;
   /** Called before each wait (logging). Must not throw; a throw is ignored. */
   readonly onRetry?: (info: RetryAttemptInfo) => void;
-  /** Injectable wait (tests). Must reject promptly when `signal` aborts. Default `abortableSleep`. */
+  /** Injectable wait (tests). Must reject promptly when `signal` aborts. Default `sleep` (core/util/async). */
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Injectable randomness in [0, 1) for the jitter (tests). Default `Math.random`. */
   readonly random?: () => number;
@@ -46,45 +54,37 @@ const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPI
 /**
  * Runs `fn` and retries it while it fails with a retryable error, at most `maxRetries` times.
  * `fn` receives the 0-based attempt number. Rejects with the last error when it is not retryable
- * or the retries are used up, and with `AgentRxError('cancelled')` as soon as `signal` aborts
- * (during a wait or before an attempt).
+ * or the retries are used up, and with `abortReason(signal)` as soon as `signal` aborts (during a
+ * wait, during an attempt or before one).
  */
 export async function withRetry<T>(fn: (attempt: number) => Promise<T>, opts: RetryOptions): Promise<T> {
   const isRetryable = opts.isRetryable ?? isTransientError;
-  const sleep = opts.sleep ?? abortableSleep;
-  const random = opts.random ?? Math.random;
+  const wait = opts.sleep ?? sleep;
   const now = opts.now ?? Date.now;
-  const maxDelayMs = opts.maxDelayMs ?? 30_000;
+  const backoff = { baseMs: opts.baseMs, maxMs: opts.maxDelayMs ?? DEFAULT_BACKOFF_MAX_MS, random: opts.random };
   const maxRetryAfterMs = opts.maxRetryAfterMs ?? 60_000;
   for (let attempt = 0; ; attempt++) {
     throwIfAborted(opts.signal);
     try {
       return await fn(attempt);
     } catch (error) {
-      if (opts.signal?.aborted) throw cancelledError(opts.signal);
+      if (opts.signal?.aborted) throw abortReason(opts.signal);
       if (attempt >= opts.maxRetries || !isRetryable(error)) throw error;
       const after = retryAfterMs(error, now());
-      const delayMs = after !== undefined ? Math.min(after, maxRetryAfterMs) : backoffDelay(attempt, opts.baseMs, maxDelayMs, random);
+      const delayMs = after !== undefined ? Math.min(after, maxRetryAfterMs) : backoffDelay(attempt + 1, backoff);
       try {
         opts.onRetry?.({ retry: attempt + 1, maxRetries: opts.maxRetries, delayMs, fromRetryAfter: after !== undefined, error });
       } catch {
         // A logging hook must not change the outcome of the call.
       }
       try {
-        await sleep(delayMs, opts.signal);
+        await wait(delayMs, opts.signal);
       } catch (e) {
-        if (opts.signal?.aborted) throw cancelledError(opts.signal);
+        if (opts.signal?.aborted) throw abortReason(opts.signal);
         throw e;
       }
     }
   }
-}
-
-/** Full-jitter exponential backoff for the 0-based retry `n`: `random() * min(maxMs, baseMs * 2^n)`. */
-export function backoffDelay(n: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** n);
-  const r = Math.min(Math.max(random(), 0), 1);
-  return Math.floor(r * ceiling);
 }
 
 /**
@@ -136,33 +136,9 @@ export function retryAfterMs(source: unknown, now: number = Date.now()): number 
   return Math.max(0, at - now);
 }
 
-/** Resolves after `ms`, or rejects with `AgentRxError('cancelled')` as soon as `signal` aborts. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(cancelledError(signal));
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(cancelledError(signal));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, ms));
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw cancelledError(signal);
-}
-
-function cancelledError(signal: AbortSignal | undefined): AgentRxError {
-  const reason: unknown = signal?.reason;
-  if (reason instanceof AgentRxError) return reason;
-  return new AgentRxError('cancelled', 'The operation was cancelled', undefined, reason instanceof Error ? { cause: reason } : undefined);
+  if (signal?.aborted) throw abortReason(signal);
 }
 
 function explicitTransient(o: Record<string, unknown>): boolean | undefined {

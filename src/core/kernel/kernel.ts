@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import { withTimeout } from '../util/async.js';
+import { messageOf, withTimeout } from '../util/async.js';
 import type { LifecycleParticipant } from '../plugin/lifecycle-participant.js';
 
 /** One named phase participant. */
@@ -8,39 +8,66 @@ export interface Participant extends LifecycleParticipant {
   readonly name?: string;
 }
 
+/** One kernel phase: who takes part, and how long each of their hooks may run. */
+export interface KernelPhase {
+  /** Shown in log lines (`start tools: <id> failed`). */
+  readonly name: string;
+  /** Started in this order, stopped in reverse. */
+  readonly participants: readonly Participant[];
+  /** Bound of each participant's `start()` and of its `stop()`, in ms (`timeouts.toolsPhaseMs`, …). */
+  readonly timeoutMs: number;
+}
+
+/** The final step of `Kernel.stop`, after every phase has stopped. */
+export interface KernelCleanup {
+  /** Releases what the phases leave behind (e.g. `container.unbindAllAsync()`). May be async. */
+  readonly run: () => Promise<void>;
+  /** Bound of `run`, in ms (`timeouts.cleanupMs`); past it the kernel logs and returns. */
+  readonly timeoutMs: number;
+}
+
 /**
- * Runs start/stop phases: `start` goes phase by phase in the given order (consumers, tools,
- * providers); `stop` in reverse. Every hook is awaited with a timeout and isolated (allSettled +
- * log). `stop` runs once; later calls return the same promise.
+ * Runs process-level start/stop phases, in the order given: tool handlers, then providers (what
+ * the composition root passes). Consumers are not a phase: they are attached per session.
+ * `start` goes phase by phase; `stop` goes through the started phases in reverse, participants
+ * in reverse, then runs the cleanup. Every hook is awaited with its phase's timeout and isolated:
+ * one that throws, rejects or overruns is logged and the others still run (allSettled). Neither
+ * `start` nor `stop` rejects. `stop` runs once; later calls return the same promise.
  */
 export class Kernel {
   private stopping: Promise<void> | undefined;
   private started = false;
   private readonly signalHandlers: [NodeJS.Signals, () => void][] = [];
 
+  /**
+   * @param phases started in this order, stopped in reverse.
+   * @param logger receives one error line per failed hook and for a failed cleanup.
+   * @param cleanup runs once at the end of `stop` (whether or not `start` ran); default: nothing.
+   */
   constructor(
-    private readonly phases: readonly (readonly [string, readonly Participant[]])[],
+    private readonly phases: readonly KernelPhase[],
     private readonly logger: Logger,
-    private readonly phaseTimeoutMs = 10_000,
-    private readonly onStopped: () => Promise<void> = async () => undefined,
+    private readonly cleanup: KernelCleanup = { run: async () => undefined, timeoutMs: 10_000 },
   ) {}
 
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    for (const [name, ps] of this.phases) await this.runPhase(`start ${name}`, ps, (p) => p.start?.());
+    for (const phase of this.phases) await this.runPhase(`start ${phase.name}`, phase.participants, phase.timeoutMs, (p) => p.start?.());
   }
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       for (const [sig, h] of this.signalHandlers) process.off(sig, h);
       if (this.started) {
-        for (const [name, ps] of [...this.phases].reverse()) await this.runPhase(`stop ${name}`, [...ps].reverse(), (p) => p.stop?.());
+        for (const phase of [...this.phases].reverse()) {
+          await this.runPhase(`stop ${phase.name}`, [...phase.participants].reverse(), phase.timeoutMs, (p) => p.stop?.());
+        }
       }
       try {
-        await withTimeout(this.onStopped(), this.phaseTimeoutMs, 'cleanup');
+        await withTimeout(Promise.resolve().then(() => this.cleanup.run()), this.cleanup.timeoutMs, 'cleanup');
       } catch (e) {
-        this.logger.error('kernel cleanup failed', { error: (e as Error).message });
+        this.logger.error('kernel cleanup failed', { error: messageOf(e) });
       }
     })();
     return this.stopping;
@@ -58,12 +85,12 @@ export class Kernel {
     }
   }
 
-  private async runPhase(phase: string, ps: readonly Participant[], hook: (p: Participant) => unknown): Promise<void> {
-    const results = await Promise.allSettled(ps.map((p) => withTimeout(Promise.resolve().then(() => hook(p)), this.phaseTimeoutMs, phase)));
+  private async runPhase(phase: string, ps: readonly Participant[], timeoutMs: number, hook: (p: Participant) => unknown): Promise<void> {
+    const results = await Promise.allSettled(ps.map((p) => withTimeout(Promise.resolve().then(() => hook(p)), timeoutMs, phase)));
     results.forEach((r, i) => {
       if (r.status === 'rejected') {
         const p = ps[i]!;
-        this.logger.error(`${phase}: ${p.id ?? p.name ?? p.constructor.name} failed`, { error: r.reason instanceof Error ? r.reason.message : String(r.reason) });
+        this.logger.error(`${phase}: ${p.id ?? p.name ?? p.constructor.name} failed`, { error: messageOf(r.reason) });
       }
     });
   }

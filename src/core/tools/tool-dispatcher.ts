@@ -4,7 +4,7 @@ import { AgentRxError } from '../errors.js';
 import type { ToolResult, ToolUse } from '../model.js';
 import { isToolOutcome, type ToolHandler } from '../plugin/tool-handler.js';
 import type { ToolLedger } from './tool-ledger.js';
-import { messageOf } from '../util/async.js';
+import { abortReason, messageOf } from '../util/async.js';
 
 /** Per-batch settings and hooks of a dispatch. */
 export interface DispatchOptions {
@@ -58,7 +58,7 @@ export class ToolDispatcher {
     };
     const width = Math.max(1, Math.min(opts.concurrency, work.length));
     await Promise.all(Array.from({ length: width }, worker));
-    if (opts.signal.aborted) throw cancelled(opts.signal);
+    if (opts.signal.aborted) throw abortReason(opts.signal);
     return toolUses.map((u, i) => results[i] ?? { ...results[firstIndex.get(u.id)!]!, toolUseId: u.id });
   }
 
@@ -78,7 +78,7 @@ export class ToolDispatcher {
       opts.onResult?.(use, result, false, 0);
       return result;
     }
-    if (opts.signal.aborted) throw cancelled(opts.signal);
+    if (opts.signal.aborted) throw abortReason(opts.signal);
     if (!entry) opts.ledger.begin(use.id, use.name);
     await opts.persist();
     const result = await this.execute(use, handler, opts);
@@ -159,11 +159,6 @@ class ToolTimeout extends Error {
   }
 }
 class ToolAborted extends Error {}
-
-function cancelled(signal: AbortSignal): AgentRxError {
-  const reason: unknown = signal.reason;
-  return reason instanceof AgentRxError ? reason : new AgentRxError('cancelled', 'the session was cancelled');
-}
 
 function errorResult(use: ToolUse, content: string): ToolResult {
   return { toolUseId: use.id, content, isError: true };

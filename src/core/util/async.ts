@@ -1,3 +1,4 @@
+import { setTimeout as timerDelay } from 'node:timers/promises';
 import { AgentRxError } from '../errors.js';
 
 /**
@@ -55,26 +56,59 @@ export class AsyncQueue<T> {
   }
 }
 
-/** The AgentRxError an aborted signal carries (cancel or timeout), or a generic `cancelled`. */
+/**
+ * The error to reject with once `signal` has aborted: its reason when that is an AgentRxError (the
+ * session aborts with `cancelled` or `timeout`, and callers rely on that very error coming out);
+ * a `timeout` AgentRxError for the TimeoutError of `AbortSignal.timeout()`; otherwise a generic
+ * `cancelled` AgentRxError whose `cause` is the reason.
+ */
 export function abortReason(signal: AbortSignal): AgentRxError {
   const r: unknown = signal.reason;
-  return r instanceof AgentRxError ? r : new AgentRxError('cancelled', 'the session was cancelled');
+  if (r instanceof AgentRxError) return r;
+  // Checked by name: the DOMException comes from Node's realm, not necessarily the caller's.
+  if (typeof r === 'object' && r !== null && (r as { name?: unknown }).name === 'TimeoutError') {
+    return new AgentRxError('timeout', 'the operation timed out', undefined, { cause: r });
+  }
+  return new AgentRxError('cancelled', 'the operation was cancelled', undefined, r === undefined ? undefined : { cause: r });
 }
 
-/** Resolves after `ms`, or rejects with the abort reason. */
-export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(abortReason(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+/** Longest delay a Node timer honours; a longer one would fire after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The one abortable sleep of agentrx (Node's `timers/promises` `setTimeout` with a signal).
+ * Resolves after `ms` (clamped to `[0, MAX_TIMER_MS]`; NaN counts as 0), or rejects with
+ * `abortReason(signal)` as soon as `signal` aborts, at once if it already has; the timer is then
+ * cleared. Never rejects otherwise.
+ *
+ * Jest's fake timers do not drive `timers/promises`: tests end a sleep through its signal, or
+ * inject their own wait where the code under test takes one (`RetryOptions.sleep`).
+ */
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) throw abortReason(signal);
+  const delayMs = Number.isNaN(ms) ? 0 : Math.min(Math.max(ms, 0), MAX_TIMER_MS);
+  try {
+    await timerDelay(delayMs, undefined, signal === undefined ? undefined : { signal });
+  } catch (e) {
+    if (signal?.aborted) throw abortReason(signal);
+    throw e;
+  }
+}
+
+
+/**
+ * Calls `onAbort` once when `signal` aborts (at once if it already has), for as long as `until`
+ * has not settled; then the listener is removed, so a long-lived signal shared by many short-lived
+ * users (a caller's signal passed to many sessions) does not collect one listener per user.
+ */
+export function followAbort(signal: AbortSignal, onAbort: () => void, until: Promise<unknown>): void {
+  if (signal.aborted) {
+    onAbort();
+    return;
+  }
+  signal.addEventListener('abort', onAbort, { once: true });
+  const release = (): void => signal.removeEventListener('abort', onAbort);
+  until.then(release, release);
 }
 
 /** Races a promise against the signal. */

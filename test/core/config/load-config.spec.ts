@@ -16,6 +16,7 @@ import {
   Secret,
   SecretField,
   StoreConfig,
+  TimeoutsConfig,
   validateConfig,
 } from '../../../src/core/config/index.js';
 import { AgentRxError, isAgentRxError } from '../../../src/core/errors.js';
@@ -135,6 +136,12 @@ describe('load-config', () => {
           queueLimit: 10_000,
           stopTimeoutMs: 5_000,
         });
+        expect({ ...config.timeouts }).toEqual({
+          toolsPhaseMs: 10_000,
+          providersPhaseMs: 10_000,
+          cleanupMs: 10_000,
+          interruptMs: 2_000,
+        });
         expect(config.store.type).toBe('memory');
         expect(config.store.dir).toBeUndefined();
         expect(config.retainEvents).toBe(true);
@@ -149,6 +156,7 @@ describe('load-config', () => {
         expect(config.limits).toBeInstanceOf(LimitsConfig);
         expect(config.consumers).toBeInstanceOf(ConsumersConfig);
         expect(config.store).toBeInstanceOf(StoreConfig);
+        expect(config.timeouts).toBeInstanceOf(TimeoutsConfig);
       });
 
       it('should return no sections', () => {
@@ -211,6 +219,31 @@ describe('load-config', () => {
           expect.objectContaining({ path: 'limits.maxTurns', message: 'must not be greater than 1000', value: 5000 }),
         );
         expect(issueAt(error, 'consumers.terminal')).toEqual(expect.objectContaining({ value: 'yes', message: 'must be a boolean value' }));
+      });
+    });
+
+    describe('when called with timeouts', () => {
+      it('should keep the given ones, default the others and read numeric strings from ${VAR}', () => {
+        const { config } = validateConfig({ timeouts: { toolsPhaseMs: 2_500, interruptMs: '${INTERRUPT_MS}' } }, [], { INTERRUPT_MS: '750' });
+        expect({ ...config.timeouts }).toEqual({ toolsPhaseMs: 2_500, providersPhaseMs: 10_000, cleanupMs: 10_000, interruptMs: 750 });
+      });
+
+      it('should report every value that is not a positive integer a timer can hold, on its own line', () => {
+        const error = thrown(() =>
+          validateConfig({ timeouts: { toolsPhaseMs: 0, providersPhaseMs: 1.5, cleanupMs: 'soon', interruptMs: 2 ** 31, cleanupMS: 1 } }, [], {}),
+        );
+        const lines = error.message.split('\n');
+        expect(lines[0]).toBe('invalid configuration (5 issues):');
+        expect(lines).toContain('- timeouts.toolsPhaseMs: must not be less than 1; got 0; expected an integer from 1 to 2147483647');
+        expect(lines).toContain('- timeouts.providersPhaseMs: must be an integer number; got 1.5; expected an integer from 1 to 2147483647');
+        expect(lines).toContain('- timeouts.cleanupMs: must be an integer number; got "soon"; expected an integer from 1 to 2147483647');
+        expect(lines).toContain('- timeouts.interruptMs: must not be greater than 2147483647; got 2147483648; expected an integer from 1 to 2147483647');
+        expect(issueAt(error, 'timeouts.cleanupMS')?.expected).toContain('did you mean "cleanupMs"?');
+      });
+
+      it('should report a timeouts value that is not an object as such', () => {
+        const error = thrown(() => validateConfig({ timeouts: 5000 }, [], {}));
+        expect(issuesOf(error).map(({ path, message }) => ({ path, message }))).toEqual([{ path: 'timeouts', message: 'must be an object' }]);
       });
     });
 

@@ -1,7 +1,6 @@
 import { AgentRxError } from '../../../src/core/errors.js';
+import { sleep } from '../../../src/core/util/async.js';
 import {
-  abortableSleep,
-  backoffDelay,
   isTransientError,
   retryAfterMs,
   withRetry,
@@ -79,19 +78,9 @@ describe('retry', () => {
     });
   });
 
-  describe('backoffDelay', () => {
-    describe('when called with random at its extremes', () => {
-      it('should grow exponentially with full jitter and respect the cap', () => {
-        expect([0, 1, 2, 3].map((n) => backoffDelay(n, 100, 10_000, () => 0.999999))).toEqual([99, 199, 399, 799]);
-        expect(backoffDelay(3, 100, 10_000, () => 0)).toBe(0);
-        expect(backoffDelay(10, 100, 1000, () => 0.5)).toBe(500);
-      });
-    });
-  });
-
   describe('withRetry', () => {
     describe('when the operation fails transiently, then succeeds', () => {
-      it('should retry with jittered exponential delays and return the result', async () => {
+      it('should retry with the shared equal-jitter exponential delays and return the result', async () => {
         const op = scripted<string>([transportFailure('ECONNRESET'), httpFailure(503), 'ok']);
         const sleeps: number[] = [];
         const infos: RetryAttemptInfo[] = [];
@@ -106,11 +95,29 @@ describe('retry', () => {
         });
         expect(result).toBe('ok');
         expect(op.attempts).toEqual([0, 1, 2]);
-        expect(sleeps).toEqual([50, 100]);
+        // backoffDelay(1) and (2) with random 0.5: three quarters of 100 and of 200.
+        expect(sleeps).toEqual([75, 150]);
         expect(infos.map((i) => [i.retry, i.maxRetries, i.fromRetryAfter])).toEqual([
           [1, 3, false],
           [2, 3, false],
         ]);
+      });
+    });
+
+    describe('when the backoff window passes maxDelayMs', () => {
+      it('should cap every computed delay', async () => {
+        const op = scripted<string>([httpFailure(503), httpFailure(503), httpFailure(503), httpFailure(503), 'ok']);
+        const sleeps: number[] = [];
+        await withRetry(op.fn, {
+          maxRetries: 4,
+          baseMs: 100,
+          maxDelayMs: 300,
+          random: () => 0.999_999,
+          sleep: async (ms) => {
+            sleeps.push(ms);
+          },
+        });
+        expect(sleeps).toEqual([100, 200, 300, 300]);
       });
     });
 
@@ -182,10 +189,37 @@ describe('retry', () => {
           maxDelayMs: 3_600_000,
           signal: controller.signal,
           onRetry: () => controller.abort(),
-          sleep: (ms, signal) => abortableSleep(ms * 3_600_000, signal),
+          sleep: (ms, signal) => sleep(ms * 3_600_000, signal),
         });
         await expect(promise).rejects.toMatchObject({ code: 'cancelled' });
         expect(op.attempts).toEqual([0]);
+      });
+    });
+
+    describe('when the signal aborts with an AgentRxError reason during the default wait', () => {
+      it('should reject with that very error and make no further attempt', async () => {
+        const controller = new AbortController();
+        const reason = new AgentRxError('timeout', 'the run timed out');
+        const op = scripted<string>([httpFailure(503), 'ok']);
+        // The default wait (no injected sleep): an hour long, so only the abort can end it.
+        const promise = withRetry(op.fn, { maxRetries: 3, baseMs: 3_600_000, signal: controller.signal, onRetry: () => controller.abort(reason) });
+        await expect(promise).rejects.toBe(reason);
+        expect(op.attempts).toEqual([0]);
+      });
+    });
+
+    describe('when the signal aborts while an attempt is in flight', () => {
+      it('should reject with the signal reason rather than the attempt error', async () => {
+        const controller = new AbortController();
+        const reason = new AgentRxError('cancelled', 'the session was cancelled');
+        const promise = withRetry(
+          async () => {
+            controller.abort(reason);
+            throw httpFailure(503);
+          },
+          { maxRetries: 3, baseMs: 1, signal: controller.signal, sleep: async () => undefined },
+        );
+        await expect(promise).rejects.toBe(reason);
       });
     });
 
@@ -211,24 +245,6 @@ describe('retry', () => {
           },
         });
         expect(result).toBe('ok');
-      });
-    });
-  });
-
-  describe('abortableSleep', () => {
-    describe('when the signal aborts before the timer', () => {
-      it('should reject with cancelled', async () => {
-        const controller = new AbortController();
-        const p = abortableSleep(3_600_000, controller.signal);
-        controller.abort();
-        await expect(p).rejects.toBeInstanceOf(AgentRxError);
-        await expect(p).rejects.toMatchObject({ code: 'cancelled' });
-      });
-    });
-
-    describe('when no signal aborts', () => {
-      it('should resolve after the delay', async () => {
-        await expect(abortableSleep(1)).resolves.toBeUndefined();
       });
     });
   });

@@ -17,13 +17,24 @@ function participant(id: string, log: string[], behaviour: { startThrows?: boole
   };
 }
 
+function hangs(): Promise<void> {
+  return new Promise<void>(() => undefined);
+}
+
 describe('Kernel', () => {
   describe('.start and .stop', () => {
     describe('when every participant behaves', () => {
       it('should start phases in order and stop them in reverse, once', async () => {
         const log: string[] = [];
         const cleanup = jest.fn(async () => undefined);
-        const k = new Kernel([['tools', [participant('t1', log), participant('t2', log)]], ['providers', [participant('p1', log)]]], new MemoryLogger(), 1000, cleanup);
+        const k = new Kernel(
+          [
+            { name: 'tools', participants: [participant('t1', log), participant('t2', log)], timeoutMs: 1000 },
+            { name: 'providers', participants: [participant('p1', log)], timeoutMs: 1000 },
+          ],
+          new MemoryLogger(),
+          { run: cleanup, timeoutMs: 1000 },
+        );
         await k.start();
         await Promise.all([k.stop(), k.stop()]);
         await k.stop();
@@ -38,13 +49,85 @@ describe('Kernel', () => {
       it('should still run the others, log both failures and finish stop at the phase timeout', async () => {
         const log: string[] = [];
         const logger = new MemoryLogger();
-        const k = new Kernel([['tools', [participant('bad', log, { startThrows: true }), participant('hang', log, { stopHangs: true }), participant('ok', log)]]], logger, 500);
+        const k = new Kernel(
+          [{ name: 'tools', participants: [participant('bad', log, { startThrows: true }), participant('hang', log, { stopHangs: true }), participant('ok', log)], timeoutMs: 500 }],
+          logger,
+        );
         await k.start();
         const stopping = k.stop();
         await jest.advanceTimersByTimeAsync(500);
         await stopping;
         expect(log).toEqual(['start bad', 'start hang', 'start ok', 'stop ok', 'stop hang', 'stop bad']);
         expect(logger.lines.map((l) => l.message)).toEqual(['start tools: bad failed', 'stop tools: hang failed']);
+      });
+    });
+
+    describe('when each phase has its own timeout and a participant of each hangs on start', () => {
+      beforeEach(() => jest.useFakeTimers());
+      afterEach(() => jest.useRealTimers());
+      it('should give up on each phase at its own timeout, not the other phase\'s', async () => {
+        const logger = new MemoryLogger();
+        const k = new Kernel(
+          [
+            { name: 'tools', participants: [{ id: 'slow-tool', start: hangs }], timeoutMs: 300 },
+            { name: 'providers', participants: [{ id: 'slow-provider', start: hangs }], timeoutMs: 2000 },
+          ],
+          logger,
+        );
+        let started = false;
+        const starting = k.start().then(() => (started = true));
+        await jest.advanceTimersByTimeAsync(299);
+        expect(logger.lines).toEqual([]);
+        await jest.advanceTimersByTimeAsync(1);
+        expect(logger.lines.map((l) => l.message)).toEqual(['start tools: slow-tool failed']);
+        await jest.advanceTimersByTimeAsync(1999);
+        expect(started).toBe(false);
+        await jest.advanceTimersByTimeAsync(1);
+        await starting;
+        expect(logger.lines.map((l) => l.message)).toEqual(['start tools: slow-tool failed', 'start providers: slow-provider failed']);
+        expect(logger.lines[1]?.fields).toEqual({ error: 'start providers did not settle within 2000 ms' });
+      });
+    });
+
+    describe('when the cleanup hangs', () => {
+      beforeEach(() => jest.useFakeTimers());
+      afterEach(() => jest.useRealTimers());
+      it('should log it and finish stop at the cleanup timeout', async () => {
+        const logger = new MemoryLogger();
+        const k = new Kernel([{ name: 'tools', participants: [], timeoutMs: 100 }], logger, { run: hangs, timeoutMs: 750 });
+        await k.start();
+        let stopped = false;
+        const stopping = k.stop().then(() => (stopped = true));
+        await jest.advanceTimersByTimeAsync(749);
+        expect(stopped).toBe(false);
+        await jest.advanceTimersByTimeAsync(1);
+        await stopping;
+        expect(logger.lines.map((l) => [l.message, l.fields])).toEqual([['kernel cleanup failed', { error: 'cleanup did not settle within 750 ms' }]]);
+      });
+    });
+
+    describe('when the cleanup throws synchronously', () => {
+      it('should log it and still resolve stop', async () => {
+        const logger = new MemoryLogger();
+        const k = new Kernel([], logger, {
+          run: () => {
+            throw new Error('unbind failed');
+          },
+          timeoutMs: 100,
+        });
+        await expect(k.stop()).resolves.toBeUndefined();
+        expect(logger.lines.map((l) => [l.message, l.fields])).toEqual([['kernel cleanup failed', { error: 'unbind failed' }]]);
+      });
+    });
+
+    describe('when stop is called without start', () => {
+      it('should stop no participant but still run the cleanup', async () => {
+        const log: string[] = [];
+        const cleanup = jest.fn(async () => undefined);
+        const k = new Kernel([{ name: 'tools', participants: [participant('t1', log)], timeoutMs: 100 }], new MemoryLogger(), { run: cleanup, timeoutMs: 100 });
+        await k.stop();
+        expect(log).toEqual([]);
+        expect(cleanup).toHaveBeenCalledTimes(1);
       });
     });
   });

@@ -10,7 +10,8 @@ import {
   type HarnessTool,
 } from '@aws-sdk/client-bedrock-agentcore-control';
 import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
-import { abortableSleep, withRetry } from '../../../core/http/retry.js';
+import { withRetry } from '../../../core/http/retry.js';
+import { sleep } from '../../../core/util/async.js';
 import type { Logger } from '../../../core/logger.js';
 import type { AgentSpec } from '../../../core/model.js';
 import { controlError } from './agentcore-clients.js';
@@ -275,7 +276,7 @@ export class AgentCoreProvisioner {
           provisionTimeoutMs: budget.totalMs,
         });
       }
-      await abortableSleep(this.opts.pollIntervalMs, signal);
+      await sleep(this.opts.pollIntervalMs, signal);
     }
   }
 
@@ -295,7 +296,7 @@ export class AgentCoreProvisioner {
       if (budget.remaining() <= this.opts.pollIntervalMs) {
         throw new AgentRxError('timeout', `Harness ${harnessId} was still DELETING when the provisioning budget of ${budget.totalMs} ms ran out`, { harnessId });
       }
-      await abortableSleep(this.opts.pollIntervalMs, signal);
+      await sleep(this.opts.pollIntervalMs, signal);
     }
   }
 

@@ -123,7 +123,7 @@ export class AgentCoreProviderOptionsClass {
   @Max(10)
   maxRetries: number = 2;
 
-  /** Backoff base in ms (full jitter, doubling per retry, capped at 30 s). */
+  /** Backoff base in ms (equal jitter, doubling per retry, capped at 30 s). */
   @CoerceNumber()
   @IsInt()
   @Min(0)

@@ -83,7 +83,7 @@ export class CmaProviderOptionsClass {
   @Max(10)
   maxRetries: number = 3;
 
-  /** Backoff base of those retries, ms (full jitter, doubling; a Retry-After header wins). */
+  /** Backoff base of those retries, ms (equal jitter, doubling; a Retry-After header wins). */
   @CoerceNumber()
   @IsInt()
   @Min(0)

@@ -53,7 +53,7 @@ export class LocalProviderOptionsClass {
   @Max(20)
   maxRetries: number = 3;
 
-  /** Backoff base in ms (full jitter, doubling per retry); a Retry-After header wins. */
+  /** Backoff base in ms (equal jitter, doubling per retry); a Retry-After header wins. */
   @IsInt()
   @Min(0)
   retryBaseMs: number = 500;
