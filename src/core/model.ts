@@ -37,7 +37,7 @@ export interface ToolResult {
 /** How a turn ended. */
 export type TurnTerminal = 'end_turn' | 'requires_action' | 'terminated';
 
-/** The canonical outcome of one turn (seed `TurnResult`). Normalization is additive. */
+/** The canonical outcome of one turn (the provider contract's `TurnResult`). Normalization is additive. */
 export interface TurnResult {
   readonly terminal: TurnTerminal;
   /** The host's raw stop reason, verbatim (string, object or undefined). */

@@ -2,12 +2,7 @@ import type { Observable } from 'rxjs';
 import { AgentRxError } from '../errors.js';
 import type { AgentSpec, Outcome, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
 
-/**
- * Extension point for loop hosts. A TypeScript rendering of the seed Provider callback set: every
- * callback is kept; streams are RxJS Observables instead of messages to a subscriber process.
- * The seed's `ref(conn)` and `consumer(conn)` are subsumed by the subscription the Session holds
- * on `stream()`: each subscription is one attachment with its own generation.
- */
+/** Extension point for loop hosts (see {@link AgentProvider} for the contract). */
 export const AgentProvider = Symbol('AgentProvider');
 
 /** `streaming`: long-lived event stream, inputs posted out of band. `request_response`: one call per turn. */
@@ -20,7 +15,7 @@ export interface OpenOptions {
   readonly spec: AgentSpec;
   /** Provider-side handle returned by `provision`, if any. */
   readonly handle?: unknown;
-  /** Client-held history to re-seed (providers whose history lives in the conn). */
+  /** Client-held history to restore (providers whose history lives in the conn). */
   readonly history?: readonly RawEvent[];
   /** Aborted when the session is cancelled or times out. */
   readonly signal: AbortSignal;
@@ -109,11 +104,12 @@ export function missedSince(history: readonly RawEvent[], cursor: IngestCursor, 
 }
 
 /**
- * A loop host. Implementations are `@injectable()` singletons; per-session state lives in the
- * opaque `Conn`. Every async callback receives an AbortSignal (through `open` options or as an
+ * What every loop host has, whatever its mode. Implementations are `@injectable()` singletons
+ * shared by every session: per-session state lives in the opaque `Conn`, and the callbacks that
+ * need it receive it. Every async callback receives an AbortSignal (through `open` options or as an
  * argument) and must abort in-flight HTTP when it fires. Throw `AgentRxError` for failures.
  */
-export interface AgentProvider<Conn = unknown, Input = unknown> {
+export interface ProviderBase<Conn = unknown, Input = unknown> {
   /** Stable kebab-case id (`local`, `claude-managed-agents`, `bedrock-agentcore`). */
   readonly id: string;
   readonly mode: ProviderMode;
@@ -145,35 +141,6 @@ export interface AgentProvider<Conn = unknown, Input = unknown> {
    * both kinds is answered in one post.
    */
   confirmationInput?(decisions: readonly ToolConfirmation[], results?: Input): Input;
-  /** Input carrying one raw user event (streaming hosts only); absent → `sendEvent` is unsupported. */
-  rawInput?(event: RawEvent): Input;
-
-  /**
-   * streaming only — attaches the event stream. Emits `{kind:'open'}` once connected, then events.
-   * Completes on a clean close and errors on a drop; the Session treats both as a drop unless a
-   * terminal was seen. Unsubscribing must abort the underlying request.
-   */
-  stream?(conn: Conn): Observable<StreamItem>;
-  /** streaming only — posts input; events arrive on the stream. */
-  pushInput?(conn: Conn, input: Input, signal: AbortSignal): Promise<void>;
-  /** streaming only — does this event close a turn? */
-  isTurnBoundary?(event: RawEvent): boolean;
-  /**
-   * streaming only — called after the Session re-attached the stream (a drop, or a resume):
-   * lists history and returns what was missed and what is unanswered. Default: nothing.
-   * `cursor` tells where ingestion stands; `missedSince(history, cursor)` computes `missed`.
-   * The Session retries a rejection with backoff, unless it is an AgentRxError whose
-   * `details.retryable` is false: that ends the session with it.
-   */
-  reconnect?(conn: Conn, cursor: IngestCursor, signal: AbortSignal): Promise<Reconnected>;
-  /** streaming only — asks the host to stop the current turn (best effort, on cancel/timeout). */
-  interrupt?(conn: Conn, signal: AbortSignal): Promise<void>;
-
-  /**
-   * request_response only — runs one turn: sends `input` and emits the turn's events as they
-   * arrive, completing at the end of the batch. Unsubscribing aborts the request.
-   */
-  pollTurn?(conn: Conn, input: Input): Observable<RawEvent>;
 
   /** Folds a closed turn's events into the canonical outcome. Pure; never throws on odd input. */
   normalize(events: readonly RawEvent[]): TurnResult;
@@ -188,8 +155,12 @@ export interface AgentProvider<Conn = unknown, Input = unknown> {
    * (a partial answer re-emits the rest). Default: none.
    */
   pendingConfirmations?(history: readonly RawEvent[], ids: readonly string[]): readonly ToolUse[];
-  /** Maps one raw event to a normalized text chunk (or undefined). Default: no deltas. */
-  textDelta?(event: RawEvent): string | { readonly text: string; readonly messageId?: string } | undefined;
+  /**
+   * Maps one raw event of the session `conn` to a normalized text chunk (or undefined). Called
+   * once per ingested event, in order; state that joins chunks (streamed previews) belongs in the
+   * conn, never on the provider. Default: no deltas.
+   */
+  textDelta?(conn: Conn, event: RawEvent): string | { readonly text: string; readonly messageId?: string } | undefined;
   /** Dedupe key of an event. Default: its string `id` field. */
   eventId?(event: RawEvent): string | undefined;
   /** The client-held conversation history, verbatim, if the provider keeps one. */
@@ -199,6 +170,58 @@ export interface AgentProvider<Conn = unknown, Input = unknown> {
   /** Releases per-session resources (sockets, timers). Called once when the session ends. */
   close?(conn: Conn): Promise<void> | void;
 }
+
+/**
+ * A host that runs the loop itself and streams its events on a long-lived attachment; inputs are
+ * posted out of band and a turn ends on a boundary event (Claude Managed Agents).
+ */
+export interface StreamingProvider<Conn = unknown, Input = unknown> extends ProviderBase<Conn, Input> {
+  readonly mode: 'streaming';
+  /**
+   * Attaches the event stream. Emits `{kind:'open'}` once connected, then events. Completes on a
+   * clean close and errors on a drop; the Session treats both as a drop unless the session ended.
+   * Unsubscribing must abort the underlying request.
+   */
+  stream(conn: Conn): Observable<StreamItem>;
+  /** Posts input; its events arrive on the stream. */
+  pushInput(conn: Conn, input: Input, signal: AbortSignal): Promise<void>;
+  /** Does this event close a turn? */
+  isTurnBoundary(event: RawEvent): boolean;
+  /**
+   * Called after the Session re-attached the stream (a drop, or a resume): lists history and
+   * returns what was missed and what is unanswered. Default: nothing. `cursor` tells where
+   * ingestion stands; `missedSince(history, cursor)` computes `missed`. The Session retries a
+   * rejection with backoff, unless it is an AgentRxError whose `details.retryable` is false: that
+   * ends the session with it.
+   */
+  reconnect?(conn: Conn, cursor: IngestCursor, signal: AbortSignal): Promise<Reconnected>;
+  /** Asks the host to stop the current turn (best effort, on cancel/timeout). */
+  interrupt?(conn: Conn, signal: AbortSignal): Promise<void>;
+  /** Input carrying one raw user event; absent → `sendEvent` is unsupported. */
+  rawInput?(event: RawEvent): Input;
+}
+
+/**
+ * A host called once per turn (request/response): the input goes out, the turn's events stream
+ * back, and the end of the batch closes the turn (Local, Bedrock AgentCore).
+ */
+export interface TurnProvider<Conn = unknown, Input = unknown> extends ProviderBase<Conn, Input> {
+  readonly mode: 'request_response';
+  /**
+   * Runs one turn: sends `input` and emits the turn's events as they arrive, completing at the end
+   * of the batch. Unsubscribing aborts the request.
+   */
+  pollTurn(conn: Conn, input: Input): Observable<RawEvent>;
+}
+
+/**
+ * A loop host: a {@link StreamingProvider} or a {@link TurnProvider}, told apart by `mode`. The
+ * callback set of the Elixir reference library `req_managed_agents`, each mode with only the
+ * callbacks it uses; streams are RxJS Observables instead of messages to a subscriber process, and
+ * its `ref(conn)`/`consumer(conn)` are the subscription the Session holds on `stream()` (each
+ * subscription is one attachment with its own generation).
+ */
+export type AgentProvider<Conn = unknown, Input = unknown> = StreamingProvider<Conn, Input> | TurnProvider<Conn, Input>;
 
 /** Default `eventId`: the event's string `id`. */
 export function defaultEventId(event: RawEvent): string | undefined {

@@ -1,6 +1,6 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import type { RawEvent } from '../../model.js';
-import type { EventDraft } from '../session-event.js';
+import type { EventDraft, TextDelta } from '../session-event.js';
 
 /** What a provider's `textDelta` returns for one raw event. */
 export type TextDeltaResult = string | { readonly text: string; readonly messageId?: string } | undefined;
@@ -49,7 +49,7 @@ export function extractTextDeltas(
 }
 
 /** The `agentrx.text_delta` event for one raw provider event, or undefined when it carries no text. */
-function deltaEvent(textDelta: (raw: RawEvent) => TextDeltaResult, raw: RawEvent, turn: number): RawEvent | undefined {
+function deltaEvent(textDelta: (raw: RawEvent) => TextDeltaResult, raw: RawEvent, turn: number): TextDelta | undefined {
   let text: unknown;
   let messageId: unknown;
   try {

@@ -1,6 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { AgUiEvent } from '../agui-event.js';
-import type { SessionEvent } from '../session-event.js';
+import type { RunError, RunFinished, RunStarted, SessionEvent, TextDelta, ToolResultEvent, TurnEnd } from '../session-event.js';
 
 /** Options for {@link toAgUi}. */
 export interface ToAgUiOptions {
@@ -28,7 +28,7 @@ const INCOMPLETE_MESSAGE = 'event stream ended without a terminal event';
  * f: agentrx.run_finished → Y: TEXT_MESSAGE_END (open messages), F: RUN_FINISHED
  * ```
  *
- * Only `source: 'agentrx'` envelopes are translated, by `raw.type`. Nothing is emitted outside a
+ * Only `source: 'agentrx'` envelopes are translated, by their event's `type` (a typed union). Nothing is emitted outside a
  * run (before `agentrx.run_started`, or after the run's terminal), a nested `run_started` is
  * ignored, and each run ends with exactly one `RUN_FINISHED` or `RUN_ERROR`, preceded by a
  * `TEXT_MESSAGE_END` for every open message. Several runs may follow each other on one stream.
@@ -116,44 +116,44 @@ class AgUiTranslator {
     if (!isObject(env) || !isObject(env.raw)) return NONE;
     const at = typeof env.at === 'number' && Number.isFinite(env.at) ? env.at : undefined;
     this.lastAt = at;
-    const raw: Fields = env.raw;
 
     if (env.source === 'provider') {
       if (this.run === undefined || !this.forwardRaw) return NONE;
-      return [stamp({ type: 'RAW', event: raw, ...(typeof env.provider === 'string' ? { source: env.provider } : {}) }, at)];
+      return [stamp({ type: 'RAW', event: env.raw, ...(typeof env.provider === 'string' ? { source: env.provider } : {}) }, at)];
     }
-    if (env.source !== 'agentrx' || typeof raw['type'] !== 'string') return NONE;
-    const type = raw['type'];
-
-    if (type === 'agentrx.run_started') return this.runStarted(raw, at);
+    if (env.source !== 'agentrx') return NONE;
+    const ev = env.raw;
+    if (ev.type === 'agentrx.run_started') return this.runStarted(ev, at);
     // AG-UI requires RUN_STARTED first, and nothing but RUN_STARTED after a terminal.
     if (this.run === undefined) return NONE;
 
-    switch (type) {
+    switch (ev.type) {
       case 'agentrx.text_delta':
-        return this.textDelta(raw, at);
+        return this.textDelta(ev, at);
       case 'agentrx.turn_end':
-        return this.turnEnd(raw, at);
+        return this.turnEnd(ev, at);
       case 'agentrx.tool_result':
-        return this.toolResult(raw, at);
+        return this.toolResult(ev, at);
       case 'agentrx.run_finished':
-        return this.runFinished(raw, at);
+        return this.runFinished(ev, at);
       case 'agentrx.run_error':
-        return this.runError(raw, at);
+        return this.runError(ev, at);
       default:
-        return this.forwardRaw ? [stamp({ type: 'CUSTOM', name: type, value: raw }, at)] : [];
+        // A type outside the union (a malformed envelope) is dropped, never forwarded.
+        return this.forwardRaw && typeof ev.type === 'string' ? [stamp({ type: 'CUSTOM', name: ev.type, value: ev }, at)] : NONE;
     }
   }
 
-  private runStarted(raw: Fields, at: number | undefined): AgUiEvent[] {
-    const { threadId, runId } = raw;
+  // The typed events below still come from outside (a hand-built envelope may lie about its shape):
+  // every field is checked before use, and a malformed event translates to nothing.
+
+  private runStarted({ threadId, runId }: RunStarted, at: number | undefined): AgUiEvent[] {
     if (this.run !== undefined || !isNonEmptyString(threadId) || !isNonEmptyString(runId)) return NONE;
     this.run = { threadId, runId };
     return [stamp({ type: 'RUN_STARTED', threadId, runId }, at)];
   }
 
-  private textDelta(raw: Fields, at: number | undefined): Translated {
-    const { text, messageId } = raw;
+  private textDelta({ text, messageId }: TextDelta, at: number | undefined): Translated {
     if (typeof text !== 'string' || !isNonEmptyString(messageId)) return NONE;
     const content = stamp<AgUiEvent>({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: text }, at);
     if (this.openMessages.has(messageId)) return content;
@@ -161,9 +161,9 @@ class AgUiTranslator {
     return [stamp({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }, at), content];
   }
 
-  private turnEnd(raw: Fields, at: number | undefined): AgUiEvent[] {
+  private turnEnd(ev: TurnEnd, at: number | undefined): AgUiEvent[] {
     const events = this.closeMessages(at);
-    for (const toolUse of [...arrayOf(raw['customToolUses']), ...arrayOf(raw['serverToolUses'])]) {
+    for (const toolUse of [...arrayOf(ev.customToolUses), ...arrayOf(ev.serverToolUses)]) {
       if (!isObject(toolUse)) continue;
       const { id: toolCallId, name: toolCallName, input } = toolUse;
       if (!isNonEmptyString(toolCallId) || typeof toolCallName !== 'string') continue;
@@ -173,53 +173,31 @@ class AgUiTranslator {
       if (delta !== undefined) events.push(stamp({ type: 'TOOL_CALL_ARGS', toolCallId, delta }, at));
       events.push(stamp({ type: 'TOOL_CALL_END', toolCallId }, at));
     }
-    const snapshot = compact({
-      turn: raw['turn'],
-      terminal: raw['terminal'],
-      stopReason: raw['stopReason'],
-      usage: raw['usage'],
-    });
+    const snapshot = compact({ turn: ev.turn, terminal: ev.terminal, stopReason: ev.stopReason, usage: ev.usage });
     events.push(stamp({ type: 'STATE_SNAPSHOT', snapshot }, at));
     return events;
   }
 
-  private toolResult(raw: Fields, at: number | undefined): AgUiEvent[] {
-    const { toolUse, result } = raw;
-    if (!isObject(toolUse) || !isObject(result)) return NONE;
-    const { id: toolCallId } = toolUse;
-    const { content } = result;
+  private toolResult(ev: ToolResultEvent, at: number | undefined): AgUiEvent[] {
+    if (!isObject(ev.toolUse) || !isObject(ev.result)) return NONE;
+    const toolCallId: unknown = ev.toolUse.id;
+    const content: unknown = ev.result.content;
     if (!isNonEmptyString(toolCallId) || typeof content !== 'string') return NONE;
     // AG-UI has no error flag on results: the verbatim `agentrx.tool_result` rides in `rawEvent`
     // (isError, replayed, durationMs) for consumers that want it.
-    return [stamp({ type: 'TOOL_CALL_RESULT', messageId: `${toolCallId}:result`, toolCallId, content, role: 'tool', rawEvent: raw }, at)];
+    return [stamp({ type: 'TOOL_CALL_RESULT', messageId: `${toolCallId}:result`, toolCallId, content, role: 'tool', rawEvent: ev }, at)];
   }
 
-  private runFinished(raw: Fields, at: number | undefined): AgUiEvent[] {
+  private runFinished(ev: RunFinished, at: number | undefined): AgUiEvent[] {
     const run = this.run;
     if (run === undefined) return NONE;
-    const result = compact({
-      terminal: raw['terminal'],
-      stopReason: raw['stopReason'],
-      turns: raw['turns'],
-      usage: raw['usage'],
-    });
+    const result = compact({ terminal: ev.terminal, stopReason: ev.stopReason, turns: ev.turns, usage: ev.usage });
     // The ids come from the open run so the terminal always pairs with its RUN_STARTED.
     return [...this.closeRun(at), stamp({ type: 'RUN_FINISHED', threadId: run.threadId, runId: run.runId, result }, at)];
   }
 
-  private runError(raw: Fields, at: number | undefined): AgUiEvent[] {
-    const { message, code } = raw;
-    return [
-      ...this.closeRun(at),
-      stamp(
-        {
-          type: 'RUN_ERROR',
-          message: typeof message === 'string' ? message : 'run failed',
-          ...(typeof code === 'string' ? { code } : {}),
-        },
-        at,
-      ),
-    ];
+  private runError({ message, code }: RunError, at: number | undefined): AgUiEvent[] {
+    return [...this.closeRun(at), stamp({ type: 'RUN_ERROR', message: typeof message === 'string' ? message : 'run failed', ...(typeof code === 'string' ? { code } : {}) }, at)];
   }
 
   /** Ends every open text message and forgets the run; returns the TEXT_MESSAGE_END events. */

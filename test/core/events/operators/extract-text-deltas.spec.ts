@@ -18,9 +18,9 @@ const drafts = {
   r: DraftFixtures.provider({ type: 'delta', text: 'lo' }, 3),
   c: DraftFixtures.provider({ type: 'chunk', text: 'Hi', messageId: 'm-9' }, 2),
   e: DraftFixtures.provider({ type: 'delta', text: '' }, 2),
-  a: DraftFixtures.agentrx({ type: 'agentrx.turn_end', turn: 2 }, 2),
+  a: DraftFixtures.hostile({ type: 'agentrx.turn_end', turn: 2 }, 2),
   // Would yield a delta if it were (wrongly) given to textDelta.
-  d: DraftFixtures.agentrx({ type: 'delta', text: 'nope' }, 2),
+  d: DraftFixtures.hostile({ type: 'delta', text: 'nope' }, 2),
   t: DraftFixtures.textDelta('Hel', 'msg-2', 2),
   s: DraftFixtures.textDelta('lo', 'msg-3', 3),
   m: DraftFixtures.textDelta('Hi', 'm-9', 2),

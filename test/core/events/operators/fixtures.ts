@@ -1,21 +1,22 @@
-import type { RawEvent, ToolUse, Usage } from '../../../../src/core/model.js';
-import type { EventDraft, SessionEvent } from '../../../../src/core/events/session-event.js';
+import type { RawEvent, ToolUse, TurnTerminal, Usage } from '../../../../src/core/model.js';
+import type { AgentRxEvent, EventDraft, SessionEvent } from '../../../../src/core/events/session-event.js';
 
 /** Envelopes (`SessionEvent`) for operator tests. `at` doubles as `seq` so ordering stays visible. */
 export class EnvelopeFixtures {
   static readonly threadId = 'thread-1';
   static readonly usage: Usage = { inputTokens: 10, outputTokens: 5 };
 
-  static envelope(source: 'provider' | 'agentrx', raw: RawEvent, at: number, turn = 1): SessionEvent {
-    return { seq: at, sessionId: 'sess-1', turn, provider: 'fake', source, raw, at };
+  static provider(raw: RawEvent, at: number, turn = 1): SessionEvent {
+    return { seq: at, sessionId: 'sess-1', turn, provider: 'fake', source: 'provider', raw, at };
   }
 
-  static provider(raw: RawEvent, at: number): SessionEvent {
-    return EnvelopeFixtures.envelope('provider', raw, at);
+  static agentrx(raw: AgentRxEvent, at: number, turn = 1): SessionEvent {
+    return { seq: at, sessionId: 'sess-1', turn, provider: 'fake', source: 'agentrx', raw, at };
   }
 
-  static agentrx(raw: RawEvent, at: number): SessionEvent {
-    return EnvelopeFixtures.envelope('agentrx', raw, at);
+  /** An agentrx envelope whose event is outside the typed union (hand-built or corrupted): operators must drop it. */
+  static hostile(raw: Record<string, unknown>, at: number): SessionEvent {
+    return { seq: at, sessionId: 'sess-1', turn: 1, provider: 'fake', source: 'agentrx', raw, at } as unknown as SessionEvent;
   }
 
   static runStarted(at: number, runId = 'run-1'): SessionEvent {
@@ -28,7 +29,7 @@ export class EnvelopeFixtures {
 
   static turnEnd(
     at: number,
-    over: { turn?: number; terminal?: string; stopReason?: unknown; customToolUses?: readonly ToolUse[]; serverToolUses?: readonly ToolUse[] } = {},
+    over: { turn?: number; terminal?: TurnTerminal; stopReason?: unknown; customToolUses?: readonly ToolUse[]; serverToolUses?: readonly ToolUse[] } = {},
   ): SessionEvent {
     return EnvelopeFixtures.agentrx(
       {
@@ -85,8 +86,13 @@ export class DraftFixtures {
     return id === undefined ? { source: 'provider', raw, turn } : { source: 'provider', id, raw, turn };
   }
 
-  static agentrx(raw: RawEvent, turn = 1): EventDraft {
+  static agentrx(raw: AgentRxEvent, turn = 1): EventDraft {
     return { source: 'agentrx', raw, turn };
+  }
+
+  /** An agentrx draft whose event is outside the typed union. */
+  static hostile(raw: Record<string, unknown>, turn = 1): EventDraft {
+    return { source: 'agentrx', raw, turn } as unknown as EventDraft;
   }
 
   /** The draft `extractTextDeltas` synthesizes. */

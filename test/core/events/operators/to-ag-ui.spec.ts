@@ -324,9 +324,9 @@ describe('toAgUi', () => {
     });
   });
 
-  describe('when run_error has no code', () => {
+  describe('when a hand-built run_error has no code', () => {
     it('should omit the code key', () => {
-      const out = collect([F.runStarted(1), F.agentrx({ type: 'agentrx.run_error', runId: 'run-1', threadId: THREAD, message: 'host failed' }, 2)]);
+      const out = collect([F.runStarted(1), F.hostile({ type: 'agentrx.run_error', runId: 'run-1', threadId: THREAD, message: 'host failed' }, 2)]);
       expect(out).toEqual([Expected.runStarted(1), { type: 'RUN_ERROR', message: 'host failed', timestamp: 2 }]);
       expect(Object.keys(out[1]!).sort()).toEqual(['message', 'timestamp', 'type']);
     });
@@ -334,7 +334,7 @@ describe('toAgUi', () => {
 
   describe('when envelopes are malformed', () => {
     it('should drop them without erroring', () => {
-      const agentrx = (raw: Record<string, unknown>, at: number): SessionEvent => F.agentrx(raw, at);
+      const agentrx = (raw: Record<string, unknown>, at: number): SessionEvent => F.hostile(raw, at);
       expectTranslation(
         [
           agentrx({ type: 'agentrx.run_started', threadId: THREAD }, 1),
