@@ -1,10 +1,15 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { EmulatedControlPlane, errorTypeFor, type AgentCoreControlOptions, type EmulatedHarness } from './agentcore-emulator/control-plane.js';
-import { eventFrame, exceptionFrame } from './agentcore-emulator/frames.js';
+import { exceptionFrame } from './agentcore-emulator/frames.js';
 import { isMap, validateMessages, type EmulatedSession, type HarnessWireMessage } from './agentcore-emulator/history.js';
+import { InvokeWriter } from './agentcore-emulator/invoke-writer.js';
+import { faultsFor, type AgentCoreFaultPlan, type AgentCoreScriptedTurn, type AgentCoreTurnContext } from './agentcore-emulator/script.js';
 import { checkSigV4, type SigV4Check } from './agentcore-emulator/sigv4.js';
+import { buildTurn, type BuiltTurn } from './agentcore-emulator/turn-frames.js';
 import { listenLoopback, parseJsonBody, readBodyBuffer, recordedHeaders } from './emulator-http.js';
+
+export type { AgentCoreFault, AgentCoreFaultPlan, AgentCoreScriptedToolUse, AgentCoreScriptedTurn, AgentCoreTurnContext } from './agentcore-emulator/script.js';
 
 /**
  * A loopback Bedrock AgentCore server for tests and demos, checked against the official
@@ -22,72 +27,12 @@ import { listenLoopback, parseJsonBody, readBodyBuffer, recordedHeaders } from '
  * `X-Amzn-Bedrock-AgentCore-Runtime-Session-Id`. History is kept per runtime session id and
  * committed only by an invoke that completed (a faulted or rejected invoke changes nothing);
  * invokes are validated like the real service validates them (see `validateMessages`).
+ *
+ * The parts: the script and fault model (`script.ts`), turns encoded as frames
+ * (`turn-frames.ts`), the response body with its stalls and faults (`InvokeWriter`), session
+ * history and its checks (`history.ts`), the control plane, and SigV4 checking; this file routes
+ * requests and keeps the request log.
  */
-
-/** One tool use of a scripted turn. */
-export interface AgentCoreScriptedToolUse {
-  /** Default `tooluse_e<invoke>_<i>`. */
-  readonly id?: string;
-  /** Tool name (an inline function of the harness). */
-  readonly name: string;
-  /** An object is JSON-encoded; a string is sent verbatim (it may be invalid JSON). */
-  readonly input: Readonly<Record<string, unknown>> | string;
-  /** How many `contentBlockDelta` frames carry the input. Default 3. */
-  readonly pieces?: number;
-  /** `toolUse.type` on the wire. Default `tool_use` (a client-side inline function). */
-  readonly type?: 'tool_use' | 'server_tool_use' | 'mcp_tool_use';
-}
-
-/** One scripted model answer, consumed by one completed invoke. */
-export interface AgentCoreScriptedTurn {
-  /** Assistant text: a string is streamed in small deltas; an array gives the deltas exactly. */
-  readonly text?: string | readonly string[];
-  /** Tool uses, streamed after the text (parallel when more than one). */
-  readonly toolUses?: readonly AgentCoreScriptedToolUse[];
-  /** Default `tool_use` when there are tool uses, else `end_turn`. */
-  readonly stopReason?: string;
-  /** Default: a deterministic estimate (characters / 4). */
-  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number };
-  /** Interleave the input deltas of parallel tool uses (all starts, then deltas round-robin, then stops). */
-  readonly interleave?: boolean;
-  /** Put every tool-use block at the same `contentBlockIndex` (indices reused, as seen live). */
-  readonly reuseIndex?: boolean;
-}
-
-/** What a scripted turn function sees. */
-export interface AgentCoreTurnContext {
-  /** 0-based number of the invoke. */
-  readonly invoke: number;
-  /** The session header value. */
-  readonly runtimeSessionId: string;
-  /** The messages this invoke sent (the delta). */
-  readonly messages: readonly HarnessWireMessage[];
-  /** Committed history of the session before this invoke. */
-  readonly history: readonly HarnessWireMessage[];
-}
-
-/** A fault injected into one invoke (by 0-based invoke index). */
-export type AgentCoreFault =
-  /** An HTTP error before any frame (`x-amzn-errortype`, `{message}`). */
-  | { readonly kind: 'status'; readonly status: number; readonly errorType?: string; readonly message?: string }
-  /** HTTP 429 ThrottlingException. */
-  | { readonly kind: 'throttle'; readonly message?: string }
-  /** `afterFrames` frames, then an exception frame, then the end of the response. */
-  | { readonly kind: 'exception'; readonly afterFrames: number; readonly exceptionType?: string; readonly message?: string }
-  /**
-   * `afterFrames` frames, then the response ends without `messageStop` (a clean end) — or, with
-   * `midFrame`, half of the next frame and a destroyed socket.
-   */
-  | { readonly kind: 'truncate'; readonly afterFrames: number; readonly midFrame?: boolean }
-  /**
-   * `afterFrames` frames (plus half of the next one with `midFrame`), then nothing while the
-   * socket stays open, until `release(n)` (the stream goes on) or `close()`. An invoke may stall
-   * several times (one fault per stall), before an `exception` or `truncate` fault if any.
-   */
-  | { readonly kind: 'stall'; readonly afterFrames: number; readonly midFrame?: boolean };
-
-/** Faults by 0-based invoke index. */
-export type AgentCoreFaultPlan = Readonly<Record<number, AgentCoreFault | readonly AgentCoreFault[]>>;
 
 /** Options of `startAgentCoreEmulator`. */
 export interface AgentCoreEmulatorOptions {
@@ -200,6 +145,7 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
   const grants = new Map<number, number>();
   let invokes = 0;
   let served = 0;
+  const writer = new InvokeWriter(opts.chunkBytes, changes, (n) => grants.get(n) ?? 0);
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((e: unknown) => {
@@ -308,8 +254,8 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
       record.outcome = 'rejected';
       record.message = problem.message;
       record.status = 200;
-      startStream(res);
-      await write(res, record, [exceptionFrame('validationException', { message: problem.message, reason: problem.reason })], 1);
+      writer.start(res, `req-${requests.length}`);
+      await writer.write(res, record, [exceptionFrame('validationException', { message: problem.message, reason: problem.reason })], 1);
       res.end();
       return;
     }
@@ -321,8 +267,8 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
     }
     const built = buildTurn(turn, n, messages);
     record.status = 200;
-    startStream(res);
-    const ok = await stream(res, record, built.frames, faults);
+    writer.start(res, `req-${requests.length}`);
+    const ok = await writer.play(res, record, built.frames, faults);
     if (!ok) return;
     record.outcome = 'completed';
     served++;
@@ -349,125 +295,6 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
       s.pending = [];
       if (built.content.length > 0) s.messages.push({ role: 'assistant', content: built.content });
     }
-  }
-
-  /**
-   * Writes the frames of a turn, applying its stalls (in `afterFrames` order) and its ending
-   * fault (`exception` or `truncate`), if any. Resolves true when the invoke completed.
-   */
-  async function stream(res: ServerResponse, record: AgentCoreRecordedRequest, frames: readonly Uint8Array[], faults: readonly AgentCoreFault[]): Promise<boolean> {
-    const stalls = faults.filter((f): f is Extract<AgentCoreFault, { kind: 'stall' }> => f.kind === 'stall').sort((a, b) => a.afterFrames - b.afterFrames);
-    const end = faults.find((f): f is Extract<AgentCoreFault, { kind: 'exception' | 'truncate' }> => f.kind === 'exception' || f.kind === 'truncate');
-    const clamp = (n: number): number => Math.max(0, Math.min(n, frames.length));
-    const endAt = end ? clamp(end.afterFrames) : frames.length;
-    let pos = 0;
-    // The unsent rest of frame `pos` when only its first half went out.
-    let carry: Uint8Array | undefined;
-    const sendUpTo = async (limit: number, half: boolean): Promise<boolean> => {
-      const parts: Uint8Array[] = [];
-      let from = pos;
-      if (carry) {
-        parts.push(carry);
-        carry = undefined;
-        from = pos + 1;
-      }
-      const upTo = Math.max(limit, from);
-      parts.push(...frames.slice(from, upTo));
-      const whole = parts.length;
-      const head = half && upTo < frames.length ? frames[upTo]!.subarray(0, Math.ceil(frames[upTo]!.length / 2)) : undefined;
-      if (head) parts.push(head);
-      const ok = await write(res, record, parts, whole, pos);
-      pos = upTo;
-      if (head) carry = frames[upTo]!.subarray(head.length);
-      return ok;
-    };
-    for (const stall of stalls) {
-      if (end && stall.afterFrames >= endAt) break;
-      if (!(await sendUpTo(clamp(stall.afterFrames), stall.midFrame === true))) return false;
-      record.outcome = 'fault';
-      record.message = 'Emulated stall';
-      if (!(await waitRelease(res, record))) return false;
-    }
-    if (!end) {
-      if (!(await sendUpTo(frames.length, false))) return false;
-      res.end();
-      record.outcome = 'completed';
-      record.message = undefined;
-      return true;
-    }
-    record.outcome = 'fault';
-    if (end.kind === 'exception') {
-      if (!(await sendUpTo(endAt, false))) return false;
-      record.message = end.message ?? 'Emulated exception';
-      const ok = await write(res, record, [exceptionFrame(end.exceptionType ?? 'internalServerException', { message: record.message })], 1, pos);
-      if (ok) res.end();
-      return false;
-    }
-    if (!(await sendUpTo(endAt, end.midFrame === true))) return false;
-    record.message = 'Emulated truncated stream';
-    if (carry) res.socket?.destroy();
-    else res.end();
-    return false;
-  }
-
-  /** Waits in a stall until a release is granted (true) or the connection closes (false). */
-  function waitRelease(res: ServerResponse, record: AgentCoreRecordedRequest): Promise<boolean> {
-    record.stalls++;
-    changes.emit('change');
-    return new Promise<boolean>((resolve) => {
-      const done = (released: boolean): void => {
-        changes.off('change', check);
-        res.off('close', onClose);
-        resolve(released && !res.destroyed);
-      };
-      const check = (): void => {
-        if ((grants.get(record.invoke!) ?? 0) >= record.stalls) done(true);
-      };
-      const onClose = (): void => done(false);
-      changes.on('change', check);
-      res.once('close', onClose);
-      check();
-    });
-  }
-
-  /**
-   * Writes `parts` as the body (split into `chunkBytes` writes when set); `wholeFrames` of them
-   * count as frames (a trailing half frame does not). Resolves false when the client went away.
-   */
-  async function write(res: ServerResponse, record: AgentCoreRecordedRequest, parts: readonly Uint8Array[], wholeFrames: number, framesBefore = 0): Promise<boolean> {
-    const ends: number[] = [];
-    let total = 0;
-    for (const p of parts) {
-      total += p.length;
-      ends.push(total);
-    }
-    const all = Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.length)));
-    const size = opts.chunkBytes !== undefined && opts.chunkBytes > 0 ? opts.chunkBytes : undefined;
-    const pieces: Buffer[] = [];
-    if (size) for (let i = 0; i < all.length; i += size) pieces.push(all.subarray(i, i + size));
-    else {
-      let start = 0;
-      for (const end of ends) {
-        pieces.push(all.subarray(start, end));
-        start = end;
-      }
-    }
-    let sent = 0;
-    for (const piece of pieces) {
-      if (res.destroyed || record.closed) return false;
-      await new Promise<void>((resolve) => res.write(piece, () => resolve()));
-      sent += piece.length;
-      record.writes++;
-      record.framesSent = framesBefore + ends.slice(0, wholeFrames).filter((e) => e <= sent).length;
-      changes.emit('change');
-    }
-    return !res.destroyed && !record.closed;
-  }
-
-  function startStream(res: ServerResponse): void {
-    res.socket?.setNoDelay(true);
-    res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': `req-${requests.length}` });
-    res.flushHeaders();
   }
 
   function reject(res: ServerResponse, record: AgentCoreRecordedRequest, status: number, message: string, reason: string): void {
@@ -534,96 +361,6 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
   };
 }
 
-// ── turns → frames ───────────────────────────────────────────────────────────────────────────
-
-interface BuiltTurn {
-  readonly frames: Uint8Array[];
-  readonly stopReason: string;
-  readonly toolUses: readonly { toolUseId: string; name: string; input: string }[];
-  /** The assistant message content as committed to history. */
-  readonly content: Record<string, unknown>[];
-}
-
-function buildTurn(turn: AgentCoreScriptedTurn, invoke: number, messages: readonly HarnessWireMessage[]): BuiltTurn {
-  const frames: Uint8Array[] = [];
-  const ev = (type: string, payload: unknown): void => {
-    frames.push(eventFrame(type, payload));
-  };
-  const deltas = typeof turn.text === 'string' ? splitText(turn.text) : [...(turn.text ?? [])];
-  const text = deltas.join('');
-  const uses = (turn.toolUses ?? []).map((u, i) => ({
-    toolUseId: u.id ?? `tooluse_e${invoke}_${i}`,
-    name: u.name,
-    type: u.type ?? 'tool_use',
-    input: typeof u.input === 'string' ? u.input : JSON.stringify(u.input),
-    pieces: Math.max(1, u.pieces ?? 3),
-  }));
-  ev('messageStart', { role: 'assistant' });
-  let index = 0;
-  if (deltas.length > 0) {
-    for (const d of deltas) ev('contentBlockDelta', { contentBlockIndex: 0, delta: { text: d } });
-    ev('contentBlockStop', { contentBlockIndex: 0 });
-    index = 1;
-  }
-  const indexOf = (i: number): number => (turn.reuseIndex ? index : index + i);
-  const start = (u: (typeof uses)[number], i: number): void =>
-    ev('contentBlockStart', { contentBlockIndex: indexOf(i), start: { toolUse: { toolUseId: u.toolUseId, name: u.name, type: u.type } } });
-  const pieces = uses.map((u) => splitInput(u.input, u.pieces));
-  if (turn.interleave && !turn.reuseIndex) {
-    uses.forEach(start);
-    const longest = Math.max(0, ...pieces.map((p) => p.length));
-    for (let k = 0; k < longest; k++) {
-      uses.forEach((_u, i) => {
-        const p = pieces[i]![k];
-        if (p !== undefined) ev('contentBlockDelta', { contentBlockIndex: indexOf(i), delta: { toolUse: { input: p } } });
-      });
-    }
-    uses.forEach((_u, i) => ev('contentBlockStop', { contentBlockIndex: indexOf(i) }));
-  } else {
-    uses.forEach((u, i) => {
-      start(u, i);
-      for (const p of pieces[i]!) ev('contentBlockDelta', { contentBlockIndex: indexOf(i), delta: { toolUse: { input: p } } });
-      ev('contentBlockStop', { contentBlockIndex: indexOf(i) });
-    });
-  }
-  const stopReason = turn.stopReason ?? (uses.some((u) => u.type === 'tool_use') ? 'tool_use' : 'end_turn');
-  ev('messageStop', { stopReason });
-  const usage = turn.usage ?? {
-    inputTokens: Math.max(1, Math.ceil(JSON.stringify(messages).length / 4)),
-    outputTokens: Math.max(1, Math.ceil((text + uses.map((u) => u.name + u.input).join('')).length / 4)),
-  };
-  ev('metadata', { usage: { ...usage, totalTokens: usage.inputTokens + usage.outputTokens }, metrics: { latencyMs: 1 } });
-  const content: Record<string, unknown>[] = [];
-  if (text !== '') content.push({ text });
-  for (const u of uses) content.push({ toolUse: { toolUseId: u.toolUseId, name: u.name, input: safeParse(u.input) } });
-  return { frames, stopReason, toolUses: uses.filter((u) => u.type === 'tool_use'), content };
-}
-
-/** Splits text into deltas of up to two words (concatenation gives the text back). */
-function splitText(text: string): string[] {
-  const words = text.match(/\s*\S+\s*/g) ?? (text === '' ? [] : [text]);
-  const out: string[] = [];
-  for (let i = 0; i < words.length; i += 2) out.push(words.slice(i, i + 2).join(''));
-  return out.join('') === text ? out : text === '' ? [] : [text];
-}
-
-/** Splits a JSON string into `n` fragments (never empty ones). */
-function splitInput(input: string, n: number): string[] {
-  if (input === '') return [];
-  const size = Math.ceil(input.length / Math.min(n, input.length));
-  const out: string[] = [];
-  for (let i = 0; i < input.length; i += size) out.push(input.slice(i, i + size));
-  return out;
-}
-
-function safeParse(s: string): unknown {
-  try {
-    return JSON.parse(s) as unknown;
-  } catch {
-    return {};
-  }
-}
-
 // ── plumbing ─────────────────────────────────────────────────────────────────────────────────
 
 function operationOf(method: string, path: string): AgentCoreOperation {
@@ -637,12 +374,6 @@ function operationOf(method: string, path: string): AgentCoreOperation {
   return 'Unknown';
 }
 
-function faultsFor(plan: AgentCoreFaultPlan | undefined, n: number): AgentCoreFault[] {
-  const f = plan?.[n];
-  if (f === undefined) return [];
-  return Array.isArray(f) ? [...(f as readonly AgentCoreFault[])] : [f as AgentCoreFault];
-}
-
 function sendError(res: ServerResponse, status: number, errorType: string | undefined, payload: unknown): void {
   const text = JSON.stringify(payload);
   const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
@@ -650,8 +381,6 @@ function sendError(res: ServerResponse, status: number, errorType: string | unde
   res.writeHead(status, headers);
   res.end(text);
 }
-
-
 
 function clone<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;

@@ -1,4 +1,4 @@
-import type { EmulatorToolCall, EmulatorTurn } from './openai-emulator.js';
+import type { EmulatorToolCall, EmulatorTurn } from './openai-emulator/openai-script.js';
 
 /**
  * The rule-based demo model behind `startOpenAiEmulator({ model: 'demo' })`. Deterministic and not

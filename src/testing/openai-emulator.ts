@@ -2,6 +2,11 @@ import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { demoModelTurn } from './demo-model.js';
 import { listenLoopback, parseJsonBody, readBodyBuffer, recordedHeaders } from './emulator-http.js';
+import { buildAnswer, buildChunks, completionBody } from './openai-emulator/answers.js';
+import { faultsFor, type EmulatorFault, type EmulatorQuirks, type EmulatorTurn, type FaultPlan } from './openai-emulator/openai-script.js';
+import { validateCompletionRequest } from './openai-emulator/validation.js';
+
+export type { EmulatorFault, EmulatorQuirks, EmulatorToolCall, EmulatorTurn, FaultPlan } from './openai-emulator/openai-script.js';
 
 /**
  * A loopback OpenAI-compatible chat-completions server for tests and demos: `POST
@@ -13,59 +18,7 @@ import { listenLoopback, parseJsonBody, readBodyBuffer, recordedHeaders } from '
  * `tool` message before the next non-tool message, else HTTP 400.
  */
 
-/** One tool call of a scripted turn. `arguments` as a string is sent verbatim (may be invalid JSON). */
-export interface EmulatorToolCall {
-  /** Default `call_e<completion>_<i>`. */
-  readonly id?: string;
-  readonly name: string;
-  readonly arguments: Readonly<Record<string, unknown>> | string;
-}
-
-/** One scripted model answer; consumed by one successful completion request. */
-export interface EmulatorTurn {
-  /** Assistant text; streamed in several small deltas. */
-  readonly text?: string;
-  /** Tool calls (parallel when more than one). */
-  readonly toolCalls?: readonly EmulatorToolCall[];
-  /** Default `tool_calls` when there are tool calls, else `stop`. */
-  readonly finishReason?: string;
-  /** Default: a deterministic estimate (characters / 4). */
-  readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number };
-}
-
-/** Wire quirks of real OpenAI-compatible servers (streaming unless noted). */
-export interface EmulatorQuirks {
-  /** The first chunk of each tool call carries `function.arguments: null`. */
-  readonly nullFirstArguments?: boolean;
-  /** The finish chunk also carries an empty-arguments delta (with the id repeated) for the last call. */
-  readonly finishWithEmptyArgsDelta?: boolean;
-  /** Chunks of parallel tool calls are interleaved round-robin by `index`. */
-  readonly interleaveParallelToolCalls?: boolean;
-  /** Each call's arguments lose their last character (invalid JSON); streamed and not. */
-  readonly invalidJsonArguments?: boolean;
-}
-
-/** What goes wrong with one completion request. */
-export type EmulatorFault =
-  /** Answer with this status (OpenAI-style error body unless `body` is given); the turn is not consumed. */
-  | { readonly kind: 'status'; readonly status: number; readonly retryAfter?: string | number; readonly body?: unknown }
-  /** Never answer (no status line, no headers) until the client leaves or `close()`; the turn is not consumed. */
-  | { readonly kind: 'hang' }
-  /** Stream `afterChunks` chunks, then write nothing more and keep the socket open (until the client leaves or `close()`). */
-  | { readonly kind: 'stall'; readonly afterChunks: number }
-  /** Stream `afterChunks` chunks (flushed), then destroy the socket. */
-  | { readonly kind: 'drop'; readonly afterChunks: number }
-  /** Stream `afterChunks` chunks, then a `data:` line that is not JSON, then the rest. */
-  | { readonly kind: 'malformed_chunk'; readonly afterChunks: number }
-  /** Serve this request with these quirks. */
-  | ({ readonly kind: 'quirks' } & EmulatorQuirks);
-
-/**
- * Faults per 0-based index of chat-completion requests (other endpoints don't count): an object
- * `{ 0: fault }` or a list `[fault, undefined, [fault, fault]]`.
- */
-export type FaultPlan = Readonly<Record<number, EmulatorFault | readonly EmulatorFault[] | undefined>>;
-
+/** Options of `startOpenAiEmulator`. */
 export interface OpenAiEmulatorOptions {
   /** Turns consumed in order, one per successfully served completion request. */
   readonly script?: readonly EmulatorTurn[];
@@ -277,189 +230,7 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
   };
 }
 
-// ── answers ──────────────────────────────────────────────────────────────────────────────────
-
-interface Answer {
-  readonly id: string;
-  readonly created: number;
-  readonly model: string;
-  readonly text: string | undefined;
-  readonly calls: readonly { id: string; name: string; arguments: string }[];
-  readonly finishReason: string;
-  readonly usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-}
-
-function buildAnswer(turn: EmulatorTurn, completion: number, request: Json, quirks: EmulatorQuirks): Answer {
-  const calls = (turn.toolCalls ?? []).map((c, i) => {
-    let args = typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments);
-    if (quirks.invalidJsonArguments) args = args.slice(0, -1);
-    return { id: c.id ?? `call_e${completion}_${i}`, name: c.name, arguments: args };
-  });
-  const text = turn.text;
-  const prompt = Math.max(1, Math.ceil(JSON.stringify(request['messages'] ?? []).length / 4));
-  const completionTokens = Math.max(1, Math.ceil(((text ?? '') + calls.map((c) => c.name + c.arguments).join('')).length / 4));
-  const usage = turn.usage ?? { prompt_tokens: prompt, completion_tokens: completionTokens };
-  return {
-    id: `chatcmpl-emu${completion}`,
-    created: 1_700_000_000 + completion,
-    model: typeof request['model'] === 'string' ? request['model'] : 'emulator-model',
-    text,
-    calls,
-    finishReason: turn.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop'),
-    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-  };
-}
-
-function completionBody(a: Answer): Json {
-  const message: Json = { role: 'assistant', content: a.text ?? null, refusal: null, annotations: [] };
-  if (a.calls.length > 0) {
-    message['tool_calls'] = a.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
-  }
-  return {
-    id: a.id,
-    object: 'chat.completion',
-    created: a.created,
-    model: a.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: a.finishReason }],
-    usage: a.usage,
-    system_fingerprint: 'fp_emulator',
-  };
-}
-
-/** The chunk sequence of a streamed answer (without `[DONE]`). */
-function buildChunks(a: Answer, quirks: EmulatorQuirks, includeUsage: boolean): Json[] {
-  const chunk = (delta: Json, finish: string | null = null): Json => ({
-    id: a.id,
-    object: 'chat.completion.chunk',
-    created: a.created,
-    model: a.model,
-    system_fingerprint: 'fp_emulator',
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    ...(includeUsage ? { usage: null } : {}),
-  });
-  const out: Json[] = [chunk({ role: 'assistant', content: '', refusal: null })];
-  for (const piece of splitText(a.text ?? '')) out.push(chunk({ content: piece }));
-
-  const perCall = a.calls.map((c, index) => {
-    const pieces = splitArgs(c.arguments);
-    const first: Json = { index, id: c.id, type: 'function', function: { name: c.name, arguments: quirks.nullFirstArguments ? null : '' } };
-    return [first, ...pieces.map((p) => ({ index, function: { arguments: p } }))];
-  });
-  if (quirks.interleaveParallelToolCalls) {
-    const longest = Math.max(0, ...perCall.map((p) => p.length));
-    for (let i = 0; i < longest; i++) for (const p of perCall) if (p[i]) out.push(chunk({ tool_calls: [p[i]] }));
-  } else {
-    for (const p of perCall) for (const d of p) out.push(chunk({ tool_calls: [d] }));
-  }
-
-  const last = a.calls.length - 1;
-  if (quirks.finishWithEmptyArgsDelta && last >= 0) {
-    out.push(chunk({ tool_calls: [{ index: last, id: a.calls[last]!.id, type: 'function', function: { arguments: '' } }] }, a.finishReason));
-  } else {
-    out.push(chunk({}, a.finishReason));
-  }
-  if (includeUsage) {
-    out.push({ id: a.id, object: 'chat.completion.chunk', created: a.created, model: a.model, system_fingerprint: 'fp_emulator', choices: [], usage: a.usage });
-  }
-  return out;
-}
-
-/** Splits text into small deltas of up to two words each (concatenation gives the text back). */
-function splitText(text: string): string[] {
-  const words = text.match(/\s*\S+\s*/g) ?? (text === '' ? [] : [text]);
-  const out: string[] = [];
-  for (let i = 0; i < words.length; i += 2) out.push(words.slice(i, i + 2).join(''));
-  const joined = out.join('');
-  if (joined !== text) return text === '' ? [] : [text];
-  return out;
-}
-
-/** Splits an arguments string into up to three pieces. */
-function splitArgs(args: string): string[] {
-  if (args.length < 3) return args === '' ? [] : [args];
-  const third = Math.ceil(args.length / 3);
-  return [args.slice(0, third), args.slice(third, 2 * third), args.slice(2 * third)].filter((p) => p !== '');
-}
-
-// ── validation (OpenAI semantics) ────────────────────────────────────────────────────────────
-
-const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
-
-/** Returns the OpenAI-style 400 reason for an invalid request, or undefined. */
-function validateCompletionRequest(body: unknown): { message: string; param: string | null } | undefined {
-  if (!isMap(body)) return { message: 'The request body must be a JSON object.', param: null };
-  if (typeof body['model'] !== 'string' || body['model'] === '') return { message: 'you must provide a model parameter', param: 'model' };
-  const messages = body['messages'];
-  if (!Array.isArray(messages) || messages.length === 0) return { message: "[] is too short - 'messages'", param: 'messages' };
-  const tools = body['tools'];
-  if (tools !== undefined) {
-    if (!Array.isArray(tools) || tools.length === 0) return { message: "[] is too short - 'tools'", param: 'tools' };
-    for (let i = 0; i < tools.length; i++) {
-      const t = tools[i] as unknown;
-      if (!isMap(t) || t['type'] !== 'function' || !isMap(t['function']) || typeof t['function']['name'] !== 'string') {
-        return { message: `Invalid tool at tools[${i}]: expected {type:'function', function:{name,…}}.`, param: `tools[${i}]` };
-      }
-    }
-  }
-  let pending: string[] = [];
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i] as unknown;
-    if (!isMap(m) || typeof m['role'] !== 'string' || !ROLES.has(m['role'])) {
-      return { message: `Invalid value for 'messages[${i}].role'.`, param: `messages.[${i}].role` };
-    }
-    const role = m['role'];
-    if (role === 'tool') {
-      const id = m['tool_call_id'];
-      if (typeof id !== 'string' || !pending.includes(id)) {
-        return {
-          message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
-          param: `messages.[${i}].role`,
-        };
-      }
-      if (typeof m['content'] !== 'string' && !Array.isArray(m['content'])) {
-        return { message: `Invalid type for 'messages[${i}].content': expected a string.`, param: `messages.[${i}].content` };
-      }
-      pending = pending.filter((p) => p !== id);
-      continue;
-    }
-    if (pending.length > 0) {
-      return {
-        message:
-          "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
-          `The following tool_call_ids did not have response messages: ${pending.join(', ')}`,
-        param: `messages.[${i}].role`,
-      };
-    }
-    if (role === 'assistant' && Array.isArray(m['tool_calls'])) {
-      for (let j = 0; j < m['tool_calls'].length; j++) {
-        const call = m['tool_calls'][j] as unknown;
-        if (!isMap(call) || typeof call['id'] !== 'string' || !isMap(call['function']) || typeof call['function']['arguments'] !== 'string') {
-          return { message: `Invalid value for 'messages[${i}].tool_calls[${j}]'.`, param: `messages.[${i}].tool_calls.[${j}]` };
-        }
-        pending.push(call['id']);
-      }
-    } else if (role !== 'assistant' && m['content'] === undefined) {
-      return { message: `Missing required parameter: 'messages[${i}].content'.`, param: `messages.[${i}].content` };
-    }
-  }
-  if (pending.length > 0) {
-    return {
-      message:
-        "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
-        `The following tool_call_ids did not have response messages: ${pending.join(', ')}`,
-      param: 'messages',
-    };
-  }
-  return undefined;
-}
-
 // ── plumbing ─────────────────────────────────────────────────────────────────────────────────
-
-function faultsFor(plan: FaultPlan | undefined, completion: number): EmulatorFault[] {
-  const f = plan?.[completion];
-  if (f === undefined) return [];
-  return Array.isArray(f) ? [...(f as readonly EmulatorFault[])] : [f as EmulatorFault];
-}
 
 function sendStatusFault(res: ServerResponse, fault: Extract<EmulatorFault, { kind: 'status' }>, model: string): void {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -491,8 +262,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 function modelEntry(id: string): Json {
   return { id, object: 'model', created: 1_700_000_000, owned_by: 'agentrx-emulator' };
 }
-
-
 
 function isMap(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,7 +1,7 @@
 import { Observable, Subject } from 'rxjs';
 import { AgentRxError } from '../core/errors.js';
 import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../core/model.js';
-import { missedSince, type AgentProvider, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderMode, type Reconnected, type StreamItem } from '../core/plugin/agent-provider.js';
+import { missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderBase, type ProviderMode, type Reconnected, type StreamItem, type StreamingProvider, type TurnProvider } from '../core/plugin/agent-provider.js';
 
 /**
  * Event vocabulary of the ScriptedProvider (a small, CMA-like wire):
@@ -27,9 +27,13 @@ export interface ScriptedTurn {
   readonly dropKind?: 'error' | 'close';
 }
 
+/** Options of a `ScriptedProvider`. */
 export interface ScriptedProviderOptions {
+  /** Provider id. Default `scripted`. */
   readonly id?: string;
+  /** Default `request_response`. */
   readonly mode?: ProviderMode;
+  /** Consumed in order, one per input (kickoff, follow-up, resume). */
   readonly turns: readonly ScriptedTurn[];
   /** Events already in the host's history (a resumed session). */
   readonly history?: readonly ScriptedEvent[];
@@ -38,17 +42,19 @@ export interface ScriptedProviderOptions {
   /** Re-send this many of the last history events when a stream re-attaches. */
   readonly duplicateOnReattach?: number;
   readonly supportsOutcomes?: boolean;
-  /** Delay (ms) before `open` resolves; lets tests observe an abort during open. */
+  /** Report each `text` event as a text delta. Default true. */
   readonly textDeltas?: boolean;
 }
 
-type Input =
+/** What the ScriptedProvider's input callbacks build (recorded in `inputs`). */
+export type ScriptedInput =
   | { readonly kind: 'kickoff'; readonly prompt?: string; readonly outcome?: unknown }
   | { readonly kind: 'user'; readonly text: string }
   | { readonly kind: 'resume'; readonly toolUses: readonly ToolUse[]; readonly results: readonly ToolResult[] }
   | { readonly kind: 'raw'; readonly event: RawEvent };
 
-interface Conn {
+/** The ScriptedProvider's conn. */
+export interface ScriptedConn {
   readonly sessionId: string;
   readonly resumed: boolean;
 }
@@ -56,14 +62,22 @@ interface Conn {
 /**
  * A deterministic in-process provider for tests, in either mode. Each input consumes the next
  * scripted turn. It records every input, counts aborted polls and stream attachments, and keeps
- * a host-side history for `reconnect`/`pendingToolUses`.
+ * a host-side history for `reconnect`/`pendingToolUses`. It plays one host: the history and the
+ * live stream are the emulated host's, shared by every conn of the instance (use one instance per
+ * session).
+ *
+ * It has the callbacks of both modes and `mode` decides which the Session uses, so an instance is
+ * an `AgentProvider` of either kind (`mode: 'streaming'` makes it a `StreamingProvider`,
+ * `'request_response'` a `TurnProvider`).
  */
-export class ScriptedProvider implements AgentProvider<Conn, Input> {
+export class ScriptedProvider
+  implements ProviderBase<ScriptedConn, ScriptedInput>, Omit<StreamingProvider<ScriptedConn, ScriptedInput>, 'mode'>, Omit<TurnProvider<ScriptedConn, ScriptedInput>, 'mode'>
+{
   readonly id: string;
   readonly mode: ProviderMode;
   readonly supportsOutcomes: boolean;
   /** Every input received, in order. */
-  readonly inputs: Input[] = [];
+  readonly inputs: ScriptedInput[] = [];
   /** The host-side history (every event emitted, echoes included). */
   readonly history: ScriptedEvent[];
   /** Number of polls/streams torn down before they completed (observed aborts). */
@@ -82,31 +96,31 @@ export class ScriptedProvider implements AgentProvider<Conn, Input> {
     this.history = [...(options.history ?? [])];
   }
 
-  async open(opts: OpenOptions): Promise<Conn> {
+  async open(opts: OpenOptions): Promise<ScriptedConn> {
     if (opts.signal.aborted) throw new AgentRxError('cancelled', 'aborted');
     return { sessionId: opts.sessionId ?? 'scripted-session', resumed: opts.sessionId !== undefined };
   }
-  sessionId(conn: Conn): string {
+  sessionId(conn: ScriptedConn): string {
     return conn.sessionId;
   }
-  resumed(conn: Conn): boolean {
+  resumed(conn: ScriptedConn): boolean {
     return conn.resumed;
   }
-  kickoffInput(opts: KickoffOptions): Input {
+  kickoffInput(opts: KickoffOptions): ScriptedInput {
     return { kind: 'kickoff', prompt: opts.prompt, outcome: opts.outcome };
   }
-  userInput(text: string): Input {
+  userInput(text: string): ScriptedInput {
     return { kind: 'user', text };
   }
-  resumeInput(toolUses: readonly ToolUse[], results: readonly ToolResult[]): Input {
+  resumeInput(toolUses: readonly ToolUse[], results: readonly ToolResult[]): ScriptedInput {
     return { kind: 'resume', toolUses, results };
   }
-  rawInput(event: RawEvent): Input {
+  rawInput(event: RawEvent): ScriptedInput {
     return { kind: 'raw', event };
   }
 
   // ---------------------------------------------------------------- request/response
-  pollTurn(_conn: Conn, input: Input): Observable<RawEvent> {
+  pollTurn(_conn: ScriptedConn, input: ScriptedInput): Observable<RawEvent> {
     return new Observable<RawEvent>((sub) => {
       this.inputs.push(input);
       const turn = this.takeTurn();
@@ -129,7 +143,7 @@ export class ScriptedProvider implements AgentProvider<Conn, Input> {
   }
 
   // ---------------------------------------------------------------- streaming
-  stream(_conn: Conn): Observable<StreamItem> {
+  stream(_conn: ScriptedConn): Observable<StreamItem> {
     return new Observable<StreamItem>((sub) => {
       this.attachments++;
       const live = new Subject<StreamItem>();
@@ -150,7 +164,7 @@ export class ScriptedProvider implements AgentProvider<Conn, Input> {
     });
   }
 
-  async pushInput(_conn: Conn, input: Input, signal: AbortSignal): Promise<void> {
+  async pushInput(_conn: ScriptedConn, input: ScriptedInput, signal: AbortSignal): Promise<void> {
     if (signal.aborted) throw new AgentRxError('cancelled', 'aborted');
     if (input.kind === 'resume' && input.results.length === 0) {
       throw new AgentRxError('http_error', 'events: value must contain at least 1 item', { status: 400 });
@@ -179,7 +193,7 @@ export class ScriptedProvider implements AgentProvider<Conn, Input> {
     return event['type'] === 'idle';
   }
 
-  async reconnect(_conn: Conn, cursor: IngestCursor): Promise<Reconnected> {
+  async reconnect(_conn: ScriptedConn, cursor: IngestCursor): Promise<Reconnected> {
     const missed = missedSince(this.history, cursor);
     const last = this.history.at(-1);
     return { missed, pending: this.pendingToolUses(this.history), midTurn: last !== undefined && !this.isTurnBoundary(last) };
@@ -221,7 +235,7 @@ export class ScriptedProvider implements AgentProvider<Conn, Input> {
     return [...pending.values()];
   }
 
-  textDelta(event: RawEvent): { text: string; messageId: string } | undefined {
+  textDelta(_conn: ScriptedConn, event: RawEvent): { text: string; messageId: string } | undefined {
     if (this.options.textDeltas === false || event['type'] !== 'text') return undefined;
     return { text: String(event['text']), messageId: String(event['message_id'] ?? event['id']) };
   }

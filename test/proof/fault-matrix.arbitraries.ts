@@ -196,7 +196,7 @@ function isTerminal(e: AgUiEvent): boolean {
 export function expectStreamInvariants(o: Observed, expectedToolUseIds: readonly string[]): void {
   const seqs = o.envs.map((e) => e.seq);
   expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-  const ids = o.envs.filter((e) => e.source === 'provider' && e.id !== undefined).map((e) => e.id!);
+  const ids = o.envs.flatMap((e) => (e.source === 'provider' && e.id !== undefined ? [e.id] : []));
   expect(duplicates(ids)).toEqual([]);
 
   const ctxSeqs = o.rec.contexts.map((c) => c.seq);

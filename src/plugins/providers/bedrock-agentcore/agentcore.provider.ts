@@ -1,15 +1,15 @@
 import { inspect } from 'node:util';
-import { InvokeHarnessCommand, type BedrockAgentCoreClient, type HarnessContentBlock, type HarnessMessage, type HarnessToolUseBlock, type InvokeHarnessCommandInput } from '@aws-sdk/client-bedrock-agentcore';
+import type { BedrockAgentCoreClient, HarnessContentBlock, HarnessMessage, HarnessToolUseBlock, InvokeHarnessCommandInput } from '@aws-sdk/client-bedrock-agentcore';
 import type { BedrockAgentCoreControlClient } from '@aws-sdk/client-bedrock-agentcore-control';
 import { Observable } from 'rxjs';
 import { inject, injectable } from '../../../core/di/inversify.js';
-import { AgentRxError, isAgentRxError, type ErrorCode } from '../../../core/errors.js';
-import { isTransientStatus, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
+import { AgentRxError } from '../../../core/errors.js';
 import { Logger } from '../../../core/logger.js';
 import type { AgentSpec, RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
-import type { AgentProvider, KickoffOptions, OpenOptions } from '../../../core/plugin/agent-provider.js';
+import type { KickoffOptions, OpenOptions, TurnProvider } from '../../../core/plugin/agent-provider.js';
 import type { LifecycleParticipant } from '../../../core/plugin/lifecycle-participant.js';
-import { createControlClient, createDataClient, httpStatusOf, isThrottlingName, isTransportError } from './agentcore-clients.js';
+import { createControlClient, createDataClient } from './agentcore-clients.js';
+import { ATTEMPT_FAILED, AgentCoreInvoker, rawTextOf, replayAwareEmit } from './agentcore-invoke.js';
 import { AgentCoreProvisioner, type AgentCoreHarnessHandle } from './agentcore-provisioner.js';
 import { AgentCoreProviderOptions } from './agentcore.config.js';
 import { ConverseAssembler } from './converse-assembler.js';
@@ -35,19 +35,15 @@ export interface AgentCoreConn {
   readonly inflight: Set<AbortController>;
   /** Set by `close`; later polls fail with `session_closed`. */
   closed: boolean;
+  /**
+   * Text deltas of this session's retried attempts, by event, as consumers should see them
+   * (`textDelta`): consumers already saw a failed attempt's text, so a retry that repeats it shows
+   * only what is new (or nothing, `''`). Weakly keyed: an entry goes with its event.
+   */
+  readonly textOverrides: WeakMap<RawEvent, string>;
 }
 
-/** `type` of the marker event that follows a failed invoke attempt that will be retried. */
-export const ATTEMPT_FAILED = 'agentcore.attempt_failed';
-/** `type` of the event that reports an exception frame of the stream (emitted just before the error). */
-export const STREAM_EXCEPTION = 'agentcore.stream_exception';
-
-/** Raw events the provider synthesizes; every other raw event is a Converse event exactly as the SDK decoded it. */
-export type AgentCoreSyntheticEvent =
-  /** A failed attempt; the invoke is sent again after `retryInMs`. `normalize` counts only events after the last marker. */
-  | { readonly type: typeof ATTEMPT_FAILED; readonly attempt: number; readonly maxAttempts: number; readonly code: ErrorCode; readonly reason: string; readonly retryInMs: number }
-  /** An exception frame (`:message-type: exception`): the turn fails with `harness_stream_error`. */
-  | { readonly type: typeof STREAM_EXCEPTION; readonly exceptionType: string; readonly message: string };
+export { ATTEMPT_FAILED, STREAM_EXCEPTION, type AgentCoreSyntheticEvent } from './agentcore-invoke.js';
 
 const END_TURN = new Set(['end_turn', 'stop_sequence']);
 
@@ -59,18 +55,22 @@ const END_TURN = new Set(['end_turn', 'stop_sequence']);
  * emitted live as raw events. Client tools are `inline_function` tools; a `tool_use` stop hands
  * them to the Session.
  *
- * Retries: an invoke has no idempotency token and cannot be rejoined, so the whole invoke is
- * sent again only after a transport error, HTTP 5xx/429, an idle timeout, or a truncated stream
- * (no `messageStop`), with jittered exponential backoff — never after an exception frame or
- * another 4xx. Events of a failed attempt have already been emitted (raw events are never
+ * Retries (`AgentCoreInvoker`): an invoke has no idempotency token and cannot be rejoined, so
+ * the whole invoke is sent again only after a transport error, HTTP 5xx/429, an idle timeout, or
+ * a truncated stream (no `messageStop`), with jittered exponential backoff — never after an
+ * exception frame or another 4xx. Events of a failed attempt have already been emitted (raw events are never
  * dropped, and their text deltas reached consumers live); an `agentcore.attempt_failed` marker
  * follows them, and `normalize` counts text, tool uses, stop reason and usage only after the last
  * marker, so a failed attempt is never counted in the result or the usage. After the last
  * attempt a truncated stream fails with `early_termination`, an idle stream with `timeout`,
  * an HTTP failure with `http_error`.
+ *
+ * One instance serves every session: it holds the options and the SDK clients. Per-session state
+ * (the runtime session id, in-flight invokes, the retry text overrides) lives in the
+ * `AgentCoreConn`.
  */
 @injectable()
-export class AgentCoreAgentProvider implements AgentProvider<AgentCoreConn, AgentCoreInput>, LifecycleParticipant {
+export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, AgentCoreInput>, LifecycleParticipant {
   /** Provider id (config `provider: 'bedrock-agentcore'`). */
   readonly id = 'bedrock-agentcore';
   /** One signed invoke per turn. */
@@ -80,11 +80,14 @@ export class AgentCoreAgentProvider implements AgentProvider<AgentCoreConn, Agen
 
   private data: BedrockAgentCoreClient | undefined;
   private control: BedrockAgentCoreControlClient | undefined;
+  private readonly invoker: AgentCoreInvoker;
 
   constructor(
     @inject(AgentCoreProviderOptions) private readonly options: AgentCoreProviderOptions,
     @inject(Logger) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.invoker = new AgentCoreInvoker(options, logger, () => this.dataClient());
+  }
 
   /**
    * With `harnessArn` configured: that harness, no control-plane call. Otherwise creates (or
@@ -143,7 +146,7 @@ export class AgentCoreAgentProvider implements AgentProvider<AgentCoreConn, Agen
     }
     const sessionId = opts.sessionId !== undefined ? validateRuntimeSessionId(opts.sessionId) : newRuntimeSessionId();
     this.dataClient();
-    return { sessionId, resumed: opts.sessionId !== undefined, harnessArn, signal: opts.signal, inflight: new Set(), closed: false };
+    return { sessionId, resumed: opts.sessionId !== undefined, harnessArn, signal: opts.signal, inflight: new Set(), closed: false, textOverrides: new WeakMap() };
   }
 
   /** The runtime session id. */
@@ -224,7 +227,7 @@ export class AgentCoreAgentProvider implements AgentProvider<AgentCoreConn, Agen
       const emit = (ev: RawEvent): void => {
         if (!subscriber.closed) subscriber.next(ev);
       };
-      this.invoke(this.request(conn, input), controller.signal, emit).then(
+      this.invoker.invoke(this.request(conn, input), controller.signal, replayAwareEmit(conn.textOverrides, emit)).then(
         () => {
           finished = true;
           release();
@@ -270,43 +273,15 @@ export class AgentCoreAgentProvider implements AgentProvider<AgentCoreConn, Agen
     };
   }
 
-  /** Text of a `contentBlockDelta` with `delta.text`, as it streams. */
-  textDelta(event: RawEvent): string | undefined {
-    const override = this.textOverrides.get(event);
+  /**
+   * Text of a `contentBlockDelta` with `delta.text`, as it streams; for an event of a retried
+   * attempt, only the text the failed attempts did not already show (see `conn.textOverrides`).
+   * Synchronous; never throws.
+   */
+  textDelta(conn: AgentCoreConn, event: RawEvent): string | undefined {
+    const override = conn.textOverrides.get(event);
     if (override !== undefined) return override === '' ? undefined : override;
     return rawTextOf(event);
-  }
-
-  /**
-   * Text deltas of a retried attempt, as consumers should see them: consumers already saw the
-   * failed attempt's text, so a retry that repeats it shows only what is new (or nothing).
-   */
-  private readonly textOverrides = new WeakMap<RawEvent, string>();
-
-  /** Wraps `emit` for one invoke so a retried attempt's repeated text is not shown twice. */
-  private replayAwareEmit(emit: (e: RawEvent) => void): { emit: (e: RawEvent) => void; retrying: () => void } {
-    let shown = '';
-    let current = '';
-    let retried = false;
-    return {
-      retrying: () => {
-        retried = true;
-        current = '';
-      },
-      emit: (e) => {
-        const t = rawTextOf(e);
-        if (t !== undefined) {
-          current += t;
-          if (!retried) shown += t;
-          else if (shown.startsWith(current)) this.textOverrides.set(e, '');
-          else if (current.startsWith(shown)) {
-            this.textOverrides.set(e, current.slice(shown.length));
-            shown = current;
-          } else shown += t; // The retry diverged: its text is shown as it comes.
-        }
-        emit(e);
-      },
-    };
   }
 
   /** Converse events carry no ids and are never replayed: nothing to dedupe. */
@@ -355,129 +330,9 @@ export class AgentCoreAgentProvider implements AgentProvider<AgentCoreConn, Agen
       ...(o.timeoutSeconds !== undefined ? { timeoutSeconds: o.timeoutSeconds } : {}),
     };
   }
-
-  /** The whole invoke with its retries; a marker event follows each failed attempt. */
-  private async invoke(request: InvokeHarnessCommandInput, signal: AbortSignal, emitRaw: (e: RawEvent) => void): Promise<void> {
-    const maxAttempts = this.options.maxRetries + 1;
-    const replay = this.replayAwareEmit(emitRaw);
-    const emit = replay.emit;
-    try {
-      await withRetry(() => this.attempt(request, signal, emit), {
-        maxRetries: this.options.maxRetries,
-        baseMs: this.options.retryBaseMs,
-        signal,
-        isRetryable: (e) => isAgentRxError(e) && e.details?.['transient'] === true,
-        onRetry: (info) => {
-          this.onRetry(info, maxAttempts, emit);
-          replay.retrying();
-        },
-      });
-    } catch (e) {
-      if (isAgentRxError(e) && e.details?.['transient'] === true && maxAttempts > 1) {
-        throw new AgentRxError(e.code, `${e.message} (gave up after ${maxAttempts} attempts)`, { ...e.details, attempts: maxAttempts }, { cause: e });
-      }
-      throw e;
-    }
-  }
-
-  private onRetry(info: RetryAttemptInfo, maxAttempts: number, emit: (e: RawEvent) => void): void {
-    const err = isAgentRxError(info.error) ? info.error : new AgentRxError('provider_error', String(info.error));
-    const reason = this.redact(err.message);
-    emit({ type: ATTEMPT_FAILED, attempt: info.retry, maxAttempts, code: err.code, reason, retryInMs: info.delayMs } satisfies AgentCoreSyntheticEvent);
-    this.logger.warn(`bedrock-agentcore: invoke attempt ${info.retry}/${maxAttempts} failed (${err.code}); retrying in ${info.delayMs} ms`, { reason });
-  }
-
-  /** One attempt: send, then read the stream, re-arming the idle timer on every frame. */
-  private async attempt(request: InvokeHarnessCommandInput, signal: AbortSignal, emit: (e: RawEvent) => void): Promise<void> {
-    const ctl = new AbortController();
-    const forward = (): void => ctl.abort(signal.reason);
-    if (signal.aborted) forward();
-    else signal.addEventListener('abort', forward, { once: true });
-    const idleMs = this.options.idleTimeoutMs;
-    let events = 0;
-    let sawStop = false;
-    let timer: NodeJS.Timeout | undefined;
-    const arm = (): void => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        ctl.abort(
-          new AgentRxError('timeout', `InvokeHarness was idle for more than ${idleMs} ms (after ${events} events)`, { kind: 'idle', idleTimeoutMs: idleMs, events, transient: true }),
-        );
-      }, idleMs);
-    };
-    arm();
-    try {
-      const out = await this.dataClient().send(new InvokeHarnessCommand(request), { abortSignal: ctl.signal });
-      if (out.stream) {
-        for await (const ev of out.stream) {
-          arm();
-          events++;
-          if ((ev as { messageStop?: unknown }).messageStop !== undefined) sawStop = true;
-          emit(ev as unknown as RawEvent);
-        }
-      }
-    } catch (e) {
-      if (ctl.signal.aborted) {
-        const r: unknown = ctl.signal.reason;
-        throw r instanceof AgentRxError ? r : new AgentRxError('cancelled', 'The invoke was cancelled');
-      }
-      throw this.invokeError(e, events, emit);
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', forward);
-    }
-    if (!sawStop) {
-      throw new AgentRxError('early_termination', `The InvokeHarness stream ended without messageStop after ${events} events (truncated)`, { events, transient: true });
-    }
-  }
-
-  /** Classifies an SDK error of one attempt (see the class doc for what is transient). */
-  private invokeError(e: unknown, events: number, emit: (ev: RawEvent) => void): AgentRxError {
-    const o = (typeof e === 'object' && e !== null ? e : {}) as { name?: unknown; message?: unknown; code?: unknown; $fault?: unknown };
-    const name = typeof o.name === 'string' ? o.name : 'Error';
-    const message = this.redact(typeof o.message === 'string' ? o.message : String(e));
-    const status = httpStatusOf(e);
-    if (status !== undefined) {
-      const transient = isTransientStatus(status) || isThrottlingName(name);
-      return new AgentRxError('http_error', `InvokeHarness returned HTTP ${status} ${name}: ${message}`, { status, errorType: name, events, transient });
-    }
-    if (isTransportError(e)) {
-      return events > 0
-        ? new AgentRxError('early_termination', `The InvokeHarness stream broke off after ${events} events: ${message}`, { events, transient: true })
-        : new AgentRxError('http_error', `InvokeHarness failed: ${message}`, { errorType: name, events, transient: true });
-    }
-    if (o.$fault !== undefined || (name !== 'Error' && o.code === undefined)) {
-      // An exception (or error) frame of the event stream: the SDK throws it as a modeled
-      // exception, or as an Error named after an unmodeled `:exception-type`.
-      emit({ type: STREAM_EXCEPTION, exceptionType: name, message } satisfies AgentCoreSyntheticEvent);
-      return new AgentRxError('harness_stream_error', `The harness stream reported ${name}: ${message}`, { exceptionType: name, message, events, transient: false });
-    }
-    if (/deserializ|aborted|premature close|unexpected end/i.test(message)) {
-      // The body was cut inside a frame (even the first): a truncated stream, retried like one.
-      return new AgentRxError('early_termination', `The InvokeHarness stream was cut inside a frame after ${events} events: ${message}`, { events, transient: true });
-    }
-    return new AgentRxError('provider_error', `InvokeHarness failed: ${name}: ${message}`, { errorType: name, events, transient: false });
-  }
-
-  /** Removes configured secret values from text that might have echoed them. */
-  private redact(text: string): string {
-    let out = text;
-    for (const s of [this.options.secretAccessKey, this.options.sessionToken]) {
-      const v = s?.reveal();
-      if (v !== undefined && v.length >= 4) out = out.split(v).join('[redacted]');
-    }
-    return out;
-  }
 }
 
 function isHandle(h: unknown): h is AgentCoreHarnessHandle {
   return typeof h === 'object' && h !== null && typeof (h as { harnessArn?: unknown }).harnessArn === 'string';
 }
 
-/** The text of a Converse `contentBlockDelta` with `delta.text`, if any. */
-function rawTextOf(event: RawEvent): string | undefined {
-  const d = event['contentBlockDelta'];
-  const delta = typeof d === 'object' && d !== null ? (d as { delta?: unknown }).delta : undefined;
-  const text = typeof delta === 'object' && delta !== null ? (delta as { text?: unknown }).text : undefined;
-  return typeof text === 'string' && text !== '' ? text : undefined;
-}

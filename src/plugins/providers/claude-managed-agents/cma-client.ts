@@ -16,7 +16,7 @@ import { errorMessageOf, errorTypeOf, isMap, truncate, type WireMap } from './cm
  *
  * Retry policy (the reason: a POST that creates or sends must not be replayed blindly):
  * - GET, DELETE and archive calls are idempotent: retried on any transient failure (408, 429,
- *   5xx, reset, refused, timeout), `maxRetries` times, full-jitter backoff, Retry-After honoured.
+ *   5xx, reset, refused, timeout), `maxRetries` times, equal-jitter backoff, Retry-After honoured.
  * - Creating an agent or an environment is retried the same way: names are content-addressed, so
  *   a replay that already took effect answers 409 and the caller recovers the resource by name.
  * - Creating a session and sending events are retried only when the request certainly did not
@@ -267,7 +267,7 @@ export class CmaClient {
 export interface CmaClientOptions {
   /** Retries of a retryable call (and reconcile rounds of an ambiguous send). */
   readonly maxRetries: number;
-  /** Backoff base, ms (full jitter, doubling; a Retry-After header wins). */
+  /** Backoff base, ms (equal jitter, doubling; a Retry-After header wins). */
   readonly retryBaseMs: number;
   /** `limit` of each list page. */
   readonly listPageSize: number;

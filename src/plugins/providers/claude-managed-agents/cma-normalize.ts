@@ -173,18 +173,38 @@ export function messageText(event: RawEvent): string {
 }
 
 /**
- * Normalized text deltas of Claude Managed Agents events. Without previews, each `agent.message`
- * yields its whole text once. With `event_deltas` previews (`event_delta` events whose
- * `delta.content` is a text fragment), fragments are reported as they arrive and the buffered
- * `agent.message` that concludes the preview yields only what the fragments did not already
- * cover — never the same text twice. Keyed by message id, so one instance serves every session;
- * at most `maxTracked` unfinished previews are remembered (the oldest is forgotten first).
+ * Unfinished previews one session remembers by default. The service concludes a session's
+ * previews in order (each `agent.message` right after its deltas), so a session has one, or a
+ * few, open at a time; more pile up only when previews are never concluded (a message cut short
+ * by an interrupt). The bound caps what such a stream can hold; forgetting the oldest costs at
+ * most that message's text being reported again in full if it is concluded after all.
+ */
+export const MAX_TRACKED_PREVIEWS = 64;
+
+/**
+ * Normalized text deltas of one Claude Managed Agents session. Without previews, each
+ * `agent.message` yields its whole text once. With `event_deltas` previews (`event_delta` events
+ * whose `delta.content` is a text fragment), fragments are reported as they arrive and the
+ * buffered `agent.message` that concludes the preview yields only what the fragments did not
+ * already cover — never the same text twice. One instance per session (it lives in the conn):
+ * sessions never share or evict each other's previews. Keyed by message id; at most `maxTracked`
+ * unfinished previews are remembered (the oldest is forgotten first).
  */
 export class CmaTextDeltas {
   private readonly previews = new Map<string, Map<number, string>>();
 
   /** @param maxTracked Unfinished previews remembered at most (oldest forgotten first). */
-  constructor(private readonly maxTracked = 512) {}
+  constructor(private readonly maxTracked = MAX_TRACKED_PREVIEWS) {}
+
+  /** Unfinished previews currently remembered. */
+  get tracked(): number {
+    return this.previews.size;
+  }
+
+  /** Forgets every unfinished preview (the session ended). */
+  clear(): void {
+    this.previews.clear();
+  }
 
   /** The text chunk `event` contributes, or undefined. Never throws on odd input. */
   delta(event: RawEvent): { readonly text: string; readonly messageId: string } | undefined {

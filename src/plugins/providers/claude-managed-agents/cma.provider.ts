@@ -6,7 +6,7 @@ import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
 import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';
 import type { AgentSpec, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
-import { missedSince, type AgentProvider, type IngestCursor, type KickoffOptions, type OpenOptions, type Reconnected, type StreamItem } from '../../../core/plugin/agent-provider.js';
+import { missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type Reconnected, type StreamItem, type StreamingProvider } from '../../../core/plugin/agent-provider.js';
 import { DEFAULT_KICKOFF } from '../../../core/session/session.js';
 import { CmaClient } from './cma-client.js';
 import { CmaTextDeltas, awaitingConfirmation, blockedOnConfirmation, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
@@ -50,6 +50,8 @@ export interface CmaConn {
   readonly flushers: Set<() => void>;
   /** Live stream attachments (closed by `close`/`interrupt`). */
   readonly attachments: Set<Subscription>;
+  /** This session's text-delta tracker (`textDelta`): its unfinished previews, emptied by `close`. */
+  readonly deltas: CmaTextDeltas;
 }
 
 const NOT_CONFIGURED =
@@ -70,12 +72,16 @@ const NOT_CONFIGURED =
  *   uses are redriven.
  * - `interrupt` sends `user.interrupt` and closes the conn's streams.
  *
+ * One instance serves every session: it holds only the options and the HTTP client. Everything
+ * per session (stream attachments, the resume gate, the text-delta tracker) lives in the
+ * `CmaConn`, created by `open` and released by `close`.
+ *
  * Options are injected `@optional()`: when the section is absent or invalid the provider still
  * loads (so a config selecting another provider works) and every call that needs the service
  * rejects with `invalid_config`.
  */
 @injectable()
-export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
+export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
   /** Provider id: the config's `provider` value and section key. */
   readonly id = 'claude-managed-agents';
   /** A long-lived SSE stream; inputs are POSTed out of band. */
@@ -85,7 +91,6 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
 
   private readonly client: CmaClient | undefined;
   private readonly idleTimeoutMs: number;
-  private readonly deltas = new CmaTextDeltas();
 
   /**
    * Built once by the container. Never throws and does no I/O: without valid options (the section
@@ -149,12 +154,12 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
     const client = this.requireClient();
     if (opts.sessionId !== undefined) {
       const s = await client.getSession(opts.sessionId, opts.signal);
-      return newConn(typeof s['id'] === 'string' ? s['id'] : opts.sessionId, true);
+      return newCmaConn(typeof s['id'] === 'string' ? s['id'] : opts.sessionId, true);
     }
     const handle = isCmaHandle(opts.handle) ? opts.handle : await this.provision(opts.spec, opts.signal);
     const session = await client.createSession({ agent: handle.agentId, environment_id: handle.environmentId }, opts.signal);
     if (typeof session['id'] !== 'string') throw new AgentRxError('provider_error', 'creating a session answered without an id');
-    return newConn(session['id'], false);
+    return newCmaConn(session['id'], false);
   }
 
   /** The session id of `conn` (synchronous, never throws). */
@@ -333,9 +338,13 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
     return awaitingConfirmation(history, ids);
   }
 
-  /** Text of `agent.message` events (and of `event_delta` previews when enabled), never twice. */
-  textDelta(event: RawEvent): { readonly text: string; readonly messageId: string } | undefined {
-    return this.deltas.delta(event);
+  /**
+   * Text of `agent.message` events (and of `event_delta` previews when enabled), never twice.
+   * Previews are joined by the conn's own tracker, so sessions never evict or answer for each
+   * other's previews. Synchronous; never throws.
+   */
+  textDelta(conn: CmaConn, event: RawEvent): { readonly text: string; readonly messageId: string } | undefined {
+    return conn.deltas.delta(event);
   }
 
   /** The event's `id`. */
@@ -343,10 +352,14 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
     return idOf(event);
   }
 
-  /** Closes the conn's streams; later `stream`/`pushInput` calls fail with `session_closed`. The session itself is kept (resumable). */
+  /**
+   * Closes the conn's streams and forgets its unfinished previews; later `stream`/`pushInput`
+   * calls fail with `session_closed`. The session itself is kept (resumable).
+   */
   close(conn: CmaConn): void {
     conn.closed = true;
     detachAll(conn);
+    conn.deltas.clear();
   }
 
   private requireClient(): CmaClient {
@@ -355,8 +368,12 @@ export class CmaAgentProvider implements AgentProvider<CmaConn, CmaInput> {
   }
 }
 
-function newConn(sessionId: string, resumed: boolean): CmaConn {
-  return { sessionId, resumed, closed: false, old: undefined, gated: resumed, flushers: new Set(), attachments: new Set() };
+/**
+ * A new conn for the Managed Agents session `sessionId` (what `open` returns): no stream attached,
+ * its own text-delta tracker, and, when `resumed`, live events held until the first `reconnect`.
+ */
+export function newCmaConn(sessionId: string, resumed: boolean): CmaConn {
+  return { sessionId, resumed, closed: false, old: undefined, gated: resumed, flushers: new Set(), attachments: new Set(), deltas: new CmaTextDeltas() };
 }
 
 function detachAll(conn: CmaConn): void {

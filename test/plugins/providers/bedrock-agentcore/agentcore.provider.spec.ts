@@ -99,7 +99,7 @@ describe('AgentCoreAgentProvider', () => {
           provider.pollTurn(conn, provider.userInput('hi')).subscribe({
             next: (e) => {
               events.push(e);
-              if (events.map((x) => provider.textDelta(x) ?? '').join('') === 'Hello') sawText();
+              if (events.map((x) => provider.textDelta(conn, x) ?? '').join('') === 'Hello') sawText();
             },
             error: reject,
             complete: resolve,

@@ -6,7 +6,7 @@ import { MemoryLogger } from '../../../../src/core/logger.js';
 import type { AgentSpec } from '../../../../src/core/model.js';
 import type { IngestCursor } from '../../../../src/core/plugin/agent-provider.js';
 import { CmaProviderOptionsClass } from '../../../../src/plugins/providers/claude-managed-agents/cma.config.js';
-import { CmaAgentProvider, type CmaConn } from '../../../../src/plugins/providers/claude-managed-agents/cma.provider.js';
+import { CmaAgentProvider, newCmaConn, type CmaConn } from '../../../../src/plugins/providers/claude-managed-agents/cma.provider.js';
 import { canonicalJson, contentAddressedName, type CmaHandle } from '../../../../src/plugins/providers/claude-managed-agents/cma-provision.js';
 import { startCmaEmulator, type CmaEmulator, type CmaEmulatorOptions } from '../../../../src/testing/cma-emulator.js';
 import { API_KEY } from './cma-fixtures.js';
@@ -145,7 +145,7 @@ describe('CmaAgentProvider over HTTP', () => {
         { type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: ['toolu_1', 'toolu_2'] } },
         { type: 'user.custom_tool_result', custom_tool_use_id: 'toolu_1', content: [] },
       ]);
-      const conn: CmaConn = { sessionId: id, resumed: false, closed: false, old: undefined, gated: false, flushers: new Set(), attachments: new Set() };
+      const conn: CmaConn = newCmaConn(id, false);
       const history = e.sessions.get(id)!.history;
       const rec = await p.reconnect(conn, cursorOf([history[0]!['id'] as string, 'toolu_1']), signal());
       expect(rec.missed.map((m) => m['id'])).toEqual(history.slice(2).map((h) => h['id']));
@@ -155,7 +155,7 @@ describe('CmaAgentProvider over HTTP', () => {
 
     it('should report midTurn only when the last status event says the session is running', async () => {
       const { e, p } = await setup({});
-      const conn = (id: string): CmaConn => ({ sessionId: id, resumed: true, closed: false, old: undefined, gated: false, flushers: new Set(), attachments: new Set() });
+      const conn = (id: string): CmaConn => ({ ...newCmaConn(id, true), gated: false });
       const running = e.seedSession([{ type: 'user.message', content: [] }, { type: 'session.status_running' }, { type: 'agent.message', content: [] }]);
       const idle = e.seedSession([{ type: 'session.status_running' }, { type: 'session.status_idle', stop_reason: { type: 'end_turn' } }, { type: 'span.model_request_end' }]);
       expect((await p.reconnect(conn(running), cursorOf([]), signal())).midTurn).toBe(true);
@@ -165,7 +165,7 @@ describe('CmaAgentProvider over HTTP', () => {
     it('should end a walk that repeats a cursor with provider_error instead of looping', async () => {
       const { e, p } = await setup({ faults: { repeatCursor: true } }, { listPageSize: 1 });
       const id = e.seedSession([{ type: 'session.status_running' }, { type: 'session.status_running' }, { type: 'session.status_running' }]);
-      const conn: CmaConn = { sessionId: id, resumed: false, closed: false, old: undefined, gated: false, flushers: new Set(), attachments: new Set() };
+      const conn: CmaConn = newCmaConn(id, false);
       const err = await failure(p.reconnect(conn, cursorOf([]), signal()));
       expect(err).toMatchObject({ code: 'provider_error', message: expect.stringContaining('a second time') });
       expect(e.requests.filter((r) => r.path === `/v1/sessions/${id}/events`).map((r) => r.query['page'] ?? null)).toEqual([null, 'page_1']);
@@ -260,7 +260,7 @@ describe('CmaAgentProvider over HTTP', () => {
       for (const call of [p.provision(spec, signal()), p.open({ spec, signal: signal() })]) {
         expect(await failure(call)).toMatchObject({ code: 'invalid_config', message: expect.stringContaining("providers['claude-managed-agents'].apiKey") });
       }
-      const items = await lastValueFrom(p.stream({ sessionId: 's', resumed: false, closed: false, old: undefined, gated: false, flushers: new Set(), attachments: new Set() }).pipe(toArray())).catch((e: unknown) => e);
+      const items = await lastValueFrom(p.stream(newCmaConn('s', false)).pipe(toArray())).catch((e: unknown) => e);
       expect(items).toMatchObject({ code: 'invalid_config' });
     });
   });

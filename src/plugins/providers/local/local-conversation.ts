@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import { AgentRxError } from '../../../core/errors.js';
+import type { ToolResult, ToolUse } from '../../../core/model.js';
+import { isMap, truncate, type ChatCompletionResult, type WireMap } from './chat-stream.js';
+import { DUPLICATE_TOOL_NOTICE, FINAL_TURN_DIRECTIVE, callKey, correctiveDirective } from './loop-guards.js';
+
+/**
+ * The client-held conversation of a `local` session: its state (the conn), how an input and the
+ * loop guards change the history before a model call, and how the model's answer is taken into
+ * it. Guard order follows wire-protocols 3(c): 1–4 when a turn is staged, 6–7 when its answer is
+ * accepted (5, the model call, is the provider's).
+ */
+
+/** Input of one `pollTurn`: messages to append (kickoff, follow-up) or tool results (resume). */
+export type LocalInput =
+  | { readonly kind: 'messages'; readonly messages: readonly WireMap[] }
+  | { readonly kind: 'resume'; readonly toolUses: readonly ToolUse[]; readonly results: readonly ToolResult[] };
+
+/** Raw events the `local` provider synthesizes (all under the `local.*` namespace). */
+export type LocalRawEvent =
+  /** One streamed `chat.completion.chunk`, verbatim, as it arrived. */
+  | { readonly type: 'local.chunk'; readonly chunk: WireMap }
+  /**
+   * The model's answer for the poll (one per successful poll, last): `message` is the assistant
+   * message with duplicate calls removed; `streamed` is true when folded from `local.chunk`s.
+   */
+  | { readonly type: 'local.model_response'; readonly message: WireMap; readonly finish_reason: unknown; readonly usage: unknown; readonly streamed: boolean }
+  /** A loop-guard message appended to the history before the model call. */
+  | { readonly type: 'local.directive'; readonly role: 'final_turn' | 'corrective'; readonly text: string }
+  /** A repeated call, answered in history with a duplicate notice instead of being run. */
+  | { readonly type: 'local.duplicate_tool_call'; readonly id: string; readonly name: string; readonly input: unknown };
+
+/** Per-session state of the `local` provider. Opaque to the Session. */
+export interface LocalConn {
+  readonly sessionId: string;
+  readonly resumed: boolean;
+  readonly model: string;
+  /** Spec tools in OpenAI function format. */
+  readonly tools: readonly WireMap[];
+  /** The session's signal: aborting it aborts every in-flight model call. */
+  readonly signal: AbortSignal;
+  /** The full conversation sent on every call (system, user, assistant, tool messages). */
+  history: WireMap[];
+  /** Model calls since the last user message. */
+  polls: number;
+  /** Dedupe keys of the calls made since the last user message. */
+  seen: Set<string>;
+  /** Consecutive error results per tool name since the last user message. */
+  errorCounts: Map<string, number>;
+  readonly inflight: Set<AbortController>;
+  closed: boolean;
+  /** Model calls per request; the call that reaches it carries the final-turn directive. */
+  readonly maxTurns: number | undefined;
+}
+
+/** Staged changes of one poll; committed to the conn only when the model call succeeds. */
+export interface StagedTurn {
+  history: WireMap[];
+  polls: number;
+  seen: Set<string>;
+  errorCounts: Map<string, number>;
+  /** Loop-guard messages the staging appended, as events (emitted before the model call). */
+  directives: LocalRawEvent[];
+}
+
+/**
+ * Applies `input` to a staged copy of the conn's conversation (guards 1–4): a user message starts
+ * a new request (fresh turn budget, duplicate memory and error counts); tool results are appended
+ * in use order, with a corrective directive after a tool's second consecutive error; the call that
+ * reaches `maxTurns` gets the final-turn directive. The conn itself is not changed. Throws
+ * `invalid_options` on an unknown input kind.
+ */
+export function stageTurn(conn: LocalConn, input: LocalInput): StagedTurn {
+  const s: StagedTurn = {
+    history: [...conn.history],
+    polls: conn.polls,
+    seen: new Set(conn.seen),
+    errorCounts: new Map(conn.errorCounts),
+    directives: [],
+  };
+  if (input.kind === 'messages') {
+    s.history.push(...input.messages.map((m) => ({ ...m })));
+    s.polls = 0;
+    s.seen.clear();
+    s.errorCounts.clear();
+  } else if (input.kind === 'resume') {
+    applyResume(s, input.toolUses, input.results);
+  } else {
+    throw new AgentRxError('invalid_options', `Unknown local input kind: ${String((input as { kind?: unknown }).kind)}`);
+  }
+  const max = conn.maxTurns;
+  if (max !== undefined && s.polls + 1 >= max) {
+    s.history.push({ role: 'user', content: FINAL_TURN_DIRECTIVE });
+    s.directives.push({ type: 'local.directive', role: 'final_turn', text: FINAL_TURN_DIRECTIVE });
+  }
+  s.polls += 1;
+  return s;
+}
+
+function applyResume(s: StagedTurn, toolUses: readonly ToolUse[], results: readonly ToolResult[]): void {
+  const byId = new Map(results.map((r) => [r.toolUseId, r]));
+  for (const use of toolUses) {
+    const r = byId.get(use.id);
+    const content = r
+      ? r.isError
+        ? JSON.stringify({ error: r.content, isError: true })
+        : r.content
+      : JSON.stringify({ error: 'No result was recorded for this tool call.', isError: true });
+    s.history.push({ role: 'tool', tool_call_id: use.id, content });
+  }
+  for (const use of toolUses) {
+    const r = byId.get(use.id);
+    s.errorCounts.set(use.name, r && !r.isError ? 0 : (s.errorCounts.get(use.name) ?? 0) + 1);
+  }
+  const emitted = new Set<string>();
+  for (const use of toolUses) {
+    const r = byId.get(use.id);
+    if (!r || !r.isError || (s.errorCounts.get(use.name) ?? 0) < 2) continue;
+    const text = correctiveDirective(use.name, r.content);
+    if (emitted.has(text)) continue;
+    emitted.add(text);
+    s.history.push({ role: 'user', content: text });
+    s.directives.push({ type: 'local.directive', role: 'corrective', text });
+  }
+}
+
+/**
+ * Takes the model's answer into the staged conversation (guards 6–7) and commits it to the conn:
+ * a call repeating one made since the last user message is answered in history with the
+ * duplicate notice instead of being handed to the Session. Returns the poll's closing events:
+ * one `local.duplicate_tool_call` per repeated call, then the `local.model_response`.
+ */
+export function acceptResponse(conn: LocalConn, s: StagedTurn, result: ChatCompletionResult): LocalRawEvent[] {
+  const message = normalizeAssistantMessage(result.message);
+  s.history.push(message);
+  const duplicates: LocalRawEvent[] = [];
+  let surviving: WireMap[] | undefined;
+  if (Array.isArray(message['tool_calls'])) {
+    surviving = [];
+    for (const call of message['tool_calls'] as WireMap[]) {
+      const fn = isMap(call['function']) ? call['function'] : {};
+      const name = typeof fn['name'] === 'string' ? fn['name'] : '';
+      const key = callKey(name, fn['arguments']);
+      if (s.seen.has(key)) {
+        const id = String(call['id']);
+        s.history.push({ role: 'tool', tool_call_id: id, content: JSON.stringify({ duplicate: true, message: DUPLICATE_TOOL_NOTICE }) });
+        duplicates.push({ type: 'local.duplicate_tool_call', id, name, input: toToolUse(call).input });
+      } else {
+        s.seen.add(key);
+        surviving.push(call);
+      }
+    }
+  }
+  conn.history = s.history;
+  conn.polls = s.polls;
+  conn.seen = s.seen;
+  conn.errorCounts = s.errorCounts;
+  const eventMessage = surviving === undefined ? message : { ...message, tool_calls: surviving };
+  return [
+    ...duplicates,
+    { type: 'local.model_response', message: eventMessage, finish_reason: result.finish_reason, usage: result.usage, streamed: result.streamed },
+  ];
+}
+
+/** Ensures every tool call has an id and string arguments, so `tool` answers can reference it. */
+function normalizeAssistantMessage(raw: WireMap): WireMap {
+  const message: WireMap = { ...raw, role: 'assistant' };
+  if (message['content'] === undefined) message['content'] = null;
+  if (Array.isArray(raw['tool_calls'])) {
+    const calls = raw['tool_calls'].filter(isMap).map((c) => {
+      const fn = isMap(c['function']) ? c['function'] : {};
+      const args = fn['arguments'];
+      return {
+        ...c,
+        id: typeof c['id'] === 'string' && c['id'] !== '' ? c['id'] : newCallId(),
+        type: 'function',
+        function: { ...fn, name: typeof fn['name'] === 'string' ? fn['name'] : '', arguments: typeof args === 'string' ? args : args == null ? '' : JSON.stringify(args) },
+      };
+    });
+    if (calls.length > 0) message['tool_calls'] = calls;
+    else delete message['tool_calls'];
+  }
+  return message;
+}
+
+/** A wire tool call → ToolUse. Arguments that are not a JSON object set `inputError` (input `{}`). */
+export function toToolUse(call: WireMap): ToolUse {
+  const fn = isMap(call['function']) ? call['function'] : {};
+  const id = typeof call['id'] === 'string' ? call['id'] : '';
+  const name = typeof fn['name'] === 'string' ? fn['name'] : '';
+  const args = fn['arguments'];
+  if (isMap(args)) return { id, name, input: args };
+  if (args === undefined || args === null || (typeof args === 'string' && args.trim() === '')) return { id, name, input: {} };
+  if (typeof args !== 'string') return { id, name, input: {}, inputError: `Tool arguments must be a JSON object, got ${typeof args}.` };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return { id, name, input: {}, inputError: `Tool arguments are not valid JSON (${why}): ${truncate(args, 200)}` };
+  }
+  if (isMap(parsed)) return { id, name, input: parsed };
+  return { id, name, input: {}, inputError: `Tool arguments must be a JSON object, got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed}.` };
+}
+
+/** A fresh tool-call id, for calls the model (or a server) sent without one. */
+export function newCallId(): string {
+  return `call_local_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+}

@@ -1,0 +1,213 @@
+import type { Readable } from 'node:stream';
+import type { AxiosInstance, AxiosRequestConfig, AxiosResponse } from 'axios';
+import { AgentRxError, toAgentRxError } from '../../../core/errors.js';
+import { isSecretHeader, type HttpClientFactory } from '../../../core/http/http-client-factory.js';
+import { isTransientError, isTransientStatus, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
+import type { Logger } from '../../../core/logger.js';
+import { sharedScheduler } from '../../../core/util/time-slice-scheduler.js';
+import { ChunkAccumulator, errorText, parseChatCompletion, readBodyText, readChatStream, truncate, type ChatCompletionResult, type WireMap } from './chat-stream.js';
+import { newCallId } from './local-conversation.js';
+import type { LocalProviderOptions } from './local.config.js';
+
+/**
+ * The model call of the `local` provider (guard 5 of wire-protocols 3(c)): one
+ * `POST /chat/completions` to the configured OpenAI-compatible endpoint, streamed or not, with
+ * its retries, its error classification and the redaction of credentials from anything shown.
+ *
+ * Retries: a call is repeated (whole request, backoff with equal jitter, Retry-After honoured)
+ * only after a transient failure (408/429/5xx, reset, refused, request timeout), and in streaming
+ * mode only while no chunk of that attempt has been handed to `onChunk`: a stream that breaks
+ * after its first chunk fails with `stream_error`, so already-emitted text is never repeated.
+ * Holds no per-session state: one instance serves every session of the provider.
+ */
+export class LocalModelClient {
+  private readonly http: AxiosInstance;
+  /** The endpoint without credentials, as shown in messages. */
+  private readonly baseUrl: string;
+  private readonly target: string;
+
+  constructor(
+    private readonly options: LocalProviderOptions,
+    httpClientFactory: HttpClientFactory,
+    private readonly logger: Logger,
+  ) {
+    this.baseUrl = redactUrl(options.baseUrl.replace(/\/+$/, ''));
+    this.target = `POST ${this.baseUrl}/chat/completions`;
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    if (options.apiKey !== undefined) headers['Authorization'] = `Bearer ${options.apiKey}`;
+    this.http = httpClientFactory.create({ baseURL: options.baseUrl, headers, timeoutMs: options.requestTimeoutMs });
+  }
+
+  /**
+   * Calls the model with `messages` (and `tools` when there are any), retried as described on the
+   * class. Streaming: `onChunk` receives each chunk as it arrives. Resolves with the whole answer;
+   * rejects with an AgentRxError (`cancelled` once `signal` aborted).
+   */
+  call(model: string, tools: readonly WireMap[], messages: readonly WireMap[], signal: AbortSignal, onChunk: (chunk: WireMap) => void): Promise<ChatCompletionResult> {
+    const body: WireMap = { model, messages };
+    if (tools.length > 0) body['tools'] = tools;
+    if (this.options.stream) {
+      body['stream'] = true;
+      body['stream_options'] = { include_usage: true };
+    }
+    return withRetry(() => (this.options.stream ? this.streamOnce(body, signal, onChunk) : this.requestOnce(body, signal)), {
+      maxRetries: this.options.maxRetries,
+      baseMs: this.options.retryBaseMs,
+      signal,
+      onRetry: (info) => this.logRetry(info),
+    });
+  }
+
+  private async requestOnce(body: WireMap, signal: AbortSignal): Promise<ChatCompletionResult> {
+    let res: AxiosResponse<string>;
+    try {
+      res = await this.post<string>(body, signal, {
+        responseType: 'text',
+        transformResponse: [(d: unknown) => d],
+        validateStatus: () => true,
+      });
+    } catch (e) {
+      throw this.transportError(e, signal);
+    }
+    if (res.status < 200 || res.status > 299) throw this.httpError(res.status, String(res.data ?? ''), res.headers);
+    return parseChatCompletion(String(res.data ?? ''), this.target);
+  }
+
+  private async streamOnce(body: WireMap, signal: AbortSignal, onChunk: (chunk: WireMap) => void): Promise<ChatCompletionResult> {
+    let res: AxiosResponse<Readable>;
+    try {
+      res = await this.post<Readable>(body, signal, {
+        responseType: 'stream',
+        headers: { Accept: 'text/event-stream' },
+        validateStatus: () => true,
+      });
+    } catch (e) {
+      throw this.transportError(e, signal);
+    }
+    if (res.status < 200 || res.status > 299) throw this.httpError(res.status, await readBodyText(res.data, 65_536, this.options.idleTimeoutMs), res.headers);
+    const contentType = String(res.headers['content-type'] ?? '');
+    if (contentType.includes('application/json')) {
+      // A server that ignored `stream: true` answered with a whole completion.
+      return parseChatCompletion(await readBodyText(res.data, 16 * 1024 * 1024, this.options.idleTimeoutMs), this.target);
+    }
+    const acc = new ChunkAccumulator();
+    try {
+      await readChatStream(res.data, {
+        idleTimeoutMs: this.options.idleTimeoutMs,
+        target: this.target,
+        signal,
+        onChunk: (chunk) => {
+          acc.add(chunk);
+          onChunk(chunk);
+        },
+      });
+    } catch (e) {
+      throw this.redactError(toAgentRxError(e, 'stream_error'));
+    }
+    return acc.result(newCallId);
+  }
+
+  /**
+   * POSTs `body` to `chat/completions` from a task of the shared scheduler: the request set-up
+   * (config merge, body serialization, connect or socket reuse) is synchronous work that, for
+   * many sessions calling the model at once, would otherwise run back to back in one loop turn.
+   * A call whose signal aborted while it waited is rejected without being sent.
+   */
+  private post<T>(body: WireMap, signal: AbortSignal, config: AxiosRequestConfig): Promise<AxiosResponse<T>> {
+    return new Promise<AxiosResponse<T>>((resolve, reject) => {
+      sharedScheduler.schedule(() => {
+        if (signal.aborted) {
+          reject(new AgentRxError('cancelled', 'The model call was cancelled'));
+          return;
+        }
+        this.http.post<T>('chat/completions', body, { ...config, signal }).then(resolve, reject);
+      });
+    });
+  }
+
+  private transportError(e: unknown, signal: AbortSignal): AgentRxError {
+    if (signal.aborted) return new AgentRxError('cancelled', 'The model call was cancelled');
+    if (e instanceof AgentRxError) return e;
+    const o = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; message?: unknown };
+    const code = typeof o.code === 'string' ? o.code : undefined;
+    const transient = isTransientError(e);
+    const raw = typeof o.message === 'string' ? this.redact(o.message) : String(e);
+    if (code === 'ECONNREFUSED') {
+      return new AgentRxError(
+        'http_error',
+        `Cannot connect to the local model endpoint ${this.baseUrl} (connection refused): is the server running, and is baseUrl right?`,
+        { code, url: this.baseUrl, transient },
+      );
+    }
+    if (code === 'ETIMEDOUT' || code === 'ECONNABORTED') {
+      return new AgentRxError('timeout', `No response from ${this.target} within ${this.options.requestTimeoutMs} ms`, {
+        kind: 'request',
+        code,
+        url: this.baseUrl,
+        transient: true,
+      });
+    }
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+      return new AgentRxError('http_error', `Cannot resolve the host of the local model endpoint ${this.baseUrl} (${code})`, { code, url: this.baseUrl, transient });
+    }
+    return new AgentRxError('http_error', `The request ${this.target} failed: ${raw}`, { code, url: this.baseUrl, transient });
+  }
+
+  private httpError(status: number, bodyText: string, headers: AxiosResponse['headers']): AgentRxError {
+    const detail = this.redact(truncate(errorText(bodyText).trim(), 300));
+    let hint = '';
+    if (status === 401 || status === 403) hint = ' Check the local provider apiKey: the endpoint rejected the credentials.';
+    else if (status === 404) {
+      hint = ` Check that baseUrl ends with /v1 and that the model exists on the server (for Ollama: ollama pull <model>).`;
+    }
+    const retryAfter = headers?.['retry-after'];
+    return new AgentRxError('http_error', `${this.target} returned HTTP ${status}${detail ? `: ${detail}` : ''}.${hint}`, {
+      status,
+      url: this.baseUrl,
+      transient: isTransientStatus(status),
+      ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
+    });
+  }
+
+  private logRetry(info: RetryAttemptInfo): void {
+    const reason = info.error instanceof Error ? this.redact(info.error.message) : String(info.error);
+    this.logger.warn(`local: transient model-call failure, retry ${info.retry}/${info.maxRetries} in ${info.delayMs} ms`, {
+      retry: info.retry,
+      maxRetries: info.maxRetries,
+      delayMs: info.delayMs,
+      fromRetryAfter: info.fromRetryAfter,
+      reason,
+    });
+  }
+
+  /** Removes the API key and credential-like header values from any text that might have echoed them. */
+  private redact(text: string): string {
+    let out = text;
+    const secretHeaders = Object.entries(this.options.headers ?? {})
+      .filter(([name]) => isSecretHeader(name) || /key|token|secret|auth|password/i.test(name))
+      .map(([, value]) => value);
+    const secrets = [this.options.apiKey, ...secretHeaders].filter((s): s is string => typeof s === 'string' && s.length >= 4);
+    for (const s of secrets) out = out.split(s).join('[redacted]');
+    return out;
+  }
+
+  private redactError(e: AgentRxError): AgentRxError {
+    const message = this.redact(e.message);
+    return message === e.message ? e : new AgentRxError(e.code, message, e.details);
+  }
+}
+
+/** Drops user:password from a URL before it appears in a message. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.username || u.password) {
+      u.username = '';
+      u.password = '';
+      return u.toString().replace(/\/+$/, '');
+    }
+    return url;
+  } catch {
+    return url;
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Request validation of the chat emulator, with OpenAI's semantics and error messages: a model,
+ * non-empty messages of known roles, well-formed tools, and every assistant `tool_call` id
+ * answered by exactly one `tool` message before the next non-tool message.
+ */
+
+type Json = Record<string, unknown>;
+
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
+
+/** Returns the OpenAI-style 400 reason for an invalid request, or undefined. */
+export function validateCompletionRequest(body: unknown): { message: string; param: string | null } | undefined {
+  if (!isMap(body)) return { message: 'The request body must be a JSON object.', param: null };
+  if (typeof body['model'] !== 'string' || body['model'] === '') return { message: 'you must provide a model parameter', param: 'model' };
+  const messages = body['messages'];
+  if (!Array.isArray(messages) || messages.length === 0) return { message: "[] is too short - 'messages'", param: 'messages' };
+  const tools = body['tools'];
+  if (tools !== undefined) {
+    if (!Array.isArray(tools) || tools.length === 0) return { message: "[] is too short - 'tools'", param: 'tools' };
+    for (let i = 0; i < tools.length; i++) {
+      const t = tools[i] as unknown;
+      if (!isMap(t) || t['type'] !== 'function' || !isMap(t['function']) || typeof t['function']['name'] !== 'string') {
+        return { message: `Invalid tool at tools[${i}]: expected {type:'function', function:{name,…}}.`, param: `tools[${i}]` };
+      }
+    }
+  }
+  let pending: string[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i] as unknown;
+    if (!isMap(m) || typeof m['role'] !== 'string' || !ROLES.has(m['role'])) {
+      return { message: `Invalid value for 'messages[${i}].role'.`, param: `messages.[${i}].role` };
+    }
+    const role = m['role'];
+    if (role === 'tool') {
+      const id = m['tool_call_id'];
+      if (typeof id !== 'string' || !pending.includes(id)) {
+        return {
+          message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          param: `messages.[${i}].role`,
+        };
+      }
+      if (typeof m['content'] !== 'string' && !Array.isArray(m['content'])) {
+        return { message: `Invalid type for 'messages[${i}].content': expected a string.`, param: `messages.[${i}].content` };
+      }
+      pending = pending.filter((p) => p !== id);
+      continue;
+    }
+    if (pending.length > 0) {
+      return {
+        message:
+          "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+          `The following tool_call_ids did not have response messages: ${pending.join(', ')}`,
+        param: `messages.[${i}].role`,
+      };
+    }
+    if (role === 'assistant' && Array.isArray(m['tool_calls'])) {
+      for (let j = 0; j < m['tool_calls'].length; j++) {
+        const call = m['tool_calls'][j] as unknown;
+        if (!isMap(call) || typeof call['id'] !== 'string' || !isMap(call['function']) || typeof call['function']['arguments'] !== 'string') {
+          return { message: `Invalid value for 'messages[${i}].tool_calls[${j}]'.`, param: `messages.[${i}].tool_calls.[${j}]` };
+        }
+        pending.push(call['id']);
+      }
+    } else if (role !== 'assistant' && m['content'] === undefined) {
+      return { message: `Missing required parameter: 'messages[${i}].content'.`, param: `messages.[${i}].content` };
+    }
+  }
+  if (pending.length > 0) {
+    return {
+      message:
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+        `The following tool_call_ids did not have response messages: ${pending.join(', ')}`,
+      param: 'messages',
+    };
+  }
+  return undefined;
+}
+
+function isMap(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
