@@ -110,7 +110,8 @@ describe('AgentRxModule', () => {
         const rx = service.rx;
         const stop = jest.spyOn(rx, 'stop');
         const live = rx.start({ prompt: 'hello' });
-        await new Promise<void>((resolve) => live.results$.subscribe(() => resolve()));
+        const ended = new Promise<unknown>((resolve) => live.results$.subscribe({ error: resolve }));
+        await new Promise<void>((resolve) => live.results$.subscribe({ next: () => resolve(), error: () => undefined }));
 
         await app!.close();
         await app!.close();
@@ -118,6 +119,7 @@ describe('AgentRxModule', () => {
 
         expect(stop).toHaveBeenCalledTimes(1);
         expect(recording.stops).toEqual(['completed', 'cancelled']);
+        await expect(ended).resolves.toMatchObject({ code: 'cancelled' });
         let refused: unknown;
         try {
           rx.start({ prompt: 'again' });

@@ -1,8 +1,9 @@
 import type { AgUiEvent } from '../events/agui-event.js';
 
 /**
- * Extension point for event consumers (seed 003 in TypeScript). Each consumer gets the AG-UI
- * event stream of every session, through its own ordered, bounded queue and error boundary:
+ * Extension point for event consumers (the AG-UI consumer contract in TypeScript). Each consumer
+ * gets the AG-UI event stream of every session, through its own ordered, bounded queue and error
+ * boundary:
  * a hook that throws, rejects or never settles is reported on `consumerErrors$` and affects
  * neither the run nor other consumers. Every hook may be async; the next event is delivered
  * only after the previous hook settled (or timed out).

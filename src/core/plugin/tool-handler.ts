@@ -29,9 +29,9 @@ export interface ToolOutcome {
 export type InputType<T = object> = new () => T;
 
 /**
- * A local tool. `@injectable()`; bound with `bindTool`. Invalid input, a thrown error, a rejected
- * promise, a timeout or a malformed return all become an `is_error` result; a tool never hangs or
- * crashes the session.
+ * A local tool. `@injectable()`; bound under `ToolHandler` with `bindPlugin` (or passed as `tools`
+ * to `AgentRx.create`). Invalid input, a thrown error, a rejected promise, a timeout or a
+ * malformed return all become an `is_error` result; a tool never hangs or crashes the session.
  */
 export interface ToolHandler<I extends object = any> {
   /** Name the model calls it by: `^[a-zA-Z0-9_-]{1,64}$`, unique across tools. */

@@ -74,7 +74,7 @@ describe('Session (streaming)', () => {
         expect(comparable(result)).toEqual(comparable(expected));
         expect(EchoToolHandler.calls.map((c) => c.input.text)).toEqual(['x', 'y']);
         expect(envs.map((e) => e.seq)).toEqual(envs.map((_, i) => i + 1));
-        const ids = envs.filter((e) => e.id !== undefined).map((e) => e.id);
+        const ids = envs.flatMap((e) => (e.source === 'provider' && e.id !== undefined ? [e.id] : []));
         expect(new Set(ids).size).toBe(ids.length);
         expect(provider.attachments).toBe(2);
         expect(rec.events.filter((e) => e.type === 'RUN_FINISHED' || e.type === 'RUN_ERROR')).toHaveLength(1);
@@ -94,7 +94,7 @@ describe('Session (streaming)', () => {
         rx = await create(provider, { limits: { reconnectBaseMs: 1, reconnectAttempts: 3, dedupeWindow: 100 } });
         const { envs, result } = await firstRequest(rx);
 
-        const ids = envs.filter((e) => e.id !== undefined).map((e) => e.id);
+        const ids = envs.flatMap((e) => (e.source === 'provider' && e.id !== undefined ? [e.id] : []));
         expect(new Set(ids).size).toBe(ids.length);
         const scripted = turns.flatMap((t) => t.events.map((e) => e['id']));
         expect(scripted.filter((id) => !ids.includes(id as string))).toEqual([]);
@@ -206,7 +206,7 @@ describe('Session (streaming)', () => {
       const provider = new ScriptedProvider({ mode: 'streaming', turns: [{ events: [ev.text('a', 'waiting')] }] });
       rx = await create(provider);
       const s = rx.start({ prompt: 'go' });
-      await new Promise<void>((resolve) => s.events$.subscribe((e) => e.raw['id'] === 'a' && resolve()));
+      await new Promise<void>((resolve) => s.events$.subscribe((e) => e.source === 'provider' && e.raw['id'] === 'a' && resolve()));
       await s.sendEvent({ type: 'user.tool_confirmation', tool_use_id: 'x', result: 'allow' });
       expect(provider.inputs.at(-1)).toEqual({ kind: 'raw', event: { type: 'user.tool_confirmation', tool_use_id: 'x', result: 'allow' } });
       s.cancel();

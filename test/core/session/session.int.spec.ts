@@ -1,15 +1,39 @@
 import { getEventListeners } from 'node:events';
 import { AgentRx } from '../../../src/agentrx.js';
 import { AgentRxError } from '../../../src/core/errors.js';
-import type { ConsumerError } from '../../../src/core/kernel/consumer-hub.js';
+import type { ConsumerError } from '../../../src/core/session/consumer-hub.js';
 import type { SessionEvent } from '../../../src/core/events/session-event.js';
 import type { ProviderMode } from '../../../src/core/plugin/agent-provider.js';
 import { ScriptedProvider, ev, type ScriptedTurn } from '../../../src/testing/scripted-provider.js';
 import { RecordingConsumer } from '../../../src/testing/recording-consumer.js';
 import { EchoToolHandler, HangingToolHandler, resetFakeTools, ThrowingToolHandler, RejectingToolHandler, MalformedToolHandler, AddToolHandler } from '../../fakes/fake-tools.js';
 import { HangingConsumer, ThrowingConsumer } from '../../fakes/fake-consumers.js';
+import { injectable } from '../../../src/core/di/inversify.js';
+import { EchoInput } from '../../fakes/fake-tools.js';
 
-const TOOLS = [EchoToolHandler, AddToolHandler, ThrowingToolHandler, RejectingToolHandler, HangingToolHandler, MalformedToolHandler];
+/** A tool that runs until the test opens its gate; `started` resolves when it has begun. */
+@injectable()
+class GateToolHandler {
+  static started: Promise<void>;
+  static open: () => void;
+  private static markStarted: () => void;
+  static reset(): void {
+    GateToolHandler.started = new Promise((r) => (GateToolHandler.markStarted = r));
+    const gate = new Promise<void>((r) => (GateToolHandler.open = r));
+    GateToolHandler.gate = gate;
+  }
+  private static gate: Promise<void>;
+  readonly name = 'slow';
+  readonly description = 'Waits for the test.';
+  readonly inputType = EchoInput;
+  async handle(input: EchoInput): Promise<string> {
+    GateToolHandler.markStarted();
+    await GateToolHandler.gate;
+    return `slow:${input.text}`;
+  }
+}
+
+const TOOLS = [GateToolHandler, EchoToolHandler, AddToolHandler, ThrowingToolHandler, RejectingToolHandler, HangingToolHandler, MalformedToolHandler];
 
 async function create(provider: ScriptedProvider, extra: { consumers?: any[]; config?: Record<string, unknown> } = {}): Promise<AgentRx> {
   return AgentRx.create({
@@ -82,7 +106,7 @@ describe('Session', () => {
 
       it('should number envelopes gap-free and emit each text delta right after its raw event', () => {
         expect(envelopes.map((e) => e.seq)).toEqual(envelopes.map((_, i) => i + 1));
-        const i = envelopes.findIndex((e) => e.raw['id'] === 't1');
+        const i = envelopes.findIndex((e) => e.source === 'provider' && e.raw['id'] === 't1');
         expect(envelopes[i + 1]!.raw).toEqual({ type: 'agentrx.text_delta', text: 'Let me echo. ', messageId: 't1' });
       });
 
@@ -192,7 +216,7 @@ describe('Session', () => {
         rx = await create(provider, { consumers: [recorder] });
         const ctrl = new AbortController();
         const s = rx.start({ prompt: 'go', signal: ctrl.signal });
-        await new Promise<void>((resolve) => s.events$.subscribe((e) => e.raw['id'] === 't' && resolve()));
+        await new Promise<void>((resolve) => s.events$.subscribe((e) => e.source === 'provider' && e.raw['id'] === 't' && resolve()));
         ctrl.abort();
         await expect(s.result).rejects.toMatchObject({ code: 'cancelled' });
         await rx.stop();
@@ -226,22 +250,6 @@ describe('Session', () => {
       });
     });
 
-    describe('when a request/response provider completes each poll synchronously over many turns', () => {
-      it('should leave no abort listener behind per turn', async () => {
-        const turns: ScriptedTurn[] = Array.from({ length: 30 }, (_, i) =>
-          i === 29 ? { events: [ev.idle(`i${i}`, 'end_turn')] } : { events: [ev.toolUse(`u${i}`, 'echo', { text: 'x' }), ev.idle(`i${i}`, 'requires_action', [`u${i}`])] },
-        );
-        rx = await create(new ScriptedProvider({ turns }));
-        const s = rx.start({ prompt: 'go', maxTurns: 50 });
-        // White-box: the session-wide signal every in-flight operation listens on.
-        const signal = (s as unknown as { ctrl: AbortController }).ctrl.signal;
-        const result = await s.result;
-        expect(result.turns).toBe(30);
-        expect(getEventListeners(signal, 'abort')).toHaveLength(0);
-        s.close();
-      });
-    });
-
     describe('when many sessions share one caller signal', () => {
       it('should release the caller signal when each session closes', async () => {
         const turns: ScriptedTurn[] = Array.from({ length: 20 }, (_, i) => ({ events: [ev.idle(`i${i}`, 'end_turn')] }));
@@ -271,6 +279,51 @@ describe('Session', () => {
         expect(errors.some((e) => e.consumerId === 'hanging' && e.message.includes('did not settle'))).toBe(true);
         expect(throwing.stops).toBe(1);
         expect(hanging.stops).toBe(1);
+      });
+    });
+  });
+
+  describe.each<ProviderMode>(['request_response', 'streaming'])('.close in %s mode', (mode) => {
+    describe('when called while a slow tool runs', () => {
+      it('should post the tool result, end the request with end_turn, resolve result, then close', async () => {
+        GateToolHandler.reset();
+        const provider = new ScriptedProvider({
+          mode,
+          turns: [{ events: [ev.toolUse('u1', 'slow', { text: 'x' }), ev.idle('i1', 'requires_action', ['u1'])] }, { events: [ev.text('t2', 'done'), ev.idle('i2', 'end_turn')] }],
+        });
+        const rec = new RecordingConsumer();
+        rx = await create(provider, { consumers: [rec] });
+        const s = rx.start({ prompt: 'go' });
+        const order: string[] = [];
+        const results: string[] = [];
+        s.results$.subscribe({ next: (r) => results.push(r.terminal), complete: () => results.push('complete'), error: () => results.push('error') });
+        void s.result.then((r) => order.push(`result ${r.terminal}`));
+        void s.closed.then(() => order.push('closed'));
+        await GateToolHandler.started;
+        s.close();
+        expect(() => s.message('too late')).toThrow(expect.objectContaining({ code: 'session_closed' }));
+        GateToolHandler.open();
+        await s.closed;
+        expect(provider.inputs.find((i) => i.kind === 'resume')).toMatchObject({ results: [{ toolUseId: 'u1', content: 'slow:x', isError: false }] });
+        expect(results).toEqual(['end_turn', 'complete']);
+        expect(order).toEqual(['result end_turn', 'closed']);
+        expect(rec.stops).toEqual(['completed']);
+        expect(provider.inputs).toHaveLength(2);
+      });
+    });
+  });
+
+  describe('.results$', () => {
+    describe('when a live session is cancelled', () => {
+      it('should error with the typed cancellation after the results already delivered', async () => {
+        rx = await create(new ScriptedProvider({ turns: [{ events: [ev.idle('i1', 'end_turn')] }] }));
+        const s = rx.start({ prompt: 'go' });
+        const seen: string[] = [];
+        const errored = new Promise<unknown>((resolve) => s.results$.subscribe({ next: (r) => seen.push(r.terminal), error: resolve, complete: () => resolve('completed') }));
+        await s.result;
+        s.cancel();
+        await expect(errored).resolves.toMatchObject({ code: 'cancelled' });
+        expect(seen).toEqual(['end_turn']);
       });
     });
   });

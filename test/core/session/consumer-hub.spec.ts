@@ -1,5 +1,5 @@
 import { Subject } from 'rxjs';
-import { ConsumerHub, type ConsumerError } from '../../../src/core/kernel/consumer-hub.js';
+import { ConsumerHub, type ConsumerError } from '../../../src/core/session/consumer-hub.js';
 import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
 import type { EventConsumer, StopReason } from '../../../src/core/plugin/event-consumer.js';
 import { RecordingConsumer } from '../../../src/testing/recording-consumer.js';

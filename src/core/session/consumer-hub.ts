@@ -243,7 +243,7 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
   return typeof v === 'object' && v !== null && typeof (v as PromiseLike<unknown>).then === 'function';
 }
 
-/** Calls `onEvent`, then the typed hook of seed 003 for the event; sync unless a hook is async. */
+/** Calls `onEvent`, then the consumer contract's typed hook for the event; sync unless a hook is async. */
 function dispatch(c: EventConsumer, ev: AgUiEvent, ctx: ConsumerContext): void | Promise<void> {
   const first = c.onEvent?.(ev, ctx);
   if (isThenable(first)) return Promise.resolve(first).then(() => typedHook(c, ev, ctx));

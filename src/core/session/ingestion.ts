@@ -1,0 +1,122 @@
+import { Subject, type Observable } from 'rxjs';
+import { RecentKeys, dedupeById, extractTextDeltas, type TextDeltaResult } from '../events/operators/index.js';
+import type { AgentRxEvent, EventDraft, SessionEvent } from '../events/session-event.js';
+import type { RawEvent } from '../model.js';
+import type { IngestCursor } from '../plugin/agent-provider.js';
+
+/** Provider events kept per request for split-batch recovery when `retainEvents` is off. */
+export const UNRETAINED_HISTORY = 1_000;
+
+/** How one session's events are identified, translated and kept. */
+export interface IngestionOptions {
+  /** The provider id stamped on every envelope. */
+  readonly providerId: string;
+  /** Dedupe key of a provider event. */
+  eventId(raw: RawEvent): string | undefined;
+  /** The provider's text of a provider event (bound to the session's conn), or undefined. */
+  textDelta(raw: RawEvent): TextDeltaResult;
+  /** Ids of the most recently ingested provider events always remembered. */
+  readonly dedupeWindow: number;
+  /** Keep every provider event of a request in `history` (else a bounded window). */
+  readonly retainEvents: boolean;
+}
+
+/**
+ * The ingestion pipeline of one session: drafts → dedupe by id → text deltas → `seq` → `events$`.
+ * Provider events enter through `ingest`, the Session's own typed events through `emit`; both get
+ * an envelope stamped with the next `seq`, gap-free, and a duplicate provider event (an id already
+ * in the window) gets none. It also keeps the request's provider events for recovery and the turn
+ * counter the envelopes carry. Synchronous: an envelope is on `events$` when `ingest` returns.
+ */
+export class Ingestion {
+  /** Every envelope, in `seq` order. Completes on `complete()`. */
+  readonly events$: Observable<SessionEvent>;
+  /** The provider-side session id stamped on envelopes (set once the session is open). */
+  sessionId: string | undefined;
+  private readonly bus = new Subject<SessionEvent>();
+  private readonly drafts = new Subject<EventDraft>();
+  /** Ids of the most recently ingested provider events (bounded by `dedupeWindow`). */
+  private readonly seen: RecentKeys;
+  private seq = 0;
+  private turnNo = 0;
+  private requestEvents: RawEvent[] = [];
+  private done = false;
+
+  constructor(private readonly opts: IngestionOptions) {
+    this.seen = new RecentKeys(opts.dedupeWindow);
+    this.events$ = this.bus.asObservable();
+    this.drafts
+      .pipe(
+        dedupeById((d: EventDraft) => (d.source === 'provider' ? d.id : undefined), { seen: this.seen }),
+        extractTextDeltas((raw) => opts.textDelta(raw)),
+      )
+      .subscribe((d) => this.stamp(d));
+  }
+
+  /** The turn within the current request: 0 before its first turn closes. */
+  get turn(): number {
+    return this.turnNo;
+  }
+
+  /** The provider events of the current request, oldest first (bounded unless `retainEvents`). */
+  get history(): readonly RawEvent[] {
+    return this.requestEvents;
+  }
+
+  /** Starts a request: turn 0 and an empty history. */
+  beginRequest(): void {
+    this.turnNo = 0;
+    this.requestEvents = [];
+  }
+
+  /** Counts a closed turn and returns its number. */
+  closeTurn(): number {
+    return ++this.turnNo;
+  }
+
+  /** Feeds one provider event (it belongs to the turn in progress). Returns false for a duplicate. */
+  ingest(raw: RawEvent): boolean {
+    const before = this.seq;
+    this.drafts.next({ source: 'provider', id: this.opts.eventId(raw), raw, turn: this.turnNo + 1 });
+    return this.seq !== before;
+  }
+
+  /** Publishes one of the Session's own events (it belongs to the last closed turn). */
+  emit(ev: AgentRxEvent): void {
+    this.drafts.next({ source: 'agentrx', raw: ev, turn: this.turnNo });
+  }
+
+  /** Where ingestion stands, for a provider's `reconnect`. */
+  cursor(): IngestCursor {
+    return { ingested: this.seen.size, has: (id) => this.seen.has(id) };
+  }
+
+  /** Completes `events$`; later events are dropped. */
+  complete(): void {
+    this.done = true;
+    this.bus.complete();
+    this.drafts.complete();
+  }
+
+  private stamp(d: EventDraft): void {
+    if (this.done) return;
+    const seq = ++this.seq;
+    const sessionId = this.sessionId;
+    const provider = this.opts.providerId;
+    const at = Date.now();
+    // Literal shapes rather than a spread of `{ id }`: this runs for every event.
+    let env: SessionEvent;
+    if (d.source === 'agentrx') {
+      env = { seq, sessionId, turn: d.turn, provider, source: 'agentrx', raw: d.raw, at };
+    } else {
+      env =
+        d.id !== undefined
+          ? { seq, sessionId, turn: d.turn, provider, source: 'provider', id: d.id, raw: d.raw, at }
+          : { seq, sessionId, turn: d.turn, provider, source: 'provider', raw: d.raw, at };
+      this.requestEvents.push(d.raw);
+      // Without retention, keep a bounded window: enough for split-batch recovery, never the whole log.
+      if (!this.opts.retainEvents && this.requestEvents.length > 2 * UNRETAINED_HISTORY) this.requestEvents.splice(0, this.requestEvents.length - UNRETAINED_HISTORY);
+    }
+    this.bus.next(env);
+  }
+}

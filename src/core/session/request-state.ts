@@ -1,0 +1,86 @@
+import { AgentRxError } from '../errors.js';
+import { addUsage, emptyUsage, type SessionResult, type TurnResult, type Usage } from '../model.js';
+import type { TurnGuard } from './session-options.js';
+
+/** The limits a request runs under. */
+export interface RequestLimits {
+  readonly timeoutMs: number;
+  readonly maxTurns: number;
+  readonly turnGuard: TurnGuard | undefined;
+  readonly terminalTool: string | undefined;
+  readonly maxReprompts: number;
+}
+
+/**
+ * The counters of the request in progress and the limits they are checked against: its run id,
+ * summed usage, whether the terminal tool was called, reprompts, and the run timeout.
+ */
+export class RequestState {
+  /** `<threadId>:run-<n>` of the request in progress. */
+  runId = '';
+  usage: Usage = emptyUsage();
+  reprompts = 0;
+  private runNo = 0;
+  private terminalToolCalled = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly limits: RequestLimits) {}
+
+  /** Starts a request on `threadId`; `onTimeout` fires if it has not ended within `timeoutMs`. */
+  begin(threadId: string, onTimeout: (error: AgentRxError) => void): void {
+    this.usage = emptyUsage();
+    this.terminalToolCalled = false;
+    this.reprompts = 0;
+    this.runNo++;
+    this.runId = `${threadId}:run-${this.runNo}`;
+    clearTimeout(this.timer);
+    const { timeoutMs } = this.limits;
+    this.timer = setTimeout(() => onTimeout(new AgentRxError('timeout', `the run did not finish within ${timeoutMs} ms`, { timeoutMs })), timeoutMs);
+  }
+
+  /** Stops the run timeout (a terminal, or the session's end). */
+  end(): void {
+    clearTimeout(this.timer);
+  }
+
+  /** Adds a closed turn's usage and notes a call of the terminal tool. */
+  count(turn: TurnResult): void {
+    this.usage = addUsage(this.usage, turn.usage);
+    if (turn.customToolUses.some((u) => u.name === this.limits.terminalTool)) this.terminalToolCalled = true;
+  }
+
+  /** `requireTerminalTool`: the request ended its turn without calling the terminal tool. */
+  get missingTerminalTool(): boolean {
+    return this.limits.terminalTool !== undefined && !this.terminalToolCalled;
+  }
+
+  /** True while another reprompt is allowed. */
+  get mayReprompt(): boolean {
+    return this.reprompts < this.limits.maxReprompts;
+  }
+
+  /** Throws `halted` when the turn guard says so, else `max_turns_exceeded` at the turn limit. */
+  checkLimits(turns: number): void {
+    const verdict = this.limits.turnGuard?.(this.usage, turns);
+    if (verdict) {
+      throw new AgentRxError('halted', typeof verdict === 'string' ? `halted by turnGuard: ${verdict}` : 'halted by turnGuard', { turns, usage: this.usage });
+    }
+    if (turns >= this.limits.maxTurns) {
+      throw new AgentRxError('max_turns_exceeded', `the run reached maxTurns (${this.limits.maxTurns}) without finishing`, { turns, usage: this.usage });
+    }
+  }
+
+  /** The SessionResult of a request that ended on `turn`. */
+  result(turn: TurnResult, session: Pick<SessionResult, 'sessionId' | 'provider' | 'turns' | 'transcript' | 'events'>): SessionResult {
+    return {
+      terminal: turn.terminal,
+      stopReason: turn.stopReason,
+      text: turn.text,
+      customToolUses: turn.customToolUses,
+      serverToolUses: turn.serverToolUses,
+      ...(turn.continueWithoutTools ? { continueWithoutTools: true } : {}),
+      ...session,
+      usage: this.usage,
+    };
+  }
+}

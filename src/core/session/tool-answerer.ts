@@ -1,0 +1,221 @@
+import { AgentRxError, toAgentRxError } from '../errors.js';
+import type { AgentRxEvent } from '../events/session-event.js';
+import type { Logger } from '../logger.js';
+import type { RawEvent, ToolConfirmation, ToolUse, TurnResult } from '../model.js';
+import type { AgentProvider } from '../plugin/agent-provider.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { ToolDispatcher } from '../tools/tool-dispatcher.js';
+import { ToolLedger } from '../tools/tool-ledger.js';
+import { abortReason, abortable } from '../util/async.js';
+import type { ConfirmTool, ToolDecision } from './session-options.js';
+
+/** What a ToolAnswerer needs from its session. */
+export interface ToolAnswererDeps {
+  readonly provider: AgentProvider;
+  readonly dispatcher: ToolDispatcher;
+  readonly store: SessionStore;
+  readonly logger: Logger;
+  /** Publishes one of the session's events. */
+  emit(ev: AgentRxEvent): void;
+  /** The provider-side session id (ledger key), once open. */
+  sessionId(): string | undefined;
+  /** The provider events of the current request, oldest first (for recovery). */
+  history(): readonly RawEvent[];
+}
+
+/** The answering policy of a session. */
+export interface ToolAnswererOptions {
+  readonly confirmTool: ConfirmTool | undefined;
+  /** A live session announces confirmations it cannot decide and waits; a run fails. */
+  readonly live: boolean;
+  readonly toolTimeoutMs: number;
+  readonly toolConcurrency: number;
+}
+
+/** The input answering a `requires_action`, with the tool-use ids it answers (marked posted once sent). */
+export class Answer {
+  constructor(
+    readonly input: unknown,
+    readonly toolUseIds: readonly string[],
+  ) {}
+}
+
+/** The tool uses and confirmations a `requires_action` turn asks to answer. */
+export interface Asked {
+  readonly uses: readonly ToolUse[];
+  readonly confirmations: readonly ToolUse[];
+}
+
+/**
+ * Turns a `requires_action` into the input that answers it: recovers the tool uses it names
+ * (from the batch, the request's history or the ledger), runs custom tools through the ledger (at
+ * most once per id), asks `confirmTool` about host-run tools, and builds one input for both. It
+ * owns the session's ledger and the set of confirmations already answered.
+ */
+export class ToolAnswerer {
+  private ledger = new ToolLedger();
+  /** Host-run tool uses this session has answered a confirmation for. */
+  private readonly confirmed = new Set<string>();
+
+  constructor(
+    private readonly deps: ToolAnswererDeps,
+    private readonly opts: ToolAnswererOptions,
+  ) {}
+
+  /** Loads the ledger a store kept for `sessionId` (a resume, possibly in a new process). */
+  async load(sessionId: string): Promise<void> {
+    const record = await this.deps.store.load(sessionId);
+    if (record) this.ledger = new ToolLedger(record.ledger);
+  }
+
+  /** What a `requires_action` turn asks: confirmations first, then the custom tool uses that remain. */
+  asked(turn: TurnResult): Asked {
+    const confirmations = this.recoverConfirmations(turn);
+    return { confirmations, uses: this.recoverUses(turn, new Set(confirmations.map((u) => u.id))) };
+  }
+
+  /** Of what a redrive names, what is still unanswered (posted results and decided confirmations left out). */
+  unanswered(asked: Asked): Asked {
+    return {
+      uses: asked.uses.filter((u) => this.ledger.get(u.id)?.state !== 'posted'),
+      confirmations: asked.confirmations.filter((u) => !this.confirmed.has(u.id)),
+    };
+  }
+
+  /**
+   * The input answering `asked`: the tool results (if any), plus the confirmation decisions of
+   * `confirmTool` in the same post. Without `confirmTool`, a live session announces the request and
+   * answers only the results (undefined when there are none: the caller answers with `sendEvent`);
+   * a run fails before any tool runs.
+   */
+  async answer({ uses, confirmations }: Asked, signal: AbortSignal): Promise<Answer | undefined> {
+    // Without confirmations this is the plain resume (an empty one included, see continueWithoutTools).
+    if (confirmations.length === 0) return this.runTools(uses, signal);
+    const p = this.deps.provider;
+    const decide = this.opts.confirmTool;
+    // Checked before any tool runs: a run that cannot answer fails without executing anything.
+    if (!decide || !p.confirmationInput) {
+      this.deps.emit({ type: 'agentrx.confirmation_required', toolUses: confirmations });
+      if (!this.opts.live) {
+        const names = confirmations.map((u) => `'${u.name}' (${u.id})`).join(', ');
+        throw new AgentRxError(
+          'unresolved_requires_action',
+          p.confirmationInput
+            ? `the host asks to confirm ${names} before running it; pass confirmTool in the session options, or use rx.start() and answer with session.sendEvent({ type: 'user.tool_confirmation', tool_use_id, result: 'allow' | 'deny' })`
+            : `the host asks to confirm ${names} but provider '${p.id}' cannot answer confirmations`,
+          { toolUses: confirmations },
+        );
+      }
+      return uses.length > 0 ? this.runTools(uses, signal) : undefined;
+    }
+    const results = uses.length > 0 ? await this.runTools(uses, signal) : undefined;
+    const decisions: ToolConfirmation[] = [];
+    for (const toolUse of confirmations) {
+      const decision = await this.decide(decide, toolUse, signal);
+      this.deps.emit({ type: 'agentrx.tool_confirmation', toolUse, allow: decision.allow, ...(decision.denyMessage !== undefined ? { denyMessage: decision.denyMessage } : {}) });
+      decisions.push(decision);
+    }
+    for (const d of decisions) this.confirmed.add(d.toolUseId);
+    return new Answer(p.confirmationInput(decisions, results?.input), results?.toolUseIds ?? []);
+  }
+
+  /** True while any of `confirmations` waits for the caller's decision (announced, not answered). */
+  waitsForCaller(confirmations: readonly ToolUse[]): boolean {
+    return confirmations.some((u) => !this.confirmed.has(u.id));
+  }
+
+  /** Records that the host accepted `answer`: its tool results are posted (persisted). */
+  async posted(answer: Answer): Promise<void> {
+    this.ledger.markPosted(answer.toolUseIds);
+    await this.persist();
+  }
+
+  /** Runs tools (ledger-guarded) and returns the resume input. */
+  private async runTools(uses: readonly ToolUse[], signal: AbortSignal): Promise<Answer> {
+    const results = await this.deps.dispatcher.dispatch(uses, {
+      sessionId: this.deps.sessionId(),
+      signal,
+      toolTimeoutMs: this.opts.toolTimeoutMs,
+      concurrency: this.opts.toolConcurrency,
+      ledger: this.ledger,
+      persist: () => this.persist(),
+      onStarted: (toolUse) => this.deps.emit({ type: 'agentrx.tool_started', toolUse }),
+      onResult: (toolUse, result, replayed, durationMs) => this.deps.emit({ type: 'agentrx.tool_result', toolUse, result, replayed, durationMs }),
+    });
+    if (uses.length === 0 && this.deps.provider.mode === 'streaming') {
+      throw new AgentRxError('unresolved_requires_action', 'refusing to post an empty list of tool results');
+    }
+    return new Answer(this.deps.provider.resumeInput(uses, results), uses.map((u) => u.id));
+  }
+
+  /** Calls `confirmTool`; a throw, a rejection or a malformed answer denies the tool. */
+  private async decide(decide: ConfirmTool, toolUse: ToolUse, signal: AbortSignal): Promise<ToolConfirmation> {
+    try {
+      const d: unknown = await abortable(Promise.resolve().then(() => decide(toolUse)), signal);
+      if (typeof d === 'boolean') return { toolUseId: toolUse.id, allow: d };
+      if (typeof d === 'object' && d !== null && typeof (d as ToolDecision).allow === 'boolean') {
+        const { allow, denyMessage } = d as ToolDecision;
+        return { toolUseId: toolUse.id, allow, ...(!allow && typeof denyMessage === 'string' ? { denyMessage } : {}) };
+      }
+      return { toolUseId: toolUse.id, allow: false, denyMessage: 'confirmTool returned no decision' };
+    } catch (e) {
+      if (signal.aborted) throw abortReason(signal);
+      this.deps.logger.warn('confirmTool failed; the tool use is denied', { toolUseId: toolUse.id, error: toAgentRxError(e).message });
+      return { toolUseId: toolUse.id, allow: false, denyMessage: 'the confirmation failed' };
+    }
+  }
+
+  /**
+   * Tool uses of a requires_action turn. When the boundary names ids (`requestedToolUseIds`),
+   * exactly those are answered, in that order: from this batch, else from the unanswered history
+   * (they came in an earlier batch), else from the ledger (a re-ask of an answered id replays its
+   * recorded result). Without named ids: the batch's uses, else every unanswered use in the
+   * history. Never an empty resume.
+   */
+  private recoverUses(turn: TurnResult, confirming: ReadonlySet<string>): readonly ToolUse[] {
+    const requested = (turn.requestedToolUseIds ?? []).filter((id) => !confirming.has(id));
+    if (confirming.size > 0 && requested.length === 0) return [];
+    if (requested.length === 0) {
+      if (turn.customToolUses.length > 0 || turn.continueWithoutTools) return turn.customToolUses;
+      const pending = this.deps.provider.pendingToolUses?.(this.deps.history()) ?? [];
+      if (pending.length > 0) return pending;
+      throw unresolved(turn);
+    }
+    const known = new Map(turn.customToolUses.map((u) => [u.id, u]));
+    if (requested.some((id) => !known.has(id))) {
+      for (const u of this.deps.provider.pendingToolUses?.(this.deps.history()) ?? []) if (!known.has(u.id)) known.set(u.id, u);
+    }
+    const uses = requested.flatMap((id): ToolUse[] => {
+      const use = known.get(id);
+      if (use) return [use];
+      const entry = this.ledger.get(id);
+      return entry?.result ? [{ id, name: entry.name, input: {} }] : [];
+    });
+    if (uses.length > 0) return uses;
+    throw unresolved(turn);
+  }
+
+  /**
+   * Host-run tool uses a `requires_action` turn asks to confirm: those of the batch, else (a
+   * re-emitted idle naming the rest) those the request's history holds. Ids this session has
+   * already answered are left out.
+   */
+  private recoverConfirmations(turn: TurnResult): readonly ToolUse[] {
+    const requested = turn.requestedToolUseIds ?? [];
+    const found = new Map((turn.confirmationToolUses ?? []).map((u) => [u.id, u]));
+    if (requested.some((id) => !found.has(id))) {
+      for (const u of this.deps.provider.pendingConfirmations?.(this.deps.history(), requested) ?? []) if (!found.has(u.id)) found.set(u.id, u);
+    }
+    return [...found.values()].filter((u) => !this.confirmed.has(u.id));
+  }
+
+  private async persist(): Promise<void> {
+    const sessionId = this.deps.sessionId();
+    if (!sessionId) return;
+    await this.deps.store.save({ version: 1, sessionId, provider: this.deps.provider.id, ledger: this.ledger.snapshot(), updatedAt: Date.now() });
+  }
+}
+
+function unresolved(turn: TurnResult): AgentRxError {
+  return new AgentRxError('unresolved_requires_action', 'the host requires action but none of the tool uses it names could be found in this batch, the history or the ledger', { stopReason: turn.stopReason, requested: turn.requestedToolUseIds });
+}

@@ -1,0 +1,76 @@
+import type { AgentRxEvent, SessionEvent } from '../../../src/core/events/session-event.js';
+import type { RawEvent } from '../../../src/core/model.js';
+import type { AgentProvider, StreamingProvider, TurnProvider } from '../../../src/core/plugin/agent-provider.js';
+import type { HostLinkEvents } from '../../../src/core/session/host-link.js';
+import { Ingestion } from '../../../src/core/session/ingestion.js';
+import { defaultEventId } from '../../../src/core/plugin/agent-provider.js';
+import { ScriptedProvider, type ScriptedProviderOptions } from '../../../src/testing/scripted-provider.js';
+
+/** A ScriptedProvider narrowed to the request/response member of the contract. */
+export function turnProvider(opts: Omit<ScriptedProviderOptions, 'mode'>): { scripted: ScriptedProvider; provider: TurnProvider } {
+  const scripted = new ScriptedProvider({ ...opts, mode: 'request_response' });
+  const provider: AgentProvider = scripted;
+  if (provider.mode !== 'request_response') throw new Error('expected a request/response provider');
+  return { scripted, provider };
+}
+
+/** A ScriptedProvider narrowed to the streaming member of the contract. */
+export function streamingProvider(opts: Omit<ScriptedProviderOptions, 'mode'>): { scripted: ScriptedProvider; provider: StreamingProvider } {
+  const scripted = new ScriptedProvider({ ...opts, mode: 'streaming' });
+  const provider: AgentProvider = scripted;
+  if (provider.mode !== 'streaming') throw new Error('expected a streaming provider');
+  return { scripted, provider };
+}
+
+/** An Ingestion with the default id and `text` events as deltas; records every envelope. */
+export function recordingIngestion(opts: { dedupeWindow?: number; retainEvents?: boolean } = {}): { ingestion: Ingestion; envs: SessionEvent[] } {
+  const ingestion = new Ingestion({
+    providerId: 'test',
+    eventId: defaultEventId,
+    textDelta: (raw: RawEvent) => (raw['type'] === 'text' ? String(raw['text']) : undefined),
+    dedupeWindow: opts.dedupeWindow ?? 100,
+    retainEvents: opts.retainEvents ?? false,
+  });
+  const envs: SessionEvent[] = [];
+  ingestion.events$.subscribe((e) => envs.push(e));
+  return { ingestion, envs };
+}
+
+/** HostLinkEvents that record what a link reports. */
+export class RecordingLinkEvents implements HostLinkEvents {
+  readonly turns: (readonly RawEvent[])[] = [];
+  readonly recoveries: { pending: string[]; missed: number }[] = [];
+  readonly failures: Error[] = [];
+  private waiters: (() => void)[] = [];
+  turn(events: readonly RawEvent[]): void {
+    this.turns.push(events);
+    this.wake();
+  }
+  recovered(rec: { pending: readonly { id: string }[]; missed: readonly RawEvent[] }): void {
+    this.recoveries.push({ pending: rec.pending.map((u) => u.id), missed: rec.missed.length });
+    this.wake();
+  }
+  failed(error: Error): void {
+    this.failures.push(error);
+    this.wake();
+  }
+  /** Resolves once `done()` holds (checked after every report). */
+  until(done: () => boolean): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = (): void => {
+        if (done()) resolve();
+        else this.waiters.push(check);
+      };
+      this.waiters.push(check);
+    });
+  }
+  private wake(): void {
+    const ws = this.waiters;
+    this.waiters = [];
+    ws.forEach((w) => w());
+  }
+}
+
+/** The types of the agentrx events among `envs`. */
+export const agentrxTypes = (envs: readonly SessionEvent[]): AgentRxEvent['type'][] => envs.flatMap((e) => (e.source === 'agentrx' ? [e.raw.type] : []));

@@ -1,0 +1,154 @@
+import { Observable } from 'rxjs';
+import type { AgentRxEvent } from '../../../src/core/events/session-event.js';
+import { MemoryLogger } from '../../../src/core/logger.js';
+import type { RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../../../src/core/model.js';
+import type { TurnProvider } from '../../../src/core/plugin/agent-provider.js';
+import { Answer, ToolAnswerer, type ToolAnswererOptions } from '../../../src/core/session/tool-answerer.js';
+import { MemorySessionStore } from '../../../src/core/store/session-store.js';
+import { ToolDispatcher } from '../../../src/core/tools/tool-dispatcher.js';
+import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
+
+/** A host whose inputs are plain records, so the answers can be read back. */
+class RecordHost implements TurnProvider<undefined, unknown> {
+  readonly id = 'record-host';
+  readonly mode = 'request_response' as const;
+  pollTurn(): Observable<RawEvent> {
+    return new Observable();
+  }
+  async open(): Promise<undefined> {
+    return undefined;
+  }
+  sessionId(): string {
+    return 's-1';
+  }
+  resumed(): boolean {
+    return false;
+  }
+  kickoffInput(): unknown {
+    return { kind: 'kickoff' };
+  }
+  userInput(text: string): unknown {
+    return { kind: 'user', text };
+  }
+  resumeInput(toolUses: readonly ToolUse[], results: readonly ToolResult[]): unknown {
+    return { kind: 'resume', ids: toolUses.map((u) => u.id), results: results.map((r) => r.content) };
+  }
+  confirmationInput(decisions: readonly ToolConfirmation[], results?: unknown): unknown {
+    return { kind: 'confirm', decisions, results };
+  }
+  normalize(): TurnResult {
+    throw new Error('not used');
+  }
+  pendingToolUses(history: readonly RawEvent[]): ToolUse[] {
+    return history.filter((e) => e['type'] === 'tool_use').map((e) => ({ id: String(e['id']), name: String(e['name']), input: e['input'] as Record<string, unknown> }));
+  }
+}
+
+const echo = (id: string, text = 'hi'): ToolUse => ({ id, name: 'echo', input: { text } });
+const asked = (ids: string[], uses: ToolUse[] = [], confirmationToolUses: ToolUse[] = []): TurnResult => ({
+  terminal: 'requires_action',
+  stopReason: 'requires_action',
+  text: '',
+  customToolUses: uses,
+  serverToolUses: [],
+  usage: { inputTokens: 0, outputTokens: 0 },
+  events: [],
+  requestedToolUseIds: ids,
+  confirmationToolUses,
+});
+
+function setup(opts: Partial<ToolAnswererOptions> = {}, history: RawEvent[] = []) {
+  const emitted: AgentRxEvent[] = [];
+  const store = new MemorySessionStore();
+  const answerer = new ToolAnswerer(
+    { provider: new RecordHost(), dispatcher: new ToolDispatcher([new EchoToolHandler()]), store, logger: new MemoryLogger(), emit: (e) => emitted.push(e), sessionId: () => 's-1', history: () => history },
+    { confirmTool: undefined, live: false, toolTimeoutMs: 1_000, toolConcurrency: 2, ...opts },
+  );
+  return { answerer, emitted, store };
+}
+
+describe('ToolAnswerer', () => {
+  beforeEach(() => resetFakeTools());
+
+  describe('.asked', () => {
+    describe('when the boundary names a use from an earlier batch and one answered before', () => {
+      it('should recover the first from history and replay the second from the ledger, in the named order', async () => {
+        const { answerer } = setup({}, [{ type: 'tool_use', id: 'u-old', name: 'echo', input: { text: 'old' } }]);
+        const first = await answerer.answer(answerer.asked(asked(['u-done'], [echo('u-done', 'done')])), new AbortController().signal);
+        await answerer.posted(first!);
+        const turn = answerer.asked(asked(['u-done', 'u-old']));
+        expect(turn.uses.map((u) => u.id)).toEqual(['u-done', 'u-old']);
+        const answer = await answerer.answer(turn, new AbortController().signal);
+        expect(answer!.input).toEqual({ kind: 'resume', ids: ['u-done', 'u-old'], results: ['DONE', 'OLD'] });
+        expect(EchoToolHandler.calls.map((c) => c.input.text)).toEqual(['done', 'old']);
+      });
+    });
+
+    describe('when none of the named uses can be found', () => {
+      it('should throw unresolved_requires_action', () => {
+        const { answerer } = setup();
+        expect(() => answerer.asked(asked(['ghost']))).toThrow(expect.objectContaining({ code: 'unresolved_requires_action' }));
+      });
+    });
+  });
+
+  describe('.answer', () => {
+    const shell: ToolUse = { id: 'c1', name: 'bash', input: { command: 'ls' } };
+
+    describe('when a run must confirm a host tool and has no confirmTool', () => {
+      it('should announce it and fail before running any custom tool', async () => {
+        const { answerer, emitted } = setup();
+        const turn = answerer.asked(asked(['u1', 'c1'], [echo('u1')], [shell]));
+        await expect(answerer.answer(turn, new AbortController().signal)).rejects.toMatchObject({ code: 'unresolved_requires_action', message: expect.stringContaining("'bash' (c1)") });
+        expect(EchoToolHandler.calls).toEqual([]);
+        expect(emitted.map((e) => e.type)).toEqual(['agentrx.confirmation_required']);
+      });
+    });
+
+    describe('when a live session must confirm a host tool and has no confirmTool', () => {
+      it('should answer the custom tools alone and wait for the caller', async () => {
+        const { answerer } = setup({ live: true });
+        const turn = answerer.asked(asked(['u1', 'c1'], [echo('u1')], [shell]));
+        const answer = await answerer.answer(turn, new AbortController().signal);
+        expect(answer!.input).toEqual({ kind: 'resume', ids: ['u1'], results: ['HI'] });
+        expect(answerer.waitsForCaller(turn.confirmations)).toBe(true);
+      });
+    });
+
+    describe('when confirmTool decides, and throws for one tool', () => {
+      it('should post results and decisions in one input, denying the tool whose decision failed', async () => {
+        const other: ToolUse = { id: 'c2', name: 'rm', input: {} };
+        const { answerer, emitted } = setup({
+          confirmTool: (u) => {
+            if (u.name === 'rm') throw new Error('policy service down');
+            return true;
+          },
+        });
+        const turn = answerer.asked(asked(['u1', 'c1', 'c2'], [echo('u1')], [shell, other]));
+        const answer = await answerer.answer(turn, new AbortController().signal);
+        expect(answer!.input).toEqual({
+          kind: 'confirm',
+          decisions: [{ toolUseId: 'c1', allow: true }, { toolUseId: 'c2', allow: false, denyMessage: 'the confirmation failed' }],
+          results: { kind: 'resume', ids: ['u1'], results: ['HI'] },
+        });
+        expect(answer!.toolUseIds).toEqual(['u1']);
+        expect(emitted.filter((e) => e.type === 'agentrx.tool_confirmation')).toHaveLength(2);
+        expect(answerer.waitsForCaller(turn.confirmations)).toBe(false);
+        expect(answerer.unanswered({ uses: [], confirmations: [shell] }).confirmations).toEqual([]);
+      });
+    });
+  });
+
+  describe('.posted and .unanswered', () => {
+    it('should leave posted results out of a redrive and persist the ledger', async () => {
+      const { answerer, store } = setup();
+      const answer = await answerer.answer({ uses: [echo('u1'), echo('u2')], confirmations: [] }, new AbortController().signal);
+      await answerer.posted(new Answer(answer!.input, ['u1']));
+      expect(answerer.unanswered({ uses: [echo('u1'), echo('u2')], confirmations: [] }).uses.map((u) => u.id)).toEqual(['u2']);
+      expect((await store.load('s-1'))!.ledger.map((e) => [e.toolUseId, e.state])).toEqual([
+        ['u1', 'posted'],
+        ['u2', 'executed'],
+      ]);
+    });
+  });
+});
