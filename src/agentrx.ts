@@ -2,7 +2,9 @@ import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { Subject, type Observable } from 'rxjs';
-import { ConsumerHub, type ConsumerError } from './core/kernel/consumer-hub.js';
+import { ConsumerHub, type ConsumerError } from './core/session/consumer-hub.js';
+import { ConsumerErrors, ConsumerRegistry, ToolRegistry, coreModule } from './core/di/core-module.js';
+import { ProviderCatalog } from './core/kernel/provider-catalog.js';
 import { AgentRxConfigToken, ConfigSections } from './core/config/config-tokens.js';
 import type { AgentRxConfig } from './core/config/agentrx.config.js';
 import type { ConfigSection } from './core/config/config-section.js';
@@ -13,15 +15,14 @@ import { bindPlugin } from './core/di/bind-plugin.js';
 import { AgentRxError, toAgentRxError } from './core/errors.js';
 import { Kernel } from './core/kernel/kernel.js';
 import { PluginRegistry } from './core/kernel/plugin-registry.js';
-import { Logger, StderrLogger } from './core/logger.js';
+import { Logger } from './core/logger.js';
 import type { AgentSpec, SessionResult, ToolDeclaration } from './core/model.js';
 import { AgentProvider } from './core/plugin/agent-provider.js';
 import { EventConsumer } from './core/plugin/event-consumer.js';
 import { ToolHandler } from './core/plugin/tool-handler.js';
 import { Session } from './core/session/session.js';
 import { resolveSessionOptions, type SessionOptions } from './core/session/session-options.js';
-import { FileSessionStore } from './core/store/file-session-store.js';
-import { MemorySessionStore, SessionStore } from './core/store/session-store.js';
+import { SessionStore } from './core/store/session-store.js';
 import { ToolDispatcher } from './core/tools/tool-dispatcher.js';
 import { declarationOf } from './core/tools/tool-schema.js';
 import { defaultModules } from './default-modules.js';
@@ -53,7 +54,6 @@ export interface AgentRxCreateOptions {
 export class AgentRx {
   /** Consumer faults (throws, rejections, hung hooks, overflow) of every session. */
   readonly consumerErrors$: Observable<ConsumerError>;
-  private readonly consumerErrors = new Subject<ConsumerError>();
   private readonly sessions = new Set<Session>();
   private readonly handles = new Map<string, Promise<unknown>>();
   private stopped = false;
@@ -62,28 +62,29 @@ export class AgentRx {
     readonly container: Container,
     readonly config: AgentRxConfig,
     private readonly kernel: Kernel,
-    private readonly providers: PluginRegistry<AgentProvider>,
+    private readonly providers: ProviderCatalog,
     private readonly toolRegistry: PluginRegistry<ToolHandler>,
     private readonly consumerRegistry: PluginRegistry<EventConsumer>,
     private readonly logger: Logger,
     private readonly store: SessionStore,
+    private readonly dispatcher: ToolDispatcher,
+    private readonly hub: ConsumerHub,
+    private readonly consumerErrors: Subject<ConsumerError>,
   ) {
     this.consumerErrors$ = this.consumerErrors.asObservable();
     this.consumerErrors$.subscribe((e) => this.logger.warn(`consumer '${e.consumerId}' ${e.phase}: ${e.message}`));
-    this.dispatcher = new ToolDispatcher(toolRegistry.all);
-    this.hub = new ConsumerHub(consumerRegistry.all, config.consumers, this.consumerErrors);
   }
-  private readonly dispatcher: ToolDispatcher;
-  private readonly hub: ConsumerHub;
 
   /**
    * Builds the container, validates all config (core + every plugin section) before anything
-   * starts, then runs the kernel's start phases. Throws `invalid_config` listing every issue.
+   * starts, then runs the kernel's start phases with the configured provider (the others are built
+   * only when a session selects them). Throws `invalid_config` listing every issue.
    */
   static async create(opts: AgentRxCreateOptions = {}): Promise<AgentRx> {
     const container = new Container();
-    // A module listed twice (e.g. a built-in the caller also passes) is loaded once.
-    const modules = [...new Set([...(opts.defaults === false ? [] : defaultModules()), ...(opts.modules ?? [])]), hostModule(opts)];
+    // A module listed twice (e.g. a built-in the caller also passes) is loaded once; the core
+    // services load last and bind only what the host did not.
+    const modules = [...new Set([...(opts.defaults === false ? [] : defaultModules()), ...(opts.modules ?? [])]), hostModule(opts), coreModule];
     container.load(...modules);
     const sections = container.isBound(ConfigSections) ? container.getAll<ConfigSection>(ConfigSections) : [];
     const loaded =
@@ -97,27 +98,35 @@ export class AgentRx {
       const value = loaded.sections.get(section.key) ?? defaultsOf(section);
       if (value !== undefined && !container.isBound(section.token)) container.bind(section.token).toConstantValue(value);
     }
-    if (!container.isBound(Logger)) container.bind(Logger).toConstantValue(new StderrLogger(config.logLevel));
     const logger = container.get<Logger>(Logger);
-    if (!container.isBound(SessionStore)) {
-      const store = config.store.type === 'file' ? new FileSessionStore(config.store.dir!, (file, reason) => logger.warn(`corrupt session record ${file} ignored: ${reason}`)) : new MemorySessionStore();
-      container.bind(SessionStore).toConstantValue(store);
-    }
-    const consumers = new PluginRegistry<EventConsumer>('consumer', container.getAll<EventConsumer>(EventConsumer), (c) => c.id, logger);
-    const tools = new PluginRegistry<ToolHandler>('tool', container.getAll<ToolHandler>(ToolHandler), (t) => t.name, logger);
-    const providers = new PluginRegistry<AgentProvider>('provider', selectableProviders(container, config), (p) => p.id, logger);
+    const tools = container.get<PluginRegistry<ToolHandler>>(ToolRegistry);
+    const providers = container.get(ProviderCatalog);
     providers.require(config.provider);
+    // The kernel is the container's own lifecycle, so the composition root builds it.
     const kernel = new Kernel(
       [
-        ['tools', tools.all],
-        ['providers', providers.all],
+        { name: 'tools', participants: tools.all, timeoutMs: config.timeouts.toolsPhaseMs },
+        // The catalog's live list: a provider a session selects later is stopped too.
+        { name: 'providers', participants: providers.resolved, timeoutMs: config.timeouts.providersPhaseMs },
       ],
       logger,
-      config.consumers.stopTimeoutMs,
-      () => container.unbindAllAsync(),
+      { run: () => container.unbindAllAsync(), timeoutMs: config.timeouts.cleanupMs },
     );
-    const rx = new AgentRx(container, config, kernel, providers, tools, consumers, logger, container.get<SessionStore>(SessionStore));
+    const rx = new AgentRx(
+      container,
+      config,
+      kernel,
+      providers,
+      tools,
+      container.get<PluginRegistry<EventConsumer>>(ConsumerRegistry),
+      logger,
+      container.get<SessionStore>(SessionStore),
+      container.get(ToolDispatcher),
+      container.get(ConsumerHub),
+      container.get<Subject<ConsumerError>>(ConsumerErrors),
+    );
     await kernel.start();
+    providers.markStarted();
     if (opts.handleSignals) kernel.handleSignals(() => rx.cancelAll());
     return rx;
   }
@@ -223,8 +232,9 @@ export class AgentRx {
         store: this.store,
         spec,
         logger: this.logger,
-        provision: () => this.provision(provider, spec),
+        provision: () => this.providers.ready(provider).then(() => this.provision(provider, spec)),
         attachConsumers: (agui$, sessionId) => this.hub.attach(agui$, sessionId),
+        interruptTimeoutMs: this.config.timeouts.interruptMs,
         onClosed: () => this.sessions.delete(session),
       },
       resolved,
@@ -271,18 +281,4 @@ function hostModule(opts: AgentRxCreateOptions): ContainerModule {
       else options.bind(AgentProvider).toConstantValue(p);
     }
   });
-}
-
-/**
- * Providers that can be resolved with the validated config. A provider whose options section
- * is absent (not selected, not configured) is skipped rather than failing resolution.
- */
-function selectableProviders(container: Container, config: AgentRxConfig): AgentProvider[] {
-  const out: AgentProvider[] = [];
-  try {
-    out.push(...container.getAll<AgentProvider>(AgentProvider));
-  } catch (e) {
-    throw new AgentRxError('invalid_config', `cannot build the providers: ${(e as Error).message}; is the section for provider '${config.provider}' present under providers?`, undefined, { cause: e });
-  }
-  return out;
 }

@@ -1,3 +1,5 @@
+import type { AgentProvider } from '../plugin/agent-provider.js';
+import { ProviderRegistration } from '../plugin/provider-registration.js';
 import { ContainerModule, type ContainerModuleLoadOptions, type Newable, type ServiceIdentifier } from './inversify.js';
 
 /**
@@ -18,4 +20,13 @@ export function pluginModule(token: ServiceIdentifier<unknown>, ...impls: Newabl
   return new ContainerModule((options) => {
     for (const impl of impls) bindPlugin(options, impl, token);
   });
+}
+
+/**
+ * Registers a provider class under its id without resolving it: one singleton, built only when a
+ * session selects `id` (see {@link ProviderRegistration}).
+ */
+export function bindProvider(options: ContainerModuleLoadOptions, id: string, impl: Newable<AgentProvider>): void {
+  options.bind(impl).toSelf().inSingletonScope();
+  options.bind<ProviderRegistration>(ProviderRegistration).toConstantValue({ id, service: impl });
 }

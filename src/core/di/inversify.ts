@@ -14,4 +14,4 @@ export {
   preDestroy,
   injectFromBase,
 } from 'inversify';
-export type { ContainerModuleLoadOptions, ServiceIdentifier, Newable } from 'inversify';
+export type { ContainerModuleLoadOptions, ResolutionContext, ServiceIdentifier, Newable } from 'inversify';

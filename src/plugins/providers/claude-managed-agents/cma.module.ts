@@ -1,18 +1,17 @@
 import { ConfigSections } from '../../../core/config/config-tokens.js';
-import { bindPlugin } from '../../../core/di/bind-plugin.js';
+import { bindProvider } from '../../../core/di/bind-plugin.js';
 import { ContainerModule } from '../../../core/di/inversify.js';
-import { AgentProvider } from '../../../core/plugin/agent-provider.js';
 import { cmaConfigSection } from './cma.config.js';
 import { CmaAgentProvider } from './cma.provider.js';
 
 /**
- * Binds the `claude-managed-agents` provider as an `AgentProvider` (one singleton) and contributes
- * its config section (`providers.claude-managed-agents`). The facade binds the validated
- * `CmaProviderOptions` (only when the section is valid; the provider injects it `@optional()` and
- * rejects calls with `invalid_config` without it), `HttpClientFactory` and `Logger`. Loading it
- * never breaks a config that selects another provider.
+ * Registers the `claude-managed-agents` provider by id (built and started only when a session
+ * selects it) and contributes its config section (`providers.claude-managed-agents`), which is
+ * required when this provider is the configured one. The facade binds the validated
+ * `CmaProviderOptions`, `HttpClientFactory` and `Logger`. Loading it never breaks a config that
+ * selects another provider.
  */
 export const cmaProviderModule = new ContainerModule((options) => {
-  bindPlugin(options, CmaAgentProvider, AgentProvider);
+  bindProvider(options, 'claude-managed-agents', CmaAgentProvider);
   options.bind(ConfigSections).toConstantValue(cmaConfigSection);
 });

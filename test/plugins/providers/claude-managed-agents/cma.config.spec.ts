@@ -6,7 +6,7 @@ import { AgentRxError } from '../../../../src/core/errors.js';
 import { Container } from '../../../../src/core/di/inversify.js';
 import { HttpClientFactory, HttpClientFactoryImpl } from '../../../../src/core/http/http-client-factory.js';
 import { Logger, MemoryLogger } from '../../../../src/core/logger.js';
-import { AgentProvider } from '../../../../src/core/plugin/agent-provider.js';
+import { ProviderRegistration } from '../../../../src/core/plugin/provider-registration.js';
 import { CmaProviderOptions, CmaProviderOptionsClass, cmaConfigSection } from '../../../../src/plugins/providers/claude-managed-agents/cma.config.js';
 import { cmaProviderModule } from '../../../../src/plugins/providers/claude-managed-agents/cma.module.js';
 import { CmaAgentProvider } from '../../../../src/plugins/providers/claude-managed-agents/cma.provider.js';
@@ -69,15 +69,17 @@ describe('cmaConfigSection', () => {
 
 describe('cmaProviderModule', () => {
   describe('when loaded into a container', () => {
-    it('should bind one CmaAgentProvider as an AgentProvider, with or without options', () => {
+    it('should register CmaAgentProvider under its id and build one streaming singleton on demand, with or without options', () => {
       for (const withOptions of [true, false]) {
         const container = new Container();
         if (withOptions) container.bind(CmaProviderOptions).toConstantValue(validate({ apiKey: API_KEY }).options);
         container.bind(HttpClientFactory).to(HttpClientFactoryImpl).inSingletonScope();
         container.bind(Logger).toConstantValue(new MemoryLogger());
         container.load(cmaProviderModule);
-        const [p] = container.getAll<AgentProvider>(AgentProvider);
+        expect(container.getAll<ProviderRegistration>(ProviderRegistration)).toEqual([{ id: 'claude-managed-agents', service: CmaAgentProvider }]);
+        const p = container.get(CmaAgentProvider);
         expect(p).toBeInstanceOf(CmaAgentProvider);
+        expect([p.id, p.mode]).toEqual(['claude-managed-agents', 'streaming']);
         expect(container.get(CmaAgentProvider)).toBe(p);
       }
     });

@@ -4,7 +4,7 @@ import { validateSync } from 'class-validator';
 import { Container } from '../../../../src/core/di/inversify.js';
 import { HttpClientFactory, HttpClientFactoryImpl } from '../../../../src/core/http/http-client-factory.js';
 import { Logger, MemoryLogger } from '../../../../src/core/logger.js';
-import { AgentProvider } from '../../../../src/core/plugin/agent-provider.js';
+import { ProviderRegistration } from '../../../../src/core/plugin/provider-registration.js';
 import { LocalProviderOptions, LocalProviderOptionsClass, localConfigSection } from '../../../../src/plugins/providers/local/local.config.js';
 import { localProviderModule } from '../../../../src/plugins/providers/local/local.module.js';
 import { LocalAgentProvider } from '../../../../src/plugins/providers/local/local.provider.js';
@@ -72,13 +72,14 @@ describe('localConfigSection', () => {
 
 describe('localProviderModule', () => {
   describe('when loaded into a container with options, an HTTP factory and a logger', () => {
-    it('should bind one LocalAgentProvider instance as an AgentProvider', () => {
+    it('should register LocalAgentProvider under its id and build one singleton on demand', () => {
       const container = new Container();
       container.bind(LocalProviderOptions).toConstantValue(Object.assign(new LocalProviderOptionsClass(), { model: 'qwen' }));
       container.bind(HttpClientFactory).to(HttpClientFactoryImpl).inSingletonScope();
       container.bind(Logger).toConstantValue(new MemoryLogger());
       container.load(localProviderModule);
-      const provider = container.get<LocalAgentProvider>(AgentProvider);
+      expect(container.getAll<ProviderRegistration>(ProviderRegistration)).toEqual([{ id: 'local', service: LocalAgentProvider }]);
+      const provider = container.get(LocalAgentProvider);
       expect(provider).toBeInstanceOf(LocalAgentProvider);
       expect(provider).toBe(container.get(LocalAgentProvider));
       expect([provider.id, provider.mode]).toEqual(['local', 'request_response']);

@@ -1,0 +1,56 @@
+import { Subject } from 'rxjs';
+import type { AgentRxConfig } from '../config/agentrx.config.js';
+import { AgentRxConfigToken } from '../config/config-tokens.js';
+import { ProviderCatalog } from '../kernel/provider-catalog.js';
+import { PluginRegistry } from '../kernel/plugin-registry.js';
+import { Logger, StderrLogger } from '../logger.js';
+import { AgentProvider } from '../plugin/agent-provider.js';
+import { EventConsumer } from '../plugin/event-consumer.js';
+import { ProviderRegistration } from '../plugin/provider-registration.js';
+import { ToolHandler } from '../plugin/tool-handler.js';
+import { ConsumerHub, type ConsumerError } from '../session/consumer-hub.js';
+import { FileSessionStore } from '../store/file-session-store.js';
+import { MemorySessionStore, SessionStore } from '../store/session-store.js';
+import { ToolDispatcher } from '../tools/tool-dispatcher.js';
+import { ContainerModule, type ResolutionContext, type ServiceIdentifier } from './inversify.js';
+
+/** The tool handlers, by name (`PluginRegistry<ToolHandler>`). */
+export const ToolRegistry = Symbol('ToolRegistry');
+/** The event consumers, by id (`PluginRegistry<EventConsumer>`). */
+export const ConsumerRegistry = Symbol('ConsumerRegistry');
+/** Where every session's consumer faults are published (`Subject<ConsumerError>`); `rx.consumerErrors$` reads it. */
+export const ConsumerErrors = Symbol('ConsumerErrors');
+
+/**
+ * The core services of one AgentRx instance, each a lazy singleton built from the validated config
+ * (`AgentRxConfigToken`): Logger, SessionStore, the tool and consumer registries, ToolDispatcher,
+ * ConsumerHub and the ProviderCatalog. Loaded last by `AgentRx.create`, and binding only what is
+ * not bound yet, so a host module can bind its own (a Redis SessionStore, a Logger…).
+ */
+export const coreModule = new ContainerModule((options) => {
+  const bindOnce = <T>(token: ServiceIdentifier<T>, build: (ctx: ResolutionContext, config: AgentRxConfig) => T): void => {
+    if (!options.isBound(token)) options.bind<T>(token).toDynamicValue((ctx) => build(ctx, ctx.get<AgentRxConfig>(AgentRxConfigToken))).inSingletonScope();
+  };
+  bindOnce<Logger>(Logger, (_ctx, config) => new StderrLogger(config.logLevel));
+  bindOnce<SessionStore>(SessionStore, (ctx, config) => {
+    if (config.store.type !== 'file') return new MemorySessionStore();
+    const logger = ctx.get<Logger>(Logger);
+    return new FileSessionStore(config.store.dir!, (file, reason) => logger.warn(`corrupt session record ${file} ignored: ${reason}`));
+  });
+  bindOnce(ToolRegistry, (ctx) => new PluginRegistry<ToolHandler>('tool', ctx.getAll<ToolHandler>(ToolHandler), (t) => t.name, ctx.get<Logger>(Logger)));
+  bindOnce(ConsumerRegistry, (ctx) => new PluginRegistry<EventConsumer>('consumer', ctx.getAll<EventConsumer>(EventConsumer), (c) => c.id, ctx.get<Logger>(Logger)));
+  bindOnce(ToolDispatcher, (ctx) => new ToolDispatcher(ctx.get<PluginRegistry<ToolHandler>>(ToolRegistry).all));
+  bindOnce(ConsumerErrors, () => new Subject<ConsumerError>());
+  bindOnce(ConsumerHub, (ctx, config) => new ConsumerHub(ctx.get<PluginRegistry<EventConsumer>>(ConsumerRegistry).all, config.consumers, ctx.get<Subject<ConsumerError>>(ConsumerErrors)));
+  bindOnce(
+    ProviderCatalog,
+    (ctx, config) =>
+      new ProviderCatalog(
+        ctx.getAll<ProviderRegistration>(ProviderRegistration),
+        ctx.getAll<AgentProvider>(AgentProvider),
+        (r) => ctx.get(r.service),
+        config.timeouts.providersPhaseMs,
+        ctx.get<Logger>(Logger),
+      ),
+  );
+});
