@@ -5,14 +5,55 @@ export { Session } from './core/session/session.js';
 export type { ConfirmTool, SessionOptions, ToolDecision, TurnGuard } from './core/session/session-options.js';
 export { AgentRxError, isAgentRxError, type ErrorCode } from './core/errors.js';
 export type { AgentSpec, Outcome, RawEvent, SessionResult, ToolConfirmation, ToolDeclaration, ToolResult, ToolUse, TurnResult, TurnTerminal, Usage } from './core/model.js';
-export { AgentProvider, defaultEventId, missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderMode, type Reconnected, type StreamItem } from './core/plugin/agent-provider.js';
+export { AgentProvider, defaultEventId, missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderBase, type ProviderMode, type Reconnected, type StreamingProvider, type StreamItem, type TurnProvider } from './core/plugin/agent-provider.js';
+export { ProviderRegistration } from './core/plugin/provider-registration.js';
 export { ToolHandler, type InputType, type ToolContext, type ToolOutcome, type ToolOutput } from './core/plugin/tool-handler.js';
 export { BaseEventConsumer, EventConsumer, type ConsumerContext, type StopContext, type StopReason } from './core/plugin/event-consumer.js';
 export type { LifecycleParticipant } from './core/plugin/lifecycle-participant.js';
-export type { AgUiEvent, AgUiEventType } from './core/events/agui-event.js';
-export type { AgentRxEvent, EventDraft, SessionEvent } from './core/events/session-event.js';
+export { AgUiEventType } from './core/events/agui-event.js';
+export type {
+  AgUiEvent,
+  CustomEvent,
+  RawAgUiEvent,
+  RunErrorEvent,
+  RunFinishedEvent,
+  RunStartedEvent,
+  StateSnapshotEvent,
+  StepFinishedEvent,
+  StepStartedEvent,
+  TextMessageContentEvent,
+  TextMessageEndEvent,
+  TextMessageStartEvent,
+  ToolCallArgsEvent,
+  ToolCallEndEvent,
+  ToolCallResultEvent,
+  ToolCallStartEvent,
+} from './core/events/agui-event.js';
+export { isAgentRxEvent } from './core/events/session-event.js';
+export type {
+  AgentRxEnvelope,
+  AgentRxEvent,
+  AgentRxEventOf,
+  AgentRxEventType,
+  ConfirmationRequired,
+  Diagnostic,
+  EventDraft,
+  ProviderEnvelope,
+  ReconnectedEvent,
+  Reconnecting,
+  Reprompt,
+  RunError,
+  RunFinished,
+  RunStarted,
+  SessionEvent,
+  TextDelta,
+  ToolConfirmationEvent,
+  ToolResultEvent,
+  ToolStarted,
+  TurnEnd,
+} from './core/events/session-event.js';
 export { RecentKeys, dedupeById, extractTextDeltas, groupTurns, toAgUi, type DedupeByIdOptions } from './core/events/operators/index.js';
-export type { ConsumerError } from './core/kernel/consumer-hub.js';
+export type { ConsumerError } from './core/session/consumer-hub.js';
 export { Logger, MemoryLogger, StderrLogger, type LogLevel } from './core/logger.js';
 export { SessionStore, MemorySessionStore, type SessionRecord } from './core/store/session-store.js';
 export { FileSessionStore } from './core/store/file-session-store.js';
@@ -22,7 +63,9 @@ export { ConfigSections } from './core/config/config-tokens.js';
 export type { ConfigSection } from './core/config/config-section.js';
 export { loadConfig, validateConfig } from './core/config/load-config.js';
 export { Secret } from './core/config/secret.js';
-export { bindPlugin, pluginModule } from './core/di/bind-plugin.js';
+export { bindPlugin, bindProvider, pluginModule } from './core/di/bind-plugin.js';
+export { ConsumerErrors, ConsumerRegistry, ToolRegistry, coreModule } from './core/di/core-module.js';
+export { ProviderCatalog } from './core/kernel/provider-catalog.js';
 export { ContainerModule, inject, injectable } from './core/di/inversify.js';
 export { HttpClientFactory } from './core/http/http-client-factory.js';
 export { LocalAgentProvider } from './plugins/providers/local/local.provider.js';

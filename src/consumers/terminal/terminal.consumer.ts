@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { AgUiEvent } from '../../core/events/agui-event.js';
 import type { ConsumerContext, EventConsumer, StopReason } from '../../core/plugin/event-consumer.js';
+import { runOutcomeOf, toolResultOf, type RunOutcome } from '../agentrx-payloads.js';
 
 /** Options of the terminal renderer. */
 export interface TerminalConsumerOptions {
@@ -99,7 +100,7 @@ export class TerminalConsumer implements EventConsumer {
         break;
       }
       case 'TOOL_CALL_RESULT':
-        this.toolDone(ev.toolCallId, ev.content, resultIsError(ev.rawEvent));
+        this.toolDone(ev.toolCallId, ev.content, toolResultOf(ev)?.result.isError === true);
         break;
       case 'RUN_ERROR':
         this.clearStatus();
@@ -110,7 +111,7 @@ export class TerminalConsumer implements EventConsumer {
       case 'RUN_FINISHED':
         this.clearStatus();
         this.endLine();
-        this.line(this.summary(ev.result));
+        this.line(this.summary(runOutcomeOf(ev)));
         this.settle();
         break;
       default:
@@ -135,8 +136,7 @@ export class TerminalConsumer implements EventConsumer {
     this.refresh();
   }
 
-  private summary(result: unknown): string {
-    const r = (result ?? {}) as { turns?: number; usage?: { inputTokens?: number; outputTokens?: number }; terminal?: string; stopReason?: unknown };
+  private summary(r: RunOutcome): string {
     const secs = ((this.now() - this.runStartedAt) / 1000).toFixed(1);
     const tokens = `${r.usage?.inputTokens ?? 0} in / ${r.usage?.outputTokens ?? 0} out`;
     const ok = r.terminal !== 'terminated';
@@ -210,12 +210,6 @@ export class TerminalConsumer implements EventConsumer {
   private paint(code: string, text: string): string {
     return this.color ? `\u001b[${code}m${text}\u001b[0m` : text;
   }
-}
-
-/** `isError` of the `agentrx.tool_result` carried in a TOOL_CALL_RESULT's `rawEvent`. */
-function resultIsError(raw: unknown): boolean {
-  const result = typeof raw === 'object' && raw !== null ? (raw as { result?: { isError?: unknown } }).result : undefined;
-  return result?.isError === true;
 }
 
 function short(s: string, max: number): string {

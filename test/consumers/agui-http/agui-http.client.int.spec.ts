@@ -1,8 +1,8 @@
 import { HttpAgent, type AgentSubscriber } from '@ag-ui/client';
-import type { BaseEvent, Message, RunAgentInput } from '@ag-ui/core';
+import type { BaseEvent, Message } from '@ag-ui/core';
 import { AGUI_MEDIA_TYPE } from '@ag-ui/encoder';
 import { AddToolHandler, EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
-import { startStack, type SessionLog, type Stack } from './agui-http.fixtures.js';
+import { ProtoHttpAgent, startStack, type SessionLog, type Stack } from './agui-http.fixtures.js';
 
 /** What a client run saw: every event after the client's own enforcement and verification. */
 interface ClientRun {
@@ -56,24 +56,6 @@ function sessionView(log: SessionLog): ReturnType<typeof clientView> {
 
 const types = (events: readonly BaseEvent[]): string[] => events.map((e) => String(e.type));
 const terminals = (events: readonly BaseEvent[]): string[] => types(events).filter((t) => t === 'RUN_FINISHED' || t === 'RUN_ERROR');
-
-/** An HttpAgent that asks for protobuf and records the response Content-Type. */
-class ProtoHttpAgent extends HttpAgent {
-  readonly contentTypes: (string | null)[] = [];
-  constructor(url: string, threadId: string) {
-    super({ url, threadId });
-    const plain = this.fetch;
-    this.fetch = async (input, init) => {
-      const res = await plain(input, init);
-      this.contentTypes.push(res.headers.get('content-type'));
-      return res;
-    };
-  }
-  protected override requestInit(input: RunAgentInput): RequestInit {
-    const init = super.requestInit(input);
-    return { ...init, headers: { ...(init.headers as Record<string, string>), Accept: AGUI_MEDIA_TYPE } };
-  }
-}
 
 const TWO_TOOLS_SCRIPT = [
   { text: 'Let me check both.', toolCalls: [{ id: 'call_echo', name: 'echo', arguments: { text: 'hi' } }, { id: 'call_add', name: 'add', arguments: { a: 2, b: 3 } }] },

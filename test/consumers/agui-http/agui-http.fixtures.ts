@@ -1,3 +1,6 @@
+import { HttpAgent } from '@ag-ui/client';
+import type { RunAgentInput } from '@ag-ui/core';
+import { AGUI_MEDIA_TYPE } from '@ag-ui/encoder';
 import { AgentRx } from '../../../src/agentrx.js';
 import { startAgUiServer, type AgUiServer } from '../../../src/consumers/agui-http/agui-http.server.js';
 import type { AgUiHandlerOptions } from '../../../src/consumers/agui-http/agui-http.handler.js';
@@ -18,23 +21,25 @@ export class SessionLog {
 
   constructor(readonly session: Session, readonly threadId: string) {
     session.events$.subscribe((env) => {
-      const raw = env.raw as Record<string, any>;
       if (env.source !== 'agentrx') return;
-      switch (raw['type']) {
+      const ev = env.raw;
+      switch (ev.type) {
         case 'agentrx.run_started':
           this.runs++;
           break;
         case 'agentrx.text_delta':
-          this.texts.set(raw['messageId'], (this.texts.get(raw['messageId']) ?? '') + raw['text']);
+          this.texts.set(ev.messageId, (this.texts.get(ev.messageId) ?? '') + ev.text);
           break;
         case 'agentrx.turn_end':
-          this.toolCalls.push(...(raw['customToolUses'] as ToolUse[]));
+          this.toolCalls.push(...ev.customToolUses);
           break;
         case 'agentrx.tool_result':
-          this.toolResults.set(raw['toolUse'].id, raw['result'].content);
+          this.toolResults.set(ev.toolUse.id, ev.result.content);
           break;
         case 'agentrx.run_error':
-          this.errors.push({ code: raw['code'], message: raw['message'] });
+          this.errors.push({ code: ev.code, message: ev.message });
+          break;
+        default:
           break;
       }
     });
@@ -110,4 +115,49 @@ export function sseEvents(text: string): { type: string; [k: string]: any }[] {
     .split('\n\n')
     .filter((f) => f.startsWith('data: '))
     .map((f) => JSON.parse(f.slice('data: '.length)));
+}
+
+/** Starts a streaming POST and reads it until `until` matches an event; returns the reader and abort. */
+export async function openStream(url: string, body: unknown, until: (ev: { type: string }) => boolean, headers: Record<string, string> = {}) {
+  const ctrl = new AbortController();
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers }, body: JSON.stringify(body), signal: ctrl.signal });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  const seen: { type: string; [k: string]: any }[] = [];
+  const readUntil = async (pred: (ev: { type: string }) => boolean): Promise<void> => {
+    while (!seen.some(pred)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended before the awaited event; got ${seen.map((e) => e.type).join(', ')}`);
+      text += decoder.decode(value, { stream: true });
+      seen.splice(0, seen.length, ...sseEvents(text));
+    }
+  };
+  await readUntil(until);
+  const readToEnd = async (): Promise<{ type: string; [k: string]: any }[]> => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return sseEvents(text);
+      text += decoder.decode(value, { stream: true });
+    }
+  };
+  return { res, abort: () => ctrl.abort(), readToEnd, seen };
+}
+
+/** An HttpAgent that asks for protobuf and records the response Content-Type. */
+export class ProtoHttpAgent extends HttpAgent {
+  readonly contentTypes: (string | null)[] = [];
+  constructor(url: string, threadId: string) {
+    super({ url, threadId });
+    const plain = this.fetch;
+    this.fetch = async (input, init) => {
+      const res = await plain(input, init);
+      this.contentTypes.push(res.headers.get('content-type'));
+      return res;
+    };
+  }
+  protected override requestInit(input: RunAgentInput): RequestInit {
+    const init = super.requestInit(input);
+    return { ...init, headers: { ...(init.headers as Record<string, string>), Accept: AGUI_MEDIA_TYPE } };
+  }
 }

@@ -1,22 +1,22 @@
-import { verifyEvents, type BaseEvent } from '@ag-ui/client';
+import { verifyEvents } from '@ag-ui/client';
 import { PassThrough } from 'node:stream';
 import { from, lastValueFrom, Subject, toArray } from 'rxjs';
+import { toWireEvent } from '../../../src/consumers/agui-http/agui-http.stream.js';
 import { JsonlConsumer } from '../../../src/consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../../../src/consumers/terminal/terminal.consumer.js';
 import { OtelConsumer } from '../../../src/consumers/otel/otel.consumer.js';
 import { memoryTracing } from '../otel/otel-spans.js';
 import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
 import { toAgUi } from '../../../src/core/events/operators/to-ag-ui.js';
-import type { AgentRxEvent, SessionEvent } from '../../../src/core/events/session-event.js';
-import { ConsumerHub, type ConsumerError } from '../../../src/core/kernel/consumer-hub.js';
-import type { RawEvent } from '../../../src/core/model.js';
+import type { AgentRxEnvelope, AgentRxEvent, SessionEvent } from '../../../src/core/events/session-event.js';
+import { ConsumerHub, type ConsumerError } from '../../../src/core/session/consumer-hub.js';
 import type { EventConsumer, StopReason } from '../../../src/core/plugin/event-consumer.js';
 import { RecordingConsumer } from '../../../src/testing/recording-consumer.js';
 import { ThrowingConsumer } from '../../fakes/fake-consumers.js';
 
 /** Builds a session's envelope stream from synthesized events. */
 function envelopes(events: AgentRxEvent[]): SessionEvent[] {
-  return events.map((raw, i) => ({ seq: i + 1, sessionId: 's', turn: 1, provider: 'scripted', source: 'agentrx', raw: raw as unknown as RawEvent, at: 1_000 + i }));
+  return events.map((raw, i): AgentRxEnvelope => ({ seq: i + 1, sessionId: 's', turn: 1, provider: 'scripted', source: 'agentrx', raw, at: 1_000 + i }));
 }
 
 const usage = { inputTokens: 5, outputTokens: 2 };
@@ -144,7 +144,7 @@ describe.each(Object.keys(subjects))('consumer conformance: %s', (name) => {
 
       const events = witness.events;
       expect(events.filter((e) => e.type === 'RUN_FINISHED' || e.type === 'RUN_ERROR')).toHaveLength(fixture.runs);
-      await expect(lastValueFrom(from(events as unknown as BaseEvent[]).pipe(verifyEvents(false), toArray()))).resolves.toHaveLength(events.length);
+      await expect(lastValueFrom(from(events.map(toWireEvent)).pipe(verifyEvents(false), toArray()))).resolves.toHaveLength(events.length);
       expect(errors.filter((e) => e.consumerId !== 'throwing')).toEqual([]);
       expect(errors.filter((e) => e.consumerId === 'throwing')).toHaveLength(events.length);
       expect(slow.seen).toEqual(events.map((e) => e.type));

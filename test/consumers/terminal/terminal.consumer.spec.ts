@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { PassThrough } from 'node:stream';
 import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
+import type { ToolResultEvent } from '../../../src/core/events/session-event.js';
 import type { ConsumerContext } from '../../../src/core/plugin/event-consumer.js';
 import { TerminalConsumer } from '../../../src/consumers/terminal/terminal.consumer.js';
 
@@ -17,7 +18,14 @@ class Screen extends PassThrough {
 }
 
 const ctx: ConsumerContext = { sessionId: 's', threadId: 't', runId: 'r', seq: 1, at: 0 };
-const toolResultRaw = (isError: boolean) => ({ type: 'agentrx.tool_result', result: { isError } });
+/** The verbatim `agentrx.tool_result` that toAgUi puts in TOOL_CALL_RESULT.rawEvent. */
+const toolResultRaw = (id: string, name: string, content: string, isError: boolean): ToolResultEvent => ({
+  type: 'agentrx.tool_result',
+  toolUse: { id, name, input: {} },
+  result: { toolUseId: id, content, isError },
+  replayed: false,
+  durationMs: 5,
+});
 
 const run: AgUiEvent[] = [
   { type: 'RUN_STARTED', threadId: 't', runId: 'r' },
@@ -32,8 +40,8 @@ const run: AgUiEvent[] = [
   { type: 'TOOL_CALL_ARGS', toolCallId: 'b', delta: '{"path":"nope.txt"}' },
   { type: 'TOOL_CALL_END', toolCallId: 'b' },
   { type: 'STATE_SNAPSHOT', snapshot: { turn: 1 } },
-  { type: 'TOOL_CALL_RESULT', messageId: 'a:r', toolCallId: 'a', content: '2+2 = 4', rawEvent: toolResultRaw(false) },
-  { type: 'TOOL_CALL_RESULT', messageId: 'b:r', toolCallId: 'b', content: "tool 'read_file' failed: 'nope.txt' does not exist", rawEvent: toolResultRaw(true) },
+  { type: 'TOOL_CALL_RESULT', messageId: 'a:r', toolCallId: 'a', content: '2+2 = 4', rawEvent: toolResultRaw('a', 'calculate', '2+2 = 4', false) },
+  { type: 'TOOL_CALL_RESULT', messageId: 'b:r', toolCallId: 'b', content: "tool 'read_file' failed: 'nope.txt' does not exist", rawEvent: toolResultRaw('b', 'read_file', "tool 'read_file' failed: 'nope.txt' does not exist", true) },
   { type: 'TEXT_MESSAGE_START', messageId: 'm2', role: 'assistant' },
   { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm2', delta: 'It is 4.' },
   { type: 'TEXT_MESSAGE_END', messageId: 'm2' },
@@ -97,6 +105,13 @@ describe('TerminalConsumer', () => {
         c.stop('completed');
         expect(jest.getTimerCount()).toBe(0);
         expect(screen.text).not.toContain('\u001b[3');
+      });
+
+      it('should mark a tool whose verbatim result is an error red, and the others cyan', () => {
+        const screen = new Screen(true);
+        play(new TerminalConsumer({ out: screen, env: {} }), run);
+        expect(screen.text).toContain('\u001b[36m⚙\u001b[0m calculate({"expression":"2+2"}) → 2+2 = 4\n');
+        expect(screen.text).toContain("\u001b[31m⚙\u001b[0m read_file({\"path\":\"nope.txt\"}) → tool 'read_file' failed");
       });
 
       it('should color errors red unless NO_COLOR is set', () => {

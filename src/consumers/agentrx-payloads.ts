@@ -1,0 +1,100 @@
+import type { RunFinishedEvent, StateSnapshotEvent, ToolCallResultEvent } from '../core/events/agui-event.js';
+import type { ToolResultEvent } from '../core/events/session-event.js';
+import type { Usage } from '../core/model.js';
+
+/**
+ * Typed readers for what `toAgUi` carries from agentrx's own events into AG-UI fields that the
+ * AG-UI types leave open (`rawEvent`, `result`, `snapshot`). Each reader checks the shape at
+ * run time, since the AG-UI event may come from anywhere (a replay, another producer), and
+ * returns only the fields that are well-formed.
+ */
+
+/** `RUN_FINISHED.result` as `toAgUi` builds it from `agentrx.run_finished`. */
+export interface RunOutcome {
+  /** The run's last turn terminal (`end_turn`, `terminated`, …). */
+  readonly terminal?: string;
+  /** The host's raw stop reason. */
+  readonly stopReason?: unknown;
+  readonly turns?: number;
+  /** Summed over the run; present only when both counts are finite and non-negative. */
+  readonly usage?: Usage;
+}
+
+/** `STATE_SNAPSHOT.snapshot` as `toAgUi` builds it from `agentrx.turn_end`. */
+export interface TurnSnapshot {
+  /** 1-based turn number within the request; present only when a positive integer. */
+  readonly turn?: number;
+  readonly terminal?: string;
+  readonly stopReason?: unknown;
+  /** The turn's usage; present only when both counts are finite and non-negative. */
+  readonly usage?: Usage;
+}
+
+/** The well-formed fields of a RUN_FINISHED `result`. */
+export function runOutcomeOf(ev: RunFinishedEvent): RunOutcome {
+  const r = isRecord(ev.result) ? ev.result : {};
+  const usage = usageOf(r['usage']);
+  return {
+    ...(typeof r['terminal'] === 'string' ? { terminal: r['terminal'] } : {}),
+    ...(r['stopReason'] !== undefined ? { stopReason: r['stopReason'] } : {}),
+    ...(typeof r['turns'] === 'number' ? { turns: r['turns'] } : {}),
+    ...(usage ? { usage } : {}),
+  };
+}
+
+/** The well-formed fields of a STATE_SNAPSHOT `snapshot`. */
+export function turnSnapshotOf(ev: StateSnapshotEvent): TurnSnapshot {
+  const s = isRecord(ev.snapshot) ? ev.snapshot : {};
+  const turn = s['turn'];
+  const usage = usageOf(s['usage']);
+  return {
+    ...(typeof turn === 'number' && Number.isInteger(turn) && turn > 0 ? { turn } : {}),
+    ...(typeof s['terminal'] === 'string' ? { terminal: s['terminal'] } : {}),
+    ...(s['stopReason'] !== undefined ? { stopReason: s['stopReason'] } : {}),
+    ...(usage ? { usage } : {}),
+  };
+}
+
+/**
+ * The verbatim `agentrx.tool_result` riding in a TOOL_CALL_RESULT's `rawEvent` (AG-UI has no
+ * field for `isError`, `replayed` or `durationMs`), or undefined when the event carries none or
+ * something of another shape.
+ */
+export function toolResultOf(ev: ToolCallResultEvent): ToolResultEvent | undefined {
+  return isToolResultEvent(ev.rawEvent) ? ev.rawEvent : undefined;
+}
+
+/** True when `v` has the shape of an `agentrx.tool_result` event. */
+export function isToolResultEvent(v: unknown): v is ToolResultEvent {
+  if (!isRecord(v) || v['type'] !== 'agentrx.tool_result') return false;
+  const { toolUse, result, replayed, durationMs } = v;
+  return (
+    isRecord(toolUse) &&
+    typeof toolUse['id'] === 'string' &&
+    typeof toolUse['name'] === 'string' &&
+    isRecord(toolUse['input']) &&
+    isRecord(result) &&
+    typeof result['toolUseId'] === 'string' &&
+    typeof result['content'] === 'string' &&
+    typeof result['isError'] === 'boolean' &&
+    typeof replayed === 'boolean' &&
+    typeof durationMs === 'number'
+  );
+}
+
+/** `{ inputTokens, outputTokens }` when both are finite non-negative numbers. */
+function usageOf(v: unknown): Usage | undefined {
+  if (!isRecord(v)) return undefined;
+  const { inputTokens, outputTokens } = v;
+  if (!isCount(inputTokens) || !isCount(outputTokens)) return undefined;
+  return { inputTokens, outputTokens };
+}
+
+/** A finite, non-negative number. */
+export function isCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0;
+}
+
+function isRecord(v: unknown): v is Readonly<Record<string, unknown>> {
+  return typeof v === 'object' && v !== null;
+}

@@ -1,0 +1,111 @@
+import type { ServerResponse } from 'node:http';
+import { EventType, type AGUIEventOf, type BaseEvent } from '@ag-ui/core';
+import { EventEncoder } from '@ag-ui/encoder';
+import type { AgUiEvent, AgUiEventType } from '../../core/events/agui-event.js';
+import type { HeaderMap } from './agui-http.reply.js';
+
+const PROTO_TYPE = /application\/vnd\.ag-ui\.event\+proto/i;
+
+/**
+ * One run's response: AG-UI events encoded with `@ag-ui/encoder`, as SSE (`text/event-stream`)
+ * or, when the request's `Accept` names `application/vnd.ag-ui.event+proto`, as length-prefixed
+ * protobuf frames (a wildcard Accept such as curl's gets SSE). An SSE stream that stays silent
+ * for `heartbeatMs` gets a `: keep-alive` comment (0 turns that off), so proxies keep it open
+ * while a tool runs.
+ */
+export class AgUiEventStream {
+  /** The negotiated media type. */
+  readonly contentType: string;
+  private readonly encoder: EventEncoder;
+  private readonly binary: boolean;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    accept: string | undefined,
+    private readonly heartbeatMs: number,
+  ) {
+    // Protobuf only for clients that name its media type: a bare `*/*` (curl) gets SSE.
+    this.encoder = new EventEncoder(accept !== undefined && PROTO_TYPE.test(accept) ? { accept } : {});
+    this.contentType = this.encoder.getContentType();
+    this.binary = this.contentType !== 'text/event-stream';
+  }
+
+  /** Sends the 200 head (with `headers`, e.g. CORS) now, and starts the keep-alive. */
+  open(headers: HeaderMap): void {
+    this.res.writeHead(200, {
+      ...headers,
+      'content-type': this.contentType,
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+      'x-content-type-options': 'nosniff',
+    });
+    this.res.flushHeaders();
+    this.armHeartbeat();
+  }
+
+  /** Writes one event; a no-op once the response has ended or its socket is gone. */
+  write(ev: AgUiEvent): void {
+    const res = this.res;
+    if (res.writableEnded || res.destroyed) return;
+    let chunk: string | Uint8Array;
+    try {
+      const event = toWireEvent(ev);
+      chunk = this.binary ? this.encoder.encodeBinary(event) : this.encoder.encodeSSE(event);
+    } catch {
+      // An event that cannot be encoded would leave a broken stream: fail the transport instead.
+      res.destroy();
+      return;
+    }
+    res.write(chunk);
+    this.armHeartbeat();
+  }
+
+  /** The run is over: stops the keep-alive and ends the response. */
+  end(): void {
+    this.stop();
+    this.res.end();
+  }
+
+  /** Stops the keep-alive (the response closed under us). */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.heartbeat);
+  }
+
+  /** (Re)starts the keep-alive timer of an SSE stream: a comment goes out after `heartbeatMs` of silence. */
+  private armHeartbeat(): void {
+    if (this.binary || this.heartbeatMs <= 0 || this.stopped) return;
+    if (this.heartbeat) {
+      this.heartbeat.refresh();
+      return;
+    }
+    this.heartbeat = setTimeout(() => {
+      const res = this.res;
+      if (this.stopped || res.writableEnded || res.destroyed) return;
+      res.write(': keep-alive\n\n');
+      this.heartbeat?.refresh();
+    }, this.heartbeatMs);
+    this.heartbeat.unref();
+  }
+}
+
+/**
+ * An agentrx AG-UI event as `@ag-ui/core` types it: the same fields, `type` as the `EventType`
+ * enum member of the same name (the same string at run time).
+ */
+export function toWireEvent(ev: AgUiEvent): WireEvent {
+  return { ...ev, type: EventType[ev.type] };
+}
+
+/** `E` with `type` as its `EventType` member. */
+type OnWire<E extends AgUiEvent> = Omit<E, 'type'> & { readonly type: (typeof EventType)[E['type']] };
+/** The event types whose agentrx shape is not the `@ag-ui/core` event of that type. */
+type Mismatched<K extends AgUiEventType> = K extends AgUiEventType ? (OnWire<Extract<AgUiEvent, { type: K }>> extends AGUIEventOf<(typeof EventType)[K]> ? never : K) : never;
+/**
+ * `BaseEvent` (what the encoder takes) as long as every agentrx AG-UI event, `type` aside, is the
+ * `@ag-ui/core` event of its type; otherwise a type that names the mismatched event types, so a
+ * drift fails to compile in {@link toWireEvent}.
+ */
+type WireEvent = [Mismatched<AgUiEventType>] extends [never] ? BaseEvent : { readonly notAnAgUiCoreEvent: Mismatched<AgUiEventType> };

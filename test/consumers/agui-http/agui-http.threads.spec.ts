@@ -1,0 +1,164 @@
+import { jest } from '@jest/globals';
+import { HttpAgent } from '@ag-ui/client';
+import { startAgUiServer, type AgUiServer } from '../../../src/consumers/agui-http/agui-http.server.js';
+import type { AgUiSessionHost } from '../../../src/consumers/agui-http/agui-http.threads.js';
+import { postJson, runInput, sseEvents } from './agui-http.fixtures.js';
+import { answer, FakeHost } from './agui-http.fake-session.js';
+
+describe('AgUiThreads', () => {
+  let server: AgUiServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  describe('when a provider reuses message ids in every run of a thread', () => {
+    it('should rename a repeated id so the client keeps the runs apart', async () => {
+      const rx = new FakeHost((s, text, n) => answer(s, 'msg-1', `answer ${n} to ${text}`, n));
+      server = await startAgUiServer({ rx, port: 0 });
+      const agent = new HttpAgent({ url: `${server.url}agent`, threadId: 'thread-ids' });
+      agent.addMessage({ id: 'u1', role: 'user', content: 'one' });
+      await agent.runAgent({ runId: 'r1' });
+      agent.addMessage({ id: 'u2', role: 'user', content: 'two' });
+      await agent.runAgent({ runId: 'r2' });
+
+      expect(rx.sessions).toHaveLength(1);
+      expect(rx.sessions[0]!.texts).toEqual(['one', 'two']);
+      expect(agent.messages.map((m) => [m.id, m.content])).toEqual([
+        ['u1', 'one'],
+        ['msg-1', 'answer 1 to one'],
+        ['u2', 'two'],
+        ['msg-1@r2', 'answer 2 to two'],
+      ]);
+    });
+  });
+
+  describe('when the thread\'s session has closed by the time its next request arrives', () => {
+    it('should start a new session for the thread', async () => {
+      const rx = new FakeHost((s, text, n) => answer(s, `m-${text}`, `answer to ${text}`, n));
+      server = await startAgUiServer({ rx, port: 0 });
+      await postJson(`${server.url}agent`, runInput({ runId: 'r1' }, 'one'));
+      rx.sessions[0]!.refuse = true;
+      const r = await postJson(`${server.url}agent`, runInput({ runId: 'r2' }, 'two'));
+      expect(sseEvents(r.text).find((e) => e.type === 'TEXT_MESSAGE_CONTENT')).toMatchObject({ delta: 'answer to two' });
+      expect(rx.sessions.map((s) => s.texts)).toEqual([['one'], ['two']]);
+      expect(server.handler.threadCount).toBe(1);
+    });
+  });
+
+  describe('when the session stream ends without a terminal event', () => {
+    it('should send exactly one RUN_ERROR with the session error', async () => {
+      const rx = new FakeHost((s) => {
+        s.emit({ type: 'RUN_STARTED', threadId: 'x', runId: 'x:run-1' }, { type: 'TEXT_MESSAGE_START', messageId: 'm', role: 'assistant' });
+        s.runError('stream_error', 'the host went away');
+        s.end();
+      });
+      server = await startAgUiServer({ rx, port: 0 });
+      const r = await postJson(`${server.url}agent`, runInput());
+      expect(sseEvents(r.text)).toEqual([
+        { type: 'RUN_STARTED', threadId: 'thread-1', runId: 'run-1' },
+        { type: 'TEXT_MESSAGE_START', messageId: 'm', role: 'assistant' },
+        { type: 'RUN_ERROR', message: 'the host went away', code: 'stream_error', timestamp: expect.any(Number) },
+      ]);
+      expect(server.handler.threadCount).toBe(0);
+    });
+  });
+
+  describe('when the session dies before its run started', () => {
+    it('should send a lone RUN_ERROR (no RUN_STARTED) and drop what came before it', async () => {
+      const rx = new FakeHost((s) => {
+        s.emit({ type: 'STATE_SNAPSHOT', snapshot: { early: true } });
+        s.end();
+      });
+      server = await startAgUiServer({ rx, port: 0 });
+      const r = await postJson(`${server.url}agent`, runInput());
+      expect(r.status).toBe(200);
+      expect(sseEvents(r.text)).toEqual([{ type: 'RUN_ERROR', message: 'the session ended before the run finished', code: 'session_closed', timestamp: expect.any(Number) }]);
+    });
+  });
+
+  describe('when the session sends a second terminal or a nested RUN_STARTED', () => {
+    it('should end the stream at the first terminal and ignore the rest', async () => {
+      const rx = new FakeHost((s) => {
+        s.emit({ type: 'RUN_STARTED', threadId: 'x', runId: 'a' }, { type: 'RUN_STARTED', threadId: 'x', runId: 'b' }, { type: 'RUN_FINISHED', threadId: 'x', runId: 'a' }, { type: 'RUN_ERROR', message: 'late' });
+      });
+      server = await startAgUiServer({ rx, port: 0 });
+      const r = await postJson(`${server.url}agent`, runInput());
+      expect(sseEvents(r.text).map((e) => e.type)).toEqual(['RUN_STARTED', 'RUN_FINISHED']);
+    });
+  });
+
+  describe('when the thread has been idle for threadIdleMs, or maxThreads is reached', () => {
+    it('should close the least recently used idle session for a new thread', async () => {
+      const rx = new FakeHost((s, text, n) => answer(s, `m-${text}`, 'ok', n));
+      server = await startAgUiServer({ rx, port: 0, maxThreads: 2 });
+      for (const threadId of ['t1', 't2', 't3']) await postJson(`${server.url}agent`, runInput({ threadId }));
+      expect(rx.sessions.map((s) => s.closes)).toEqual([1, 0, 0]);
+      expect(server.handler.threadCount).toBe(2);
+    });
+
+    it('should close a session that stayed idle', async () => {
+      jest.useFakeTimers({ doNotFake: ['queueMicrotask', 'nextTick', 'setImmediate'] });
+      try {
+        const rx = new FakeHost((s, text, n) => answer(s, 'm', 'ok', n));
+        server = await startAgUiServer({ rx, port: 0, threadIdleMs: 60_000 });
+        await postJson(`${server.url}agent`, runInput());
+        jest.advanceTimersByTime(59_999);
+        expect(rx.sessions[0]!.closes).toBe(0);
+        jest.advanceTimersByTime(1);
+        expect(rx.sessions[0]!.closes).toBe(1);
+        expect(server.handler.threadCount).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+  });
+
+  describe('when starting the session throws', () => {
+    it('should answer 503 naming the cause', async () => {
+      const rx: AgUiSessionHost = {
+        start: () => {
+          throw Object.assign(new Error('this AgentRx instance is stopped'), { code: 'session_closed' });
+        },
+      };
+      server = await startAgUiServer({ rx, port: 0 });
+      const r = await postJson(`${server.url}agent`, runInput());
+      expect(r.status).toBe(503);
+      expect(r.json.error).toBe('unavailable');
+      expect(r.json.message).toContain('this AgentRx instance is stopped');
+      expect(server.handler.activeRuns).toBe(0);
+    });
+  });
+
+  describe('when onSession throws', () => {
+    it('should still stream the run', async () => {
+      const rx = new FakeHost((s, text, n) => answer(s, 'm', 'fine', n));
+      server = await startAgUiServer({ rx, port: 0, onSession: () => { throw new Error('observer bug'); } });
+      const r = await postJson(`${server.url}agent`, runInput());
+      expect(sseEvents(r.text).map((e) => e.type).at(-1)).toBe('RUN_FINISHED');
+    });
+  });
+
+  describe('when the host asks to confirm tools of its own and no confirmTool is set', () => {
+    it('should end the run with one RUN_ERROR naming every tool, cancel the session and forget the thread', async () => {
+      const rx = new FakeHost((s) => {
+        s.emit({ type: 'RUN_STARTED', threadId: 'x', runId: 'x:run-1' });
+        s.publish({
+          type: 'agentrx.confirmation_required',
+          toolUses: [
+            { id: 'sevt_1', name: 'web_search', input: { query: 'q' } },
+            { id: 'sevt_2', name: 'web_fetch', input: { url: 'https://example.com' } },
+          ],
+        });
+      });
+      server = await startAgUiServer({ rx, port: 0 });
+      const r = await postJson(`${server.url}agent`, runInput());
+      const events = sseEvents(r.text);
+      expect(events.map((e) => e.type)).toEqual(['RUN_STARTED', 'RUN_ERROR']);
+      expect(events[1]).toMatchObject({ code: 'unresolved_requires_action', message: expect.stringContaining("confirm 'web_search' (sevt_1), 'web_fetch' (sevt_2) before running it") });
+      expect(rx.sessions[0]!.cancels).toBe(1);
+      expect(server.handler.threadCount).toBe(0);
+      expect(server.handler.activeRuns).toBe(0);
+    });
+  });
+});
