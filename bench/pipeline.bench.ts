@@ -1,15 +1,18 @@
 /**
- * Pipeline throughput: provider events through dedupe → text-delta extraction → envelope stamping
- * → turn grouping → AG-UI translation → 3 consumers, against a hand-written loop doing the same
- * work in the same process. Target: ≥ 1,000,000 events/s and ≤ 3× the hand loop.
+ * Pipeline throughput: provider events through the Session's own Ingestion (dedupe → text-delta
+ * extraction → envelope stamping, with its bounded request history) → turn grouping → AG-UI
+ * translation → 3 consumers, against a hand-written loop doing the same work in the same process.
+ * Target: ≥ 1,000,000 events/s and ≤ 3× the hand loop.
  */
 import 'reflect-metadata';
 import { Subject, filter, map, share } from 'rxjs';
 import type { AgUiEvent } from '../src/core/events/agui-event.js';
 import { dedupeById, extractTextDeltas, groupTurns, toAgUi } from '../src/core/events/operators/index.js';
-import type { EventDraft, SessionEvent } from '../src/core/events/session-event.js';
+import type { EventDraft, ProviderEnvelope, SessionEvent } from '../src/core/events/session-event.js';
+import { defaultEventId } from '../src/core/plugin/agent-provider.js';
+import { Ingestion } from '../src/core/session/ingestion.js';
 import { LimitsConfig } from '../src/core/config/agentrx.config.js';
-import { ConsumerHub } from '../src/core/kernel/consumer-hub.js';
+import { ConsumerHub } from '../src/core/session/consumer-hub.js';
 import type { RawEvent } from '../src/core/model.js';
 import type { EventConsumer } from '../src/core/plugin/event-consumer.js';
 import { median, report, type BenchResult } from './harness.js';
@@ -31,7 +34,7 @@ function workload(): RawEvent[] {
 }
 
 const textDelta = (e: RawEvent) => (e['type'] === 'text' ? { text: e['text'] as string, messageId: `m${Math.floor(Number(String(e['id']).slice(1)) / TURN)}` } : undefined);
-const isBoundary = (e: SessionEvent) => e.raw['type'] === 'idle';
+const isBoundary = (e: ProviderEnvelope) => e.raw['type'] === 'idle';
 
 class Counter implements EventConsumer {
   count = 0;
@@ -43,25 +46,56 @@ class Counter implements EventConsumer {
   }
 }
 
-async function viaPipeline(events: RawEvent[]): Promise<{ ms: number; delivered: number }> {
+/**
+ * The operator chain alone, as this bench measured it before the Session was split (runs A–G):
+ * stamping is a `map` inside the pipe and the bus a `share()`, with no request history and a
+ * constant `at`. Kept so results stay comparable across runs; the Session's real path is
+ * `viaIngestion`.
+ */
+async function viaOperators(events: RawEvent[]): Promise<{ ms: number; delivered: number }> {
   const drafts = new Subject<EventDraft>();
   const consumers = [new Counter('a'), new Counter('b'), new Counter('c')];
   const hub = new ConsumerHub(consumers, { handlerTimeoutMs: 5_000, queueLimit: N * 4, stopTimeoutMs: 60_000 }, new Subject());
   let seq = 0;
   let turns = 0;
+  const stamp = (d: EventDraft): SessionEvent => {
+    if (d.source === 'agentrx') return { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'agentrx', raw: d.raw, at: 0 };
+    return d.id !== undefined ? { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'provider', id: d.id, raw: d.raw, at: 0 } : { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'provider', raw: d.raw, at: 0 };
+  };
   const bus = drafts.pipe(
-    dedupeById((d: EventDraft) => d.id, { window: WINDOW }),
+    dedupeById((d: EventDraft) => (d.source === 'provider' ? d.id : undefined), { window: WINDOW }),
     extractTextDeltas(textDelta),
-    // The Session's envelope stamping (two literal shapes, as in Session.stamp).
-    map((d): SessionEvent => (d.id !== undefined ? { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: d.source, id: d.id, raw: d.raw, at: 0 } : { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: d.source, raw: d.raw, at: 0 })),
+    map(stamp),
     share(),
   );
-  const turnsSub = bus.pipe(filter((e) => e.source === 'provider'), groupTurns(isBoundary)).subscribe(() => turns++);
+  const turnsSub = bus.pipe(filter((e): e is ProviderEnvelope => e.source === 'provider'), groupTurns(isBoundary)).subscribe(() => turns++);
   const attachment = hub.attach(bus.pipe(toAgUi()), () => 's');
   const t0 = performance.now();
   drafts.next({ source: 'agentrx', raw: { type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false }, turn: 0 });
   for (const raw of events) drafts.next({ source: 'provider', id: raw['id'] as string, raw, turn: 1 });
-  drafts.next({ source: 'agentrx', raw: { type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', turns, usage: { inputTokens: 0, outputTokens: 0 } }, turn: 1 });
+  drafts.next({ source: 'agentrx', raw: { type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns, usage: { inputTokens: 0, outputTokens: 0 } }, turn: 1 });
+  await attachment.close('completed');
+  const ms = performance.now() - t0;
+  turnsSub.unsubscribe();
+  return { ms, delivered: consumers[0]!.count };
+}
+
+/**
+ * The Session's real path: its Ingestion (dedupe → deltas → seq stamped with the time, into a
+ * Subject, keeping the bounded request history), turn grouping, and `agui$` (toAgUi + share) into
+ * the consumer lanes.
+ */
+async function viaIngestion(events: RawEvent[]): Promise<{ ms: number; delivered: number }> {
+  const ingestion = new Ingestion({ providerId: 'bench', eventId: defaultEventId, textDelta, dedupeWindow: WINDOW, retainEvents: false });
+  const consumers = [new Counter('a'), new Counter('b'), new Counter('c')];
+  const hub = new ConsumerHub(consumers, { handlerTimeoutMs: 5_000, queueLimit: N * 4, stopTimeoutMs: 60_000 }, new Subject());
+  let turns = 0;
+  const turnsSub = ingestion.events$.pipe(filter((e): e is ProviderEnvelope => e.source === 'provider'), groupTurns(isBoundary)).subscribe(() => turns++);
+  const attachment = hub.attach(ingestion.events$.pipe(toAgUi(), share()), () => 's');
+  const t0 = performance.now();
+  ingestion.emit({ type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false });
+  for (const raw of events) ingestion.ingest(raw);
+  ingestion.emit({ type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns, usage: { inputTokens: 0, outputTokens: 0 } });
   await attachment.close('completed');
   const ms = performance.now() - t0;
   turnsSub.unsubscribe();
@@ -79,7 +113,7 @@ function viaHandLoop(events: RawEvent[]): { ms: number; delivered: number } {
   let seen = new Set<string>();
   let older = new Set<string>();
   let seq = 0;
-  let turn: SessionEvent[] = [];
+  let turn: ProviderEnvelope[] = [];
   let turns = 0;
   const open = new Set<string>();
   deliver({ type: 'RUN_STARTED', threadId: 't', runId: 'r', timestamp: 0 });
@@ -91,7 +125,7 @@ function viaHandLoop(events: RawEvent[]): { ms: number; delivered: number } {
       seen = new Set();
     }
     seen.add(id);
-    const env: SessionEvent = { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'provider', id, raw, at: 0 };
+    const env: ProviderEnvelope = { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'provider', id, raw, at: 0 };
     turn.push(env);
     const d = textDelta(raw);
     if (d) {
@@ -112,13 +146,21 @@ function viaHandLoop(events: RawEvent[]): { ms: number; delivered: number } {
   return { ms: performance.now() - t0, delivered: consumers[0]!.count };
 }
 
+/**
+ * Which path the bench measures: `ingestion` (default, the Session's real path) or `operators`
+ * (`BENCH_PIPELINE=operators`, the historical measure of runs A–G). One per process: running both
+ * in one process makes the shared operators polymorphic and slows both.
+ */
+const PATH = process.env['BENCH_PIPELINE'] === 'operators' ? 'operators' : 'ingestion';
+
 export async function pipelineBench(rounds = 5): Promise<BenchResult> {
   const events = workload();
+  const run = PATH === 'operators' ? viaOperators : viaIngestion;
   const pipe: number[] = [];
   const hand: number[] = [];
   let delivered = 0;
   for (let i = 0; i < rounds; i++) {
-    const p = await viaPipeline(events);
+    const p = await run(events);
     const h = viaHandLoop(events);
     pipe.push(p.ms);
     hand.push(h.ms);
@@ -130,6 +172,7 @@ export async function pipelineBench(rounds = 5): Promise<BenchResult> {
   const eventsPerSec = N / (pipeMs / 1000);
   const ratio = pipeMs / handMs;
   return report('pipeline throughput', [
+    ['path measured', PATH === 'operators' ? 'operator chain as in runs A–G (BENCH_PIPELINE=operators)' : "the Session's Ingestion (default; BENCH_PIPELINE=operators for the historical operator chain)"],
     ['provider events per round', N.toLocaleString('en-US')],
     ['AG-UI events delivered per consumer', delivered.toLocaleString('en-US')],
     ['agentrx pipeline (median of ' + rounds + ')', `${pipeMs.toFixed(0)} ms → ${Math.round(eventsPerSec).toLocaleString('en-US')} events/s`],
