@@ -276,8 +276,8 @@ describe('1,000 sequential sessions in one process', () => {
   const SESSIONS = 1_000;
   const processListeners = (): Record<string, number> => ({ SIGINT: process.listenerCount('SIGINT'), SIGTERM: process.listenerCount('SIGTERM'), exit: process.listenerCount('exit') });
 
-  // Not covered here: a caller-supplied `signal` shared by sessions keeps one 'abort' listener per
-  // session forever (src/core/session/session.ts never removes it) — reported, not asserted.
+  // A caller-supplied `signal` shared by sessions is covered in test/core/session/session.int.spec.ts
+  // (its listener is removed when each session closes) and test/core/util/async.spec.ts (followAbort).
   it('should leave no growth in active handles or process signal/exit listeners (Local against the emulator)', async () => {
     const emu = await startOpenAiEmulator({ script: Array.from({ length: SESSIONS + 10 }, (_, i) => ({ text: `answer ${i}` })) });
     const rec = new RecordingConsumer();

@@ -62,7 +62,7 @@ const faultArb: fc.Arbitrary<CmaCase> = fc.record({
   lateEcho: fc.boolean(),
   sendFaults: fc.tuple(kickoffPost, laterPost, laterPost, laterPost),
   // EXCLUDED — first attach: a 502/503 on the very first stream request (index 0) fails the run with
-  // `stream_error: the event stream failed before it opened` (session.ts, deliberate: only a stream
+  // `stream_error: the event stream failed before it opened` (stream-attachment.ts, deliberate: only a stream
   // that opened is re-attached). Only re-attaches (index ≥ 1) get transient failures here.
   streamFaults: fc.tuple(fc.constant(null), reattach, reattach, reattach),
 });
