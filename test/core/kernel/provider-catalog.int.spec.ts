@@ -2,7 +2,8 @@ import { Observable } from 'rxjs';
 import { AgentRx } from '../../../src/agentrx.js';
 import { bindProvider } from '../../../src/core/di/bind-plugin.js';
 import { ContainerModule, inject, injectable } from '../../../src/core/di/inversify.js';
-import type { RawEvent, TurnResult } from '../../../src/core/model.js';
+import type { RawEvent } from '../../../src/core/model.js';
+import { TestProviderBase } from '../session/session-parts.fixtures.js';
 import type { TurnProvider } from '../../../src/core/plugin/agent-provider.js';
 
 /** Options a provider cannot be built without (like a config section that was never given). */
@@ -11,10 +12,10 @@ const NeedsSection = Symbol('NeedsSection');
 /** Records what happens to each built provider, by id. */
 const log: string[] = [];
 
-abstract class CountingProvider implements TurnProvider<undefined, string> {
-  abstract readonly id: string;
+abstract class CountingProvider extends TestProviderBase implements TurnProvider {
   readonly mode = 'request_response' as const;
   constructor() {
+    super();
     log.push(`build ${this.constructor.name}`);
   }
   start(): void {
@@ -28,27 +29,6 @@ abstract class CountingProvider implements TurnProvider<undefined, string> {
       sub.next({ type: 'done', id: `${this.id}-${log.length}` });
       sub.complete();
     });
-  }
-  async open(): Promise<undefined> {
-    return undefined;
-  }
-  sessionId(): undefined {
-    return undefined;
-  }
-  resumed(): boolean {
-    return false;
-  }
-  kickoffInput(): string {
-    return 'go';
-  }
-  userInput(text: string): string {
-    return text;
-  }
-  resumeInput(): string {
-    return 'resume';
-  }
-  normalize(events: readonly RawEvent[]): TurnResult {
-    return { terminal: 'end_turn', stopReason: 'end_turn', text: this.id, customToolUses: [], serverToolUses: [], usage: { inputTokens: 0, outputTokens: 0 }, events: [...events] };
   }
 }
 

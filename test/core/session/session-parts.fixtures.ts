@@ -1,5 +1,5 @@
 import type { AgentRxEvent, SessionEvent } from '../../../src/core/events/session-event.js';
-import type { RawEvent } from '../../../src/core/model.js';
+import type { RawEvent, TurnResult } from '../../../src/core/model.js';
 import type { AgentProvider, StreamingProvider, TurnProvider } from '../../../src/core/plugin/agent-provider.js';
 import type { HostLinkEvents } from '../../../src/core/session/host-link.js';
 import { Ingestion } from '../../../src/core/session/ingestion.js';
@@ -74,3 +74,32 @@ export class RecordingLinkEvents implements HostLinkEvents {
 
 /** The types of the agentrx events among `envs`. */
 export const agentrxTypes = (envs: readonly SessionEvent[]): AgentRxEvent['type'][] => envs.flatMap((e) => (e.source === 'agentrx' ? [e.raw.type] : []));
+
+/**
+ * The callbacks every hand-written test provider shares (a conn-less session that always ends its
+ * turn); subclasses add their mode's members and override what a test looks at.
+ */
+export abstract class TestProviderBase {
+  abstract readonly id: string;
+  async open(): Promise<unknown> {
+    return undefined;
+  }
+  sessionId(): string | undefined {
+    return 's-1';
+  }
+  resumed(): boolean {
+    return false;
+  }
+  kickoffInput(): unknown {
+    return 'kickoff';
+  }
+  userInput(text: string): unknown {
+    return text;
+  }
+  resumeInput(..._args: unknown[]): unknown {
+    return 'resume';
+  }
+  normalize(events: readonly RawEvent[]): TurnResult {
+    return { terminal: 'end_turn', stopReason: 'end_turn', text: this.id, customToolUses: [], serverToolUses: [], usage: { inputTokens: 0, outputTokens: 0 }, events: [...events] };
+  }
+}

@@ -1,13 +1,13 @@
 import { Observable, Subject } from 'rxjs';
 import { AgentRxError } from '../../../src/core/errors.js';
 import { MemoryLogger } from '../../../src/core/logger.js';
-import type { RawEvent, ToolUse, TurnResult } from '../../../src/core/model.js';
+import type { RawEvent, ToolUse } from '../../../src/core/model.js';
 import type { IngestCursor, Reconnected, StreamingProvider, StreamItem } from '../../../src/core/plugin/agent-provider.js';
 import { StreamAttachment } from '../../../src/core/session/stream-attachment.js';
-import { agentrxTypes, RecordingLinkEvents, recordingIngestion } from './session-parts.fixtures.js';
+import { agentrxTypes, RecordingLinkEvents, recordingIngestion, TestProviderBase } from './session-parts.fixtures.js';
 
 /** A streaming host driven by hand: each attachment is a Subject the test pushes into. */
-class ManualHost implements StreamingProvider<string, unknown> {
+class ManualHost extends TestProviderBase implements StreamingProvider<unknown, unknown> {
   readonly id = 'manual';
   readonly mode = 'streaming' as const;
   readonly calls: string[] = [];
@@ -16,7 +16,7 @@ class ManualHost implements StreamingProvider<string, unknown> {
   onReconnect: (cursor: IngestCursor, live: Subject<StreamItem>) => Promise<Reconnected> = async () => ({ missed: [], pending: [] });
   /** Attachments from this number on fail before they open. */
   failFrom = Infinity;
-  interrupt?: (conn: string, signal: AbortSignal) => Promise<void>;
+  interrupt?: (conn: unknown, signal: AbortSignal) => Promise<void>;
 
   stream(): Observable<StreamItem> {
     return new Observable<StreamItem>((sub) => {
@@ -33,7 +33,7 @@ class ManualHost implements StreamingProvider<string, unknown> {
       return () => inner.unsubscribe();
     });
   }
-  reconnect(_conn: string, cursor: IngestCursor): Promise<Reconnected> {
+  reconnect(_conn: unknown, cursor: IngestCursor): Promise<Reconnected> {
     this.calls.push('reconnect');
     return this.onReconnect(cursor, this.streams.at(-1)!);
   }
@@ -43,27 +43,6 @@ class ManualHost implements StreamingProvider<string, unknown> {
   }
   close(): void {
     this.calls.push('close');
-  }
-  async open(): Promise<string> {
-    return 'conn';
-  }
-  sessionId(): string {
-    return 's-1';
-  }
-  resumed(): boolean {
-    return false;
-  }
-  kickoffInput(): unknown {
-    return 'kickoff';
-  }
-  userInput(text: string): unknown {
-    return text;
-  }
-  resumeInput(): unknown {
-    return 'resume';
-  }
-  normalize(events: readonly RawEvent[]): TurnResult {
-    return { terminal: 'end_turn', stopReason: 'end_turn', text: '', customToolUses: [], serverToolUses: [], usage: { inputTokens: 0, outputTokens: 0 }, events: [...events] };
   }
 }
 

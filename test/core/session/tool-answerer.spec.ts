@@ -7,37 +7,20 @@ import { Answer, ToolAnswerer, type ToolAnswererOptions } from '../../../src/cor
 import { MemorySessionStore } from '../../../src/core/store/session-store.js';
 import { ToolDispatcher } from '../../../src/core/tools/tool-dispatcher.js';
 import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
+import { TestProviderBase } from './session-parts.fixtures.js';
 
 /** A host whose inputs are plain records, so the answers can be read back. */
-class RecordHost implements TurnProvider<undefined, unknown> {
+class RecordHost extends TestProviderBase implements TurnProvider {
   readonly id = 'record-host';
   readonly mode = 'request_response' as const;
   pollTurn(): Observable<RawEvent> {
     return new Observable();
   }
-  async open(): Promise<undefined> {
-    return undefined;
-  }
-  sessionId(): string {
-    return 's-1';
-  }
-  resumed(): boolean {
-    return false;
-  }
-  kickoffInput(): unknown {
-    return { kind: 'kickoff' };
-  }
-  userInput(text: string): unknown {
-    return { kind: 'user', text };
-  }
-  resumeInput(toolUses: readonly ToolUse[], results: readonly ToolResult[]): unknown {
+  override resumeInput(toolUses: readonly ToolUse[], results: readonly ToolResult[]): unknown {
     return { kind: 'resume', ids: toolUses.map((u) => u.id), results: results.map((r) => r.content) };
   }
   confirmationInput(decisions: readonly ToolConfirmation[], results?: unknown): unknown {
     return { kind: 'confirm', decisions, results };
-  }
-  normalize(): TurnResult {
-    throw new Error('not used');
   }
   pendingToolUses(history: readonly RawEvent[]): ToolUse[] {
     return history.filter((e) => e['type'] === 'tool_use').map((e) => ({ id: String(e['id']), name: String(e['name']), input: e['input'] as Record<string, unknown> }));
