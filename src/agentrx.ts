@@ -5,6 +5,8 @@ import { Subject, type Observable } from 'rxjs';
 import { ConsumerHub, type ConsumerError } from './core/session/consumer-hub.js';
 import { ConsumerErrors, ConsumerRegistry, ToolRegistry, coreModule } from './core/di/core-module.js';
 import { ProviderCatalog } from './core/kernel/provider-catalog.js';
+import { attachLog, type LogAttachment } from './core/session/log-attachment.js';
+import { retentionFromConfig, startRetention } from './core/store/retention.js';
 import { AgentRxConfigToken, ConfigSections } from './core/config/config-tokens.js';
 import type { AgentRxConfig } from './core/config/agentrx.config.js';
 import type { ConfigSection } from './core/config/config-section.js';
@@ -57,6 +59,8 @@ export class AgentRx {
   private readonly sessions = new Set<Session>();
   private readonly handles = new Map<string, Promise<unknown>>();
   private stopped = false;
+  /** The store's retention schedule (`store.retention`), stopped with the instance. */
+  private retention: { stop(): void } | undefined;
 
   private constructor(
     readonly container: Container,
@@ -127,8 +131,15 @@ export class AgentRx {
     );
     await kernel.start();
     providers.markStarted();
+    const store = container.get<SessionStore>(SessionStore);
+    rx.retention = store.prune ? startRetention({ prune: (o) => store.prune!(o) }, retentionFromConfig(config.store.retention), logger) : undefined;
     if (opts.handleSignals) kernel.handleSignals(() => rx.cancelAll());
     return rx;
+  }
+
+  /** The store every session of this instance is kept in (its records, ledgers and logs). */
+  get sessionStore(): SessionStore {
+    return this.store;
   }
 
   /** Tool declarations as the host sees them. */
@@ -155,6 +166,18 @@ export class AgentRx {
   /** Starts a live session: it stays open for `message()` after each terminal until `close()`/`cancel()`. */
   start(opts: SessionOptions = {}): Session {
     return this.openSession(opts, true);
+  }
+
+  /**
+   * Attaches a reader to a session's log in the store, from any process sharing it: the envelopes
+   * after `afterSeq` (default 0: all), then live ones as they are appended, and their AG-UI
+   * translation tagged with `seq`. Unsubscribe to detach; nothing is started or resumed.
+   */
+  attach(sessionId: string, opts: { readonly afterSeq?: number } = {}): LogAttachment {
+    const afterSeq = opts.afterSeq ?? 0;
+    if (typeof sessionId !== 'string' || sessionId.length === 0) throw new AgentRxError('invalid_options', 'attach(sessionId): sessionId must be a non-empty string');
+    if (!Number.isInteger(afterSeq) || afterSeq < 0) throw new AgentRxError('invalid_options', `attach: afterSeq must be an integer ≥ 0; got ${JSON.stringify(opts.afterSeq)}`);
+    return attachLog(this.store, sessionId, afterSeq);
   }
 
   /** Cancels every running session. */
@@ -201,6 +224,7 @@ export class AgentRx {
       this.cancelAll();
       await Promise.all(closing);
     }
+    this.retention?.stop();
     await this.kernel.stop();
     this.consumerErrors.complete();
   }

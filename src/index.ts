@@ -2,6 +2,7 @@
 export { AgentRx, type AgentRxCreateOptions } from './agentrx.js';
 export { coreServicesModule, defaultModules } from './default-modules.js';
 export { Session } from './core/session/session.js';
+export type { LogAttachment, SequencedAgUiEvent } from './core/session/log-attachment.js';
 export type { ConfirmTool, SessionOptions, ToolDecision, TurnGuard } from './core/session/session-options.js';
 export { AgentRxError, isAgentRxError, type ErrorCode } from './core/errors.js';
 export type { AgentSpec, Outcome, RawEvent, SessionResult, ToolConfirmation, ToolDeclaration, ToolResult, ToolUse, TurnResult, TurnTerminal, Usage } from './core/model.js';
@@ -55,8 +56,11 @@ export type {
 export { RecentKeys, dedupeById, extractTextDeltas, groupTurns, toAgUi, type DedupeByIdOptions } from './core/events/operators/index.js';
 export type { ConsumerError } from './core/session/consumer-hub.js';
 export { Logger, MemoryLogger, StderrLogger, type LogLevel } from './core/logger.js';
-export { SessionStore, MemorySessionStore, type SessionRecord } from './core/store/session-store.js';
-export { FileSessionStore } from './core/store/file-session-store.js';
+export { SESSION_LOG_VERSION, SessionStore, type SessionRecord, type SessionStatus, type StoreLease } from './core/store/session-store.js';
+export { MemorySessionStore } from './core/store/memory-session-store.js';
+export { FileSessionStore, type FileSessionStoreOptions } from './core/store/file-session-store.js';
+export { retentionFromConfig, startRetention, type PrunableSessionStore, type PruneOptions, type RetentionOptions } from './core/store/retention.js';
+export { exportCassette, formatCassette, parseCassette, readCassette, writeCassette, type Cassette } from './core/store/cassette.js';
 export type { LedgerEntry, LedgerState } from './core/tools/tool-ledger.js';
 export { AgentRxConfig } from './core/config/agentrx.config.js';
 export { ConfigSections } from './core/config/config-tokens.js';

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { FileSessionStore } from '../../src/core/store/file-session-store.js';
 import { startCmaEmulator, type CmaEmulator, type CmaWireEvent } from '../../src/testing/cma-emulator.js';
 
 const ROOT = resolve(process.cwd());
@@ -54,11 +55,10 @@ describe('crash-restart with the file SessionStore (child processes against the 
   const storeDir = (): string => join(dir, 'store');
   const logFile = (): string => join(dir, 'executions.log');
   const executions = (): string[] => (existsSync(logFile()) ? readFileSync(logFile(), 'utf8').trim().split('\n').filter(Boolean) : []);
-  const ledgerState = (sessionId: string): string | undefined => {
-    const file = join(storeDir(), `${encodeURIComponent(sessionId)}.json`);
-    if (!existsSync(file)) return undefined;
-    const rec = JSON.parse(readFileSync(file, 'utf8')) as { ledger: { toolUseId: string; state: string }[] };
-    return rec.ledger.find((e) => e.toolUseId === TOOL_USE)?.state;
+  /** The tool's ledger state as the store holds it (read through the store, as another process would). */
+  const ledgerState = async (sessionId: string): Promise<string | undefined> => {
+    const rec = await new FileSessionStore(storeDir()).load(sessionId);
+    return rec?.ledger.find((e) => e.toolUseId === TOOL_USE)?.state;
   };
   const resultsPosts = (e: CmaEmulator): { status: number; events: CmaWireEvent[] }[] =>
     e.requests
@@ -120,7 +120,7 @@ describe('crash-restart with the file SessionStore (child processes against the 
       const child = spawnChild('fast', false);
       await Promise.race([emu.waitFor(() => resultsPosts(emu!).some((p) => p.status === 429)), child.exited.then((x) => Promise.reject(new Error(`child exited early: ${JSON.stringify(x)}`)))]);
       const sessionId = [...emu.sessions.keys()][0]!;
-      expect(ledgerState(sessionId)).toBe('executed');
+      expect(await ledgerState(sessionId)).toBe('executed');
       expect(accepted(emu, sessionId)).toEqual([]);
       await kill(child);
       expect(executions()).toHaveLength(1);
@@ -131,7 +131,7 @@ describe('crash-restart with the file SessionStore (child processes against the 
       expect(executions()).toHaveLength(1);
       expect(accepted(emu, sessionId).map((r) => [r['custom_tool_use_id'], r['is_error'], r['content']])).toEqual([[TOOL_USE, false, [{ type: 'text', text: 'did x' }]]]);
       expect(resultsPosts(emu).map((p) => p.status)).toEqual([429, 200]);
-      expect(ledgerState(sessionId)).toBe('posted');
+      expect(await ledgerState(sessionId)).toBe('posted');
     }, 60_000);
   });
 
@@ -141,7 +141,7 @@ describe('crash-restart with the file SessionStore (child processes against the 
       const child = spawnChild('hang', idempotent);
       const started = await child.next('tool_started');
       expect(started.toolUseId).toBe(TOOL_USE);
-      expect(ledgerState(started.sessionId)).toBe('executing');
+      expect(await ledgerState(started.sessionId)).toBe('executing');
       await kill(child);
       expect(executions()).toHaveLength(1);
       expect(resultsPosts(emu)).toEqual([]);

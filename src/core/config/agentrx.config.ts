@@ -201,16 +201,65 @@ export class TimeoutsConfig {
   interruptMs: number = 2_000;
 }
 
+/**
+ * When stored sessions are deleted (`store.retention`). Nothing is deleted unless `maxAgeDays` or
+ * `maxSessions` is set; a session that is held (open in a live process) or `running` is never
+ * deleted, whatever its age or rank.
+ */
+export class StoreRetentionConfig {
+  /** Delete sessions whose last update (`updatedAt`) is older than this many days. */
+  @IsOptional()
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(36_500)
+  maxAgeDays?: number;
+
+  /** Keep at most this many sessions: the oldest by `updatedAt` beyond it are deleted. */
+  @IsOptional()
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  maxSessions?: number;
+
+  /** How often the retention pass runs (the first runs at start). Default one hour. */
+  @IsOptional()
+  @CoerceNumber()
+  @IsInt()
+  @Min(1_000)
+  @Max(MAX_TIMEOUT_MS)
+  intervalMs?: number;
+}
+
 /** Where sessions and the tool ledger are kept. `file` survives a process restart. */
 export class StoreConfig {
   @IsIn(STORE_TYPES)
   type: StoreType = 'memory';
 
-  /** Directory of the file store; required when `type` is `'file'`. */
+  /** Directory of the file store (a folder per session); required when `type` is `'file'`. */
   @ValidateIf((o: StoreConfig) => o.type === 'file' || o.dir !== undefined)
   @IsString({ context: { expected: "a directory path (required when store.type is 'file')" } })
   @IsNotEmpty({ context: { expected: "a directory path (required when store.type is 'file')" } })
   dir?: string;
+
+  /**
+   * `type: 'memory'` only: the most recent envelopes kept per session log (it holds at most twice
+   * as many; older ones are dropped in blocks, and reading before them is a `store_error`). Bounds
+   * a long live session's memory. 0 keeps every envelope. Default 10,000.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000)
+  memoryLogLimit: number = 10_000;
+
+  /** Deletion of old sessions by age and count; absent: sessions are kept forever. */
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => StoreRetentionConfig)
+  retention?: StoreRetentionConfig;
 }
 
 /**

@@ -10,7 +10,8 @@ import { ProviderRegistration } from '../plugin/provider-registration.js';
 import { ToolHandler } from '../plugin/tool-handler.js';
 import { ConsumerHub, type ConsumerError } from '../session/consumer-hub.js';
 import { FileSessionStore } from '../store/file-session-store.js';
-import { MemorySessionStore, SessionStore } from '../store/session-store.js';
+import { MemorySessionStore } from '../store/memory-session-store.js';
+import { SessionStore } from '../store/session-store.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { ContainerModule, type ResolutionContext, type ServiceIdentifier } from './inversify.js';
 
@@ -33,9 +34,9 @@ export const coreModule = new ContainerModule((options) => {
   };
   bindOnce<Logger>(Logger, (_ctx, config) => new StderrLogger(config.logLevel));
   bindOnce<SessionStore>(SessionStore, (ctx, config) => {
-    if (config.store.type !== 'file') return new MemorySessionStore();
+    if (config.store.type !== 'file') return new MemorySessionStore(config.store.memoryLogLimit);
     const logger = ctx.get<Logger>(Logger);
-    return new FileSessionStore(config.store.dir!, (file, reason) => logger.warn(`corrupt session record ${file} ignored: ${reason}`));
+    return new FileSessionStore(config.store.dir!, (file, what) => logger.warn(`session store: ${what} (${file})`));
   });
   bindOnce(ToolRegistry, (ctx) => new PluginRegistry<ToolHandler>('tool', ctx.getAll<ToolHandler>(ToolHandler), (t) => t.name, ctx.get<Logger>(Logger)));
   bindOnce(ConsumerRegistry, (ctx) => new PluginRegistry<EventConsumer>('consumer', ctx.getAll<EventConsumer>(EventConsumer), (c) => c.id, ctx.get<Logger>(Logger)));

@@ -165,6 +165,13 @@ export interface ProviderBase<Conn = unknown, Input = unknown> {
   eventId?(event: RawEvent): string | undefined;
   /** The client-held conversation history, verbatim, if the provider keeps one. */
   transcript?(conn: Conn): readonly RawEvent[] | undefined;
+  /**
+   * Custom tool uses in a conn restored from a transcript (`OpenOptions.history`) that the history
+   * does not answer yet: a process that stopped while tools ran. The Session answers them (through
+   * the ledger: a recorded result is replayed, an unrecorded one is re-run only if idempotent)
+   * before the prompt. Default: none.
+   */
+  unansweredToolUses?(conn: Conn): readonly ToolUse[];
   /** True when the host natively honors outcomes. Default false. */
   readonly supportsOutcomes?: boolean;
   /** Releases per-session resources (sockets, timers). Called once when the session ends. */

@@ -2,7 +2,7 @@ import { Subject, type Observable } from 'rxjs';
 import { RecentKeys, dedupeById, extractTextDeltas, type TextDeltaResult } from '../events/operators/index.js';
 import type { AgentRxEvent, EventDraft, SessionEvent } from '../events/session-event.js';
 import type { RawEvent } from '../model.js';
-import type { IngestCursor } from '../plugin/agent-provider.js';
+import { defaultEventId, type AgentProvider, type IngestCursor } from '../plugin/agent-provider.js';
 
 /** Provider events kept per request for split-batch recovery when `retainEvents` is off. */
 export const UNRETAINED_HISTORY = 1_000;
@@ -42,6 +42,18 @@ export class Ingestion {
   private requestEvents: RawEvent[] = [];
   private done = false;
 
+  /** The ingestion of one session of `provider`: its event ids, and its text deltas read with the session's conn. */
+  static forProvider(provider: AgentProvider, conn: () => unknown, opts: Pick<IngestionOptions, 'dedupeWindow' | 'retainEvents'>): Ingestion {
+    const textDelta = provider.textDelta?.bind(provider);
+    return new Ingestion({
+      providerId: provider.id,
+      eventId: provider.eventId?.bind(provider) ?? defaultEventId,
+      textDelta: textDelta ? (raw) => textDelta(conn(), raw) : () => undefined,
+      dedupeWindow: opts.dedupeWindow,
+      retainEvents: opts.retainEvents,
+    });
+  }
+
   constructor(private readonly opts: IngestionOptions) {
     this.seen = new RecentKeys(opts.dedupeWindow);
     this.events$ = this.bus.asObservable();
@@ -61,6 +73,16 @@ export class Ingestion {
   /** The provider events of the current request, oldest first (bounded unless `retainEvents`). */
   get history(): readonly RawEvent[] {
     return this.requestEvents;
+  }
+
+  /**
+   * A resumed session goes on where its log ends: the next envelope is `lastSeq + 1`, and the ids
+   * of the log's last provider events count as ingested (dedupe, and the cursor `reconnect` gets).
+   * Call before the first envelope.
+   */
+  resumeFrom(end: { readonly lastSeq: number; readonly recentIds: readonly string[] }): void {
+    this.seq = end.lastSeq;
+    for (const id of end.recentIds) this.seen.add(id);
   }
 
   /** Starts a request: turn 0 and an empty history. */

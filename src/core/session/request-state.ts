@@ -1,3 +1,4 @@
+import { EmptyError, firstValueFrom, type Observable } from 'rxjs';
 import { AgentRxError } from '../errors.js';
 import { addUsage, emptyUsage, type SessionResult, type TurnResult, type Usage } from '../model.js';
 import type { TurnGuard } from './session-options.js';
@@ -83,4 +84,11 @@ export class RequestState {
       usage: this.usage,
     };
   }
+}
+
+/** The first result of `results$`; `session_closed` when it completes without one, its error when it fails. */
+export function firstResult(results$: Observable<SessionResult>): Promise<SessionResult> {
+  return firstValueFrom(results$).catch((e: unknown) => {
+    throw e instanceof EmptyError ? new AgentRxError('session_closed', 'the session closed before its first request finished') : e;
+  });
 }

@@ -27,6 +27,12 @@ export interface SessionOptions {
   readonly prompt?: string;
   /** Resume this provider session: unanswered tool uses are redriven before the prompt. */
   readonly sessionId?: string;
+  /**
+   * The AG-UI thread id of the session's runs (its record keeps it, so a reader finds the log by
+   * thread). Default: the provider-side session id, else a generated one. A resumed session keeps
+   * the thread id its record has.
+   */
+  readonly threadId?: string;
   /** Overrides the configured provider for this session. */
   readonly provider?: string;
   /** Per-request run timeout (ms). */
@@ -55,6 +61,7 @@ export interface SessionOptions {
 export interface ResolvedSessionOptions {
   readonly prompt: string | undefined;
   readonly sessionId: string | undefined;
+  readonly threadId: string | undefined;
   readonly timeoutMs: number;
   readonly maxTurns: number;
   readonly signal: AbortSignal | undefined;
@@ -101,6 +108,7 @@ export function resolveSessionOptions(
   };
   if (opts.prompt !== undefined && typeof opts.prompt !== 'string') problems.push(`prompt: must be a string; got ${typeof opts.prompt}`);
   if (opts.sessionId !== undefined && (typeof opts.sessionId !== 'string' || opts.sessionId.length === 0)) problems.push('sessionId: must be a non-empty string');
+  if (opts.threadId !== undefined && (typeof opts.threadId !== 'string' || opts.threadId.length === 0)) problems.push('threadId: must be a non-empty string');
   int('timeoutMs', opts.timeoutMs, 1, 2 ** 31 - 1);
   int('maxTurns', opts.maxTurns, 1, 10_000);
   int('maxReprompts', opts.maxReprompts, 0, 100);
@@ -123,6 +131,7 @@ export function resolveSessionOptions(
   return {
     prompt: opts.prompt,
     sessionId: opts.sessionId,
+    threadId: opts.threadId,
     timeoutMs: opts.timeoutMs ?? defaults.timeoutMs,
     maxTurns: opts.maxTurns ?? defaults.maxTurns,
     signal: opts.signal,

@@ -1,4 +1,4 @@
-import { EmptyError, Observable, ReplaySubject, firstValueFrom, share } from 'rxjs';
+import { Observable, ReplaySubject, share } from 'rxjs';
 import { randomUUID } from 'node:crypto';
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import type { AgUiEvent } from '../events/agui-event.js';
@@ -6,7 +6,7 @@ import { toAgUi } from '../events/operators/index.js';
 import type { SessionEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
 import type { AgentSpec, RawEvent, SessionResult, TurnResult } from '../model.js';
-import { defaultEventId, type AgentProvider } from '../plugin/agent-provider.js';
+import type { AgentProvider } from '../plugin/agent-provider.js';
 import { stopReasonForCode, type StopReason } from '../plugin/event-consumer.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { ToolDispatcher } from '../tools/tool-dispatcher.js';
@@ -14,7 +14,8 @@ import { AsyncQueue, abortReason, abortable, followAbort } from '../util/async.j
 import type { ConsumerAttachment } from './consumer-hub.js';
 import type { HostLink, HostLinkEvents } from './host-link.js';
 import { Ingestion } from './ingestion.js';
-import { RequestState } from './request-state.js';
+import { RequestState, firstResult } from './request-state.js';
+import { SessionJournal } from './session-journal.js';
 import type { ResolvedSessionOptions } from './session-options.js';
 import { StreamAttachment } from './stream-attachment.js';
 import { Answer, ToolAnswerer, type Asked } from './tool-answerer.js';
@@ -75,6 +76,7 @@ export class Session {
   private readonly ingestion: Ingestion;
   private readonly link: HostLink;
   private readonly answerer: ToolAnswerer;
+  private readonly journal: SessionJournal;
   private readonly consumers: ConsumerAttachment;
   private conn: unknown;
   private sessionIdValue: string | undefined;
@@ -92,20 +94,13 @@ export class Session {
     private readonly live: boolean,
   ) {
     const provider = deps.provider;
-    const textDelta = provider.textDelta?.bind(provider);
-    this.ingestion = new Ingestion({
-      providerId: provider.id,
-      eventId: provider.eventId?.bind(provider) ?? defaultEventId,
-      textDelta: textDelta ? (raw) => textDelta(this.conn, raw) : () => undefined,
-      dedupeWindow: opts.dedupeWindow,
-      retainEvents: opts.retainEvents,
-    });
+    const conn = (): unknown => this.conn;
+    this.ingestion = Ingestion.forProvider(provider, conn, opts);
+    this.journal = new SessionJournal(deps.store, provider.id, (error) => this.ctrl.abort(error));
     this.events$ = this.ingestion.events$;
     this.agui$ = this.events$.pipe(toAgUi(), share());
     this.results$ = this.results.asObservable();
-    this.result = firstValueFrom(this.results$).catch((e: unknown) => {
-      throw e instanceof EmptyError ? new AgentRxError('session_closed', 'the session closed before its first request finished') : e;
-    });
+    this.result = firstResult(this.results$);
     this.closed = new Promise<void>((resolve) => (this.markClosed = resolve));
     // The caller may never await `result` (live sessions use results$); do not crash the process.
     this.result.catch(() => undefined);
@@ -116,13 +111,13 @@ export class Session {
       recovered: (rec) => this.queueRedrive({ uses: rec.pending, confirmations: rec.confirmations ?? [] }),
       failed: (error) => this.ctrl.abort(error),
     };
-    const conn = (): unknown => this.conn;
     this.link =
       provider.mode === 'streaming'
         ? new StreamAttachment(provider, conn, this.ingestion, events, { live, ...opts, interruptTimeoutMs: deps.interruptTimeoutMs }, this.ctrl.signal, deps.logger)
         : new TurnPoller(provider, conn, this.ingestion, events, deps.logger);
     this.answerer = new ToolAnswerer(
-      { provider, dispatcher: deps.dispatcher, store: deps.store, logger: deps.logger, emit: (ev) => this.ingestion.emit(ev), sessionId: () => this.sessionIdValue, history: () => this.ingestion.history },
+      { provider, dispatcher: deps.dispatcher, store: deps.store, logger: deps.logger, emit: (ev) => this.ingestion.emit(ev), sessionId: () => this.logId, history: () => this.ingestion.history,
+        beforeTools: () => this.journal.checkpoint({ transcript: provider.transcript?.(this.conn) }), beforeRecord: () => this.journal.flush() },
       { confirmTool: opts.confirmTool, live, toolTimeoutMs: opts.toolTimeoutMs, toolConcurrency: opts.toolConcurrency },
     );
     if (opts.signal) followAbort(opts.signal, () => this.cancel(), this.closed);
@@ -132,6 +127,11 @@ export class Session {
   /** The provider-side session id, once opened. */
   get sessionId(): string | undefined {
     return this.sessionIdValue;
+  }
+
+  /** The session's key in the store: the provider-side id, else its thread id. */
+  private get logId(): string {
+    return this.sessionIdValue ?? this.threadId;
   }
 
   /** Queues a follow-up user message; it is sent when the running request reaches a terminal. */
@@ -225,12 +225,15 @@ export class Session {
 
   private async open(signal: AbortSignal): Promise<void> {
     const p = this.deps.provider;
+    // A resume reads the stored record first: a host whose history lives with the client (Local) restores it.
+    const prior = this.opts.sessionId !== undefined ? await abortable(this.journal.load(this.opts.sessionId), signal) : undefined;
     const handle = await abortable(this.deps.provision(), signal);
-    this.conn = await abortable(p.open({ sessionId: this.opts.sessionId, spec: this.deps.spec, handle, signal, maxTurns: this.opts.maxTurns }), signal);
+    this.conn = await abortable(p.open({ sessionId: this.opts.sessionId, spec: this.deps.spec, handle, signal, maxTurns: this.opts.maxTurns, history: prior?.transcript }), signal);
     this.sessionIdValue = p.sessionId(this.conn) ?? this.opts.sessionId;
     this.ingestion.sessionId = this.sessionIdValue;
-    this.threadId = this.sessionIdValue ?? `thread-${randomUUID()}`;
-    if (this.sessionIdValue) await this.answerer.load(this.sessionIdValue);
+    this.threadId = prior?.threadId ?? this.opts.threadId ?? this.sessionIdValue ?? `thread-${randomUUID()}`;
+    this.ingestion.resumeFrom(await abortable(this.journal.open(this.logId, this.threadId, prior, this.events$, this.opts.dedupeWindow), signal));
+    this.answerer.load(prior);
     // A resume recovers what the host has and queues a redrive of what it waits on, before any prompt.
     await this.link.connect(p.resumed(this.conn), signal);
   }
@@ -300,11 +303,9 @@ export class Session {
           await send(this.deps.provider.userInput(text));
           continue;
         }
-        this.finish({ ...turn, terminal: 'terminated', stopReason: 'no_terminal_tool' });
-        return;
+        return this.finish({ ...turn, terminal: 'terminated', stopReason: 'no_terminal_tool' });
       }
-      this.finish(turn);
-      return;
+      return this.finish(turn);
     }
   }
 
@@ -314,17 +315,17 @@ export class Session {
     this.ingestion.emit({ type: 'agentrx.run_started', runId: this.request$.runId, threadId: this.threadId, resumed: this.deps.provider.resumed(this.conn) });
   }
 
-  private finish(turn: TurnResult): void {
+  /** A request's terminal: its record checkpoint (log durable, transcript saved), then its result. */
+  private async finish(turn: TurnResult): Promise<void> {
     this.request$.end();
     this.link.terminalReached();
     const p = this.deps.provider;
     const events = this.opts.retainEvents ? this.ingestion.history : [];
     const result = this.request$.result(turn, { sessionId: this.sessionIdValue, provider: p.id, turns: this.ingestion.turn, transcript: p.transcript?.(this.conn), events });
     this.ingestion.emit({ type: 'agentrx.run_finished', runId: this.request$.runId, threadId: this.threadId, terminal: result.terminal, stopReason: result.stopReason, turns: result.turns, usage: result.usage });
+    await this.journal.checkpoint({ status: 'idle', transcript: result.transcript });
     this.results.next(result);
   }
-
-  // ---------------------------------------------------------------- shutdown
 
   private async shutdown(reason: StopReason, failure: AgentRxError | undefined): Promise<void> {
     this.request$.end();
@@ -334,6 +335,7 @@ export class Session {
     else this.results.complete();
     this.isClosed = true;
     await this.link.release(reason === 'cancelled' || reason === 'timeout');
+    await this.journal.close(failure, this.deps.provider.transcript?.(this.conn));
     this.ingestion.complete();
     await this.consumers.close(reason);
     this.deps.onClosed?.();

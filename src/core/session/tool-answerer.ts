@@ -3,9 +3,9 @@ import type { AgentRxEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
 import type { RawEvent, ToolConfirmation, ToolUse, TurnResult } from '../model.js';
 import type { AgentProvider } from '../plugin/agent-provider.js';
-import type { SessionStore } from '../store/session-store.js';
+import type { SessionRecord, SessionStore } from '../store/session-store.js';
 import type { ToolDispatcher } from '../tools/tool-dispatcher.js';
-import { ToolLedger } from '../tools/tool-ledger.js';
+import { ToolLedger, type LedgerState } from '../tools/tool-ledger.js';
 import { abortReason, abortable } from '../util/async.js';
 import type { ConfirmTool, ToolDecision } from './session-options.js';
 
@@ -21,6 +21,10 @@ export interface ToolAnswererDeps {
   sessionId(): string | undefined;
   /** The provider events of the current request, oldest first (for recovery). */
   history(): readonly RawEvent[];
+  /** Called before tools run: the session's record is brought up to date (a resume may need its transcript). */
+  beforeTools(): Promise<void>;
+  /** Called before a ledger change is stored: the log up to it is made durable. */
+  beforeRecord(): Promise<void>;
 }
 
 /** The answering policy of a session. */
@@ -54,6 +58,9 @@ export interface Asked {
  */
 export class ToolAnswerer {
   private ledger = new ToolLedger();
+  /** The state of each entry as the store holds it (the `expected` of the next transition). */
+  private readonly stored = new Map<string, LedgerState>();
+  private persisting: Promise<void> = Promise.resolve();
   /** Host-run tool uses this session has answered a confirmation for. */
   private readonly confirmed = new Set<string>();
 
@@ -62,10 +69,11 @@ export class ToolAnswerer {
     private readonly opts: ToolAnswererOptions,
   ) {}
 
-  /** Loads the ledger a store kept for `sessionId` (a resume, possibly in a new process). */
-  async load(sessionId: string): Promise<void> {
-    const record = await this.deps.store.load(sessionId);
-    if (record) this.ledger = new ToolLedger(record.ledger);
+  /** Starts from the ledger a stored record kept (a resume, possibly in a new process). */
+  load(record: SessionRecord | undefined): void {
+    if (!record) return;
+    this.ledger = new ToolLedger(record.ledger);
+    for (const e of record.ledger) this.stored.set(e.toolUseId, e.state);
   }
 
   /** What a `requires_action` turn asks: confirmations first, then the custom tool uses that remain. */
@@ -132,6 +140,7 @@ export class ToolAnswerer {
 
   /** Runs tools (ledger-guarded) and returns the resume input. */
   private async runTools(uses: readonly ToolUse[], signal: AbortSignal): Promise<Answer> {
+    if (uses.length > 0) await this.deps.beforeTools();
     const results = await this.deps.dispatcher.dispatch(uses, {
       sessionId: this.deps.sessionId(),
       signal,
@@ -209,10 +218,26 @@ export class ToolAnswerer {
     return [...found.values()].filter((u) => !this.confirmed.has(u.id));
   }
 
-  private async persist(): Promise<void> {
+  /** Stores every ledger entry that changed since the last call; calls run one after another (tools run concurrently). */
+  private persist(): Promise<void> {
+    const run = this.persisting.then(() => this.persistNow());
+    this.persisting = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Each changed entry as a compare-and-set against the state the store last took. */
+  private async persistNow(): Promise<void> {
     const sessionId = this.deps.sessionId();
     if (!sessionId) return;
-    await this.deps.store.save({ version: 1, sessionId, provider: this.deps.provider.id, ledger: this.ledger.snapshot(), updatedAt: Date.now() });
+    await this.deps.beforeRecord();
+    for (const entry of this.ledger.snapshot()) {
+      const was = this.stored.get(entry.toolUseId);
+      if (was === entry.state) continue;
+      if (!(await this.deps.store.transition(sessionId, was, entry))) {
+        throw new AgentRxError('store_error', `the stored ledger of session '${sessionId}' changed under this process at tool use ${entry.toolUseId} (expected ${was ?? 'no entry'}); is another process running this session?`, { sessionId, toolUseId: entry.toolUseId });
+      }
+      this.stored.set(entry.toolUseId, entry.state);
+    }
   }
 }
 

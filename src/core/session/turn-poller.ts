@@ -24,7 +24,10 @@ export class TurnPoller implements HostLink {
     private readonly logger: Logger,
   ) {}
 
-  connect(): Promise<void> {
+  /** On a resume, reports the tool uses the restored history still owes the model (a redrive before the prompt). */
+  connect(resumed: boolean): Promise<void> {
+    const pending = resumed ? (this.provider.unansweredToolUses?.(this.conn()) ?? []) : [];
+    if (pending.length > 0) this.events.recovered({ missed: [], pending });
     return Promise.resolve();
   }
 

@@ -1,43 +1,91 @@
-import type { LedgerEntry } from '../tools/tool-ledger.js';
+import type { Observable } from 'rxjs';
+import type { SessionEvent } from '../events/session-event.js';
+import type { RawEvent } from '../model.js';
+import type { LedgerEntry, LedgerState } from '../tools/tool-ledger.js';
+import type { PruneOptions } from './retention.js';
+
+/** The version of the records and logs this build writes; a store refuses newer ones with `store_error`. */
+export const SESSION_LOG_VERSION = 2;
+
+/** Where a session stands, as its record says. */
+export type SessionStatus = 'running' | 'idle' | 'completed' | 'failed' | 'cancelled';
 
 /**
- * Durable state of one session: enough to resume it in a new process without re-running a
- * tool whose result was recorded. Saved after every ledger change.
+ * Durable state of one session besides its log: enough to resume it in a new process (Local
+ * included) without re-running a tool whose result was recorded.
  */
 export interface SessionRecord {
-  readonly version: 1;
+  readonly version: typeof SESSION_LOG_VERSION;
+  /** The store key: the provider-side session id (or the id agentrx gave a host without one). */
   readonly sessionId: string;
   readonly provider: string;
-  readonly ledger: readonly LedgerEntry[];
-  /** Id of the last provider event ingested (a resume cursor where the host supports one). */
-  readonly cursor?: string;
+  /** The AG-UI thread id of the session's runs. */
+  readonly threadId: string;
+  readonly status: SessionStatus;
+  /** Epoch ms. */
+  readonly createdAt: number;
   readonly updatedAt: number;
+  /** The at-most-once tool ledger (entries change only through `transition`, or whole in `save`). */
+  readonly ledger: readonly LedgerEntry[];
+  /** The host's history where it lives with the client (Local): `open` restores it on a resume. */
+  readonly transcript?: readonly RawEvent[];
+  /** Why the session failed (status `failed`/`cancelled`). */
+  readonly error?: { readonly code: string; readonly message: string };
 }
 
-/** Persists SessionRecords. Implementations must make `save` atomic. */
+/** A session taken by one process: released when the session closes. */
+export interface StoreLease {
+  release(): Promise<void>;
+}
+
+/**
+ * Persists sessions: a record, a ledger and an append-only log of envelopes per session, whose
+ * `seq` is the log's own offset (1-based, gap-free). One contract, several engines (memory, files,
+ * later Redis); `test/core/store/session-store.conformance.ts` holds what every engine must do.
+ * Every failure is an AgentRxError `store_error` naming the session (and the file, for files).
+ */
 export const SessionStore = Symbol('SessionStore');
 
 export interface SessionStore {
-  /** The record, or undefined if none (a corrupt record is reported through `onCorrupt` and treated as none). */
+  /** The record, or undefined if there is none. A record that cannot be read is a `store_error`, never "none". */
   load(sessionId: string): Promise<SessionRecord | undefined>;
+  /** Writes the whole record atomically (its ledger included). */
   save(record: SessionRecord): Promise<void>;
+  /** Removes the record and the log. */
   delete(sessionId: string): Promise<void>;
-}
-
-/**
- * Keeps records in process memory. Records are kept by reference, not copied: the Session saves a
- * fresh snapshot each time (ledger entries are immutable objects), and a deep copy per save was a
- * measurable share of CPU and GC with many concurrent sessions.
- */
-export class MemorySessionStore implements SessionStore {
-  private readonly records = new Map<string, SessionRecord>();
-  async load(sessionId: string): Promise<SessionRecord | undefined> {
-    return this.records.get(sessionId);
-  }
-  async save(record: SessionRecord): Promise<void> {
-    this.records.set(record.sessionId, record);
-  }
-  async delete(sessionId: string): Promise<void> {
-    this.records.delete(sessionId);
-  }
+  /** Every record, newest `updatedAt` first. */
+  list(): Promise<SessionRecord[]>;
+  /**
+   * Compare-and-set of one ledger entry: writes `entry` only if the entry for `entry.toolUseId` is
+   * now in state `expected` (undefined: absent). Returns false, changing nothing, otherwise.
+   */
+  transition(sessionId: string, expected: LedgerState | undefined, entry: LedgerEntry): Promise<boolean>;
+  /**
+   * Appends envelopes to the log, idempotent by `seq`: an envelope whose `seq` the log already
+   * holds is skipped; one that would leave a gap (`seq` > last + 1) is a `store_error`. Durable
+   * only after `flush` (an engine may buffer).
+   */
+  append(sessionId: string, envelopes: readonly SessionEvent[]): Promise<void>;
+  /** Makes every append so far durable (the file engine: fsync). */
+  flush(sessionId: string): Promise<void>;
+  /** Up to `limit` envelopes with `seq` > `afterSeq`, in order (a page; default limit 1,000). */
+  read(sessionId: string, afterSeq: number, limit?: number): Promise<SessionEvent[]>;
+  /** The highest `seq` in the log (0 when empty or absent). */
+  lastSeq(sessionId: string): Promise<number>;
+  /**
+   * Replays the log after `afterSeq`, then follows new appends (made by any process sharing the
+   * store, for engines that can see them), in `seq` order, without gaps or repeats. Never
+   * completes on its own; unsubscribe to stop. Errors with `store_error`.
+   */
+  tail(sessionId: string, afterSeq: number): Observable<SessionEvent>;
+  /**
+   * Takes the session for this process. A session held by another live owner is refused with
+   * `store_error` naming the owner; an owner that died is taken over.
+   */
+  acquire(sessionId: string): Promise<StoreLease>;
+  /**
+   * Deletes sessions past the retention limits (see `PruneOptions`), never one that is running or
+   * held; resolves with the deleted ids. Optional: without it, `store.retention` does nothing.
+   */
+  prune?(options: PruneOptions): Promise<string[]>;
 }

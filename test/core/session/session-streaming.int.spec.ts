@@ -322,7 +322,7 @@ describe('Session options', () => {
       const provider = new ScriptedProvider({ mode: 'streaming', history, turns: [{ events: [ev.idle('i1', 'end_turn')] }] });
       rx = await create(provider, { store: { type: 'file', dir } });
       const { SessionStore } = await import('../../../src/core/store/session-store.js');
-      await rx.container.get<any>(SessionStore).save({ version: 1, sessionId: 'crashed', provider: 'scripted', updatedAt: 0, ledger: [{ toolUseId: 'u1', name: 'echo', state: 'executing' }] });
+      await rx.container.get<any>(SessionStore).save({ version: 2, sessionId: 'crashed', provider: 'scripted', threadId: 'crashed', status: 'running', createdAt: 0, updatedAt: 0, ledger: [{ toolUseId: 'u1', name: 'echo', state: 'executing' }] });
       await rx.stop();
       rx = await create(provider, { store: { type: 'file', dir } });
       const result = await rx.run({ sessionId: 'crashed' });

@@ -339,7 +339,7 @@ describe('Session', () => {
         });
         rx = await create(provider);
         const store = rx.container.get<import('../../../src/core/store/session-store.js').SessionStore>((await import('../../../src/core/store/session-store.js')).SessionStore);
-        await store.save({ version: 1, sessionId: 'sess-1', provider: 'scripted', updatedAt: 0, ledger: [{ toolUseId: 'u9', name: 'echo', state: 'executed', result: { toolUseId: 'u9', content: 'OLD', isError: false } }] });
+        await store.save({ version: 2, sessionId: 'sess-1', provider: 'scripted', threadId: 'sess-1', status: 'idle', createdAt: 0, updatedAt: 0, ledger: [{ toolUseId: 'u9', name: 'echo', state: 'executed', result: { toolUseId: 'u9', content: 'OLD', isError: false } }] });
         const result = await rx.run({ sessionId: 'sess-1', prompt: 'next question' });
         expect(result.text).toBe('answer');
         expect(EchoToolHandler.calls).toHaveLength(0);

@@ -4,7 +4,8 @@ import { MemoryLogger } from '../../../src/core/logger.js';
 import type { RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../../../src/core/model.js';
 import type { TurnProvider } from '../../../src/core/plugin/agent-provider.js';
 import { Answer, ToolAnswerer, type ToolAnswererOptions } from '../../../src/core/session/tool-answerer.js';
-import { MemorySessionStore } from '../../../src/core/store/session-store.js';
+import { MemorySessionStore } from '../../../src/core/store/memory-session-store.js';
+import { SESSION_LOG_VERSION } from '../../../src/core/store/session-store.js';
 import { ToolDispatcher } from '../../../src/core/tools/tool-dispatcher.js';
 import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
 import { TestProviderBase } from './session-parts.fixtures.js';
@@ -40,14 +41,26 @@ const asked = (ids: string[], uses: ToolUse[] = [], confirmationToolUses: ToolUs
   confirmationToolUses,
 });
 
-function setup(opts: Partial<ToolAnswererOptions> = {}, history: RawEvent[] = []) {
+async function setup(opts: Partial<ToolAnswererOptions> = {}, history: RawEvent[] = []) {
   const emitted: AgentRxEvent[] = [];
   const store = new MemorySessionStore();
+  await store.save({ version: SESSION_LOG_VERSION, sessionId: 's-1', provider: 'record-host', threadId: 's-1', status: 'running', createdAt: 0, updatedAt: 0, ledger: [] });
+  const checkpoints: string[] = [];
   const answerer = new ToolAnswerer(
-    { provider: new RecordHost(), dispatcher: new ToolDispatcher([new EchoToolHandler()]), store, logger: new MemoryLogger(), emit: (e) => emitted.push(e), sessionId: () => 's-1', history: () => history },
+    {
+      provider: new RecordHost(),
+      dispatcher: new ToolDispatcher([new EchoToolHandler()]),
+      store,
+      logger: new MemoryLogger(),
+      emit: (e) => emitted.push(e),
+      sessionId: () => 's-1',
+      history: () => history,
+      beforeTools: async () => void checkpoints.push('tools'),
+      beforeRecord: async () => void checkpoints.push('record'),
+    },
     { confirmTool: undefined, live: false, toolTimeoutMs: 1_000, toolConcurrency: 2, ...opts },
   );
-  return { answerer, emitted, store };
+  return { answerer, emitted, store, checkpoints };
 }
 
 describe('ToolAnswerer', () => {
@@ -56,7 +69,7 @@ describe('ToolAnswerer', () => {
   describe('.asked', () => {
     describe('when the boundary names a use from an earlier batch and one answered before', () => {
       it('should recover the first from history and replay the second from the ledger, in the named order', async () => {
-        const { answerer } = setup({}, [{ type: 'tool_use', id: 'u-old', name: 'echo', input: { text: 'old' } }]);
+        const { answerer } = await setup({}, [{ type: 'tool_use', id: 'u-old', name: 'echo', input: { text: 'old' } }]);
         const first = await answerer.answer(answerer.asked(asked(['u-done'], [echo('u-done', 'done')])), new AbortController().signal);
         await answerer.posted(first!);
         const turn = answerer.asked(asked(['u-done', 'u-old']));
@@ -68,8 +81,8 @@ describe('ToolAnswerer', () => {
     });
 
     describe('when none of the named uses can be found', () => {
-      it('should throw unresolved_requires_action', () => {
-        const { answerer } = setup();
+      it('should throw unresolved_requires_action', async () => {
+        const { answerer } = await setup();
         expect(() => answerer.asked(asked(['ghost']))).toThrow(expect.objectContaining({ code: 'unresolved_requires_action' }));
       });
     });
@@ -80,7 +93,7 @@ describe('ToolAnswerer', () => {
 
     describe('when a run must confirm a host tool and has no confirmTool', () => {
       it('should announce it and fail before running any custom tool', async () => {
-        const { answerer, emitted } = setup();
+        const { answerer, emitted } = await setup();
         const turn = answerer.asked(asked(['u1', 'c1'], [echo('u1')], [shell]));
         await expect(answerer.answer(turn, new AbortController().signal)).rejects.toMatchObject({ code: 'unresolved_requires_action', message: expect.stringContaining("'bash' (c1)") });
         expect(EchoToolHandler.calls).toEqual([]);
@@ -90,7 +103,7 @@ describe('ToolAnswerer', () => {
 
     describe('when a live session must confirm a host tool and has no confirmTool', () => {
       it('should answer the custom tools alone and wait for the caller', async () => {
-        const { answerer } = setup({ live: true });
+        const { answerer } = await setup({ live: true });
         const turn = answerer.asked(asked(['u1', 'c1'], [echo('u1')], [shell]));
         const answer = await answerer.answer(turn, new AbortController().signal);
         expect(answer!.input).toEqual({ kind: 'resume', ids: ['u1'], results: ['HI'] });
@@ -101,7 +114,7 @@ describe('ToolAnswerer', () => {
     describe('when confirmTool decides, and throws for one tool', () => {
       it('should post results and decisions in one input, denying the tool whose decision failed', async () => {
         const other: ToolUse = { id: 'c2', name: 'rm', input: {} };
-        const { answerer, emitted } = setup({
+        const { answerer, emitted } = await setup({
           confirmTool: (u) => {
             if (u.name === 'rm') throw new Error('policy service down');
             return true;
@@ -124,8 +137,11 @@ describe('ToolAnswerer', () => {
 
   describe('.posted and .unanswered', () => {
     it('should leave posted results out of a redrive and persist the ledger', async () => {
-      const { answerer, store } = setup();
+      const { answerer, store, checkpoints } = await setup();
       const answer = await answerer.answer({ uses: [echo('u1'), echo('u2')], confirmations: [] }, new AbortController().signal);
+      // The record is brought up to date once before the tools run; the log is made durable before each ledger change.
+      expect(checkpoints[0]).toBe('tools');
+      expect(checkpoints.slice(1).every((c) => c === 'record')).toBe(true);
       await answerer.posted(new Answer(answer!.input, ['u1']));
       expect(answerer.unanswered({ uses: [echo('u1'), echo('u2')], confirmations: [] }).uses.map((u) => u.id)).toEqual(['u2']);
       expect((await store.load('s-1'))!.ledger.map((e) => [e.toolUseId, e.state])).toEqual([

@@ -207,3 +207,15 @@ export function toToolUse(call: WireMap): ToolUse {
 export function newCallId(): string {
   return `call_local_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
 }
+
+/**
+ * The tool calls of the last assistant message in `history` that no later `tool` message answers,
+ * in call order: what a conversation restored after a crash still owes the model.
+ */
+export function unansweredCalls(history: readonly WireMap[]): ToolUse[] {
+  let i = history.length - 1;
+  while (i >= 0 && history[i]!['role'] !== 'assistant') i--;
+  const calls = i >= 0 && Array.isArray(history[i]!['tool_calls']) ? (history[i]!['tool_calls'] as unknown[]).filter(isMap) : [];
+  const answered = new Set(history.slice(i + 1).flatMap((m) => (m['role'] === 'tool' ? [String(m['tool_call_id'])] : [])));
+  return calls.filter((c) => !answered.has(String(c['id']))).map(toToolUse);
+}

@@ -7,7 +7,7 @@ import { Logger } from '../../../core/logger.js';
 import type { KickoffOptions, OpenOptions, TurnProvider } from '../../../core/plugin/agent-provider.js';
 import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
 import { isMap, type WireMap } from './chat-stream.js';
-import { acceptResponse, stageTurn, type LocalConn, type LocalInput, type StagedTurn } from './local-conversation.js';
+import { acceptResponse, stageTurn, unansweredCalls, type LocalConn, type LocalInput, type StagedTurn } from './local-conversation.js';
 import { LocalModelClient } from './local-model-client.js';
 import { localTextDelta, normalizeLocalTurn } from './local-normalize.js';
 import { LocalProviderOptions } from './local.config.js';
@@ -166,6 +166,11 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
   /** A copy of the conversation history, verbatim wire messages. */
   transcript(conn: LocalConn): readonly RawEvent[] {
     return conn.history.map((m) => ({ ...m }));
+  }
+
+  /** Tool calls of the restored history's last assistant message that no tool message answers yet. */
+  unansweredToolUses(conn: LocalConn): readonly ToolUse[] {
+    return conn.resumed ? unansweredCalls(conn.history) : [];
   }
 
   /** Aborts in-flight model calls; later polls fail with `session_closed`. */

@@ -1,0 +1,137 @@
+import type { Observable, Subscription } from 'rxjs';
+import { AgentRxError, toAgentRxError } from '../errors.js';
+import type { SessionEvent } from '../events/session-event.js';
+import type { RawEvent } from '../model.js';
+import { SESSION_LOG_VERSION, type SessionRecord, type SessionStatus, type SessionStore, type StoreLease } from '../store/session-store.js';
+
+/** Where a session's log ends when it is (re)opened. */
+export interface LogEnd {
+  readonly lastSeq: number;
+  /** Provider event ids of the last envelopes, oldest first. */
+  readonly recentIds: readonly string[];
+}
+
+/** What a checkpoint changes in the record. */
+export interface RecordPatch {
+  readonly status?: SessionStatus;
+  readonly transcript?: readonly RawEvent[];
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+/**
+ * The session's side of its durable log: it takes the session in the store (`acquire`), writes
+ * its record, appends every envelope (batched: one append per microtask burst, one in flight at a
+ * time, in order), and makes them durable at each checkpoint (a tool record, a terminal). A store
+ * failure ends the session through `onError` with the `store_error`; nothing is retried blindly.
+ */
+export class SessionJournal {
+  private sessionId: string | undefined;
+  private record: SessionRecord | undefined;
+  private lease: StoreLease | undefined;
+  private pending: SessionEvent[] = [];
+  private scheduled = false;
+  private chain: Promise<void> = Promise.resolve();
+  private sub: Subscription | undefined;
+  /** The first append that failed: later flushes fail with it. */
+  private failure: AgentRxError | undefined;
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly providerId: string,
+    private readonly onError: (error: AgentRxError) => void,
+  ) {}
+
+  /** The record of `sessionId` if the store has one (a resume); a record that cannot be read fails. */
+  load(sessionId: string): Promise<SessionRecord | undefined> {
+    return this.store.load(sessionId);
+  }
+
+  /**
+   * Takes `sessionId` for this process and writes its record (status `running`), then starts
+   * appending `events$`. Returns where the log ends: its last `seq` (the session's numbering goes
+   * on from there) and the provider event ids among its last `window` envelopes (so a host's
+   * history listed on a resume is placed after them instead of ingested again).
+   */
+  async open(sessionId: string, threadId: string, prior: SessionRecord | undefined, events$: Observable<SessionEvent>, window: number): Promise<LogEnd> {
+    this.lease = await this.store.acquire(sessionId);
+    this.sessionId = sessionId;
+    const now = Date.now();
+    this.record = prior
+      ? { ...prior, status: 'running', updatedAt: now }
+      : { version: SESSION_LOG_VERSION, sessionId, provider: this.providerId, threadId, status: 'running', createdAt: now, updatedAt: now, ledger: [] };
+    await this.store.save(this.record);
+    const lastSeq = await this.store.lastSeq(sessionId);
+    const recent = prior && lastSeq > 0 ? await this.store.read(sessionId, Math.max(0, lastSeq - window), window) : [];
+    this.sub = events$.subscribe((env) => this.push(env));
+    return { lastSeq, recentIds: recent.flatMap((e) => (e.source === 'provider' && e.id !== undefined ? [e.id] : [])) };
+  }
+
+  /** Makes every envelope so far durable. */
+  async flush(): Promise<void> {
+    if (this.sessionId === undefined) return;
+    this.drain();
+    await this.chain;
+    if (this.failure) throw this.failure;
+    const id = this.sessionId;
+    await this.guard(() => this.store.flush(id));
+  }
+
+  /** Flushes the log, then saves the record with `patch` (its ledger as the store holds it). */
+  async checkpoint(patch: RecordPatch): Promise<void> {
+    if (this.sessionId === undefined || this.record === undefined) return;
+    await this.flush();
+    const stored = await this.guard(() => this.store.load(this.sessionId!));
+    this.record = { ...this.record, ...(stored ? { ledger: stored.ledger } : {}), ...patch, updatedAt: Date.now() };
+    const record = this.record;
+    await this.guard(() => this.store.save(record));
+  }
+
+  /**
+   * The session ended (with `failure`, or completed): final checkpoint (status `completed`,
+   * `cancelled` or `failed` with the error, and the transcript), then release. Idempotent; failures
+   * are reported, never thrown.
+   */
+  async close(failure: AgentRxError | undefined, transcript: readonly RawEvent[] | undefined): Promise<void> {
+    this.sub?.unsubscribe();
+    this.sub = undefined;
+    const status: SessionStatus = !failure ? 'completed' : failure.code === 'cancelled' ? 'cancelled' : 'failed';
+    try {
+      await this.checkpoint({ status, transcript, ...(failure ? { error: { code: failure.code, message: failure.message } } : {}) });
+    } catch (e) {
+      this.onError(toAgentRxError(e, 'store_error'));
+    }
+    const lease = this.lease;
+    this.lease = undefined;
+    await lease?.release().catch((e: unknown) => this.onError(toAgentRxError(e, 'store_error')));
+  }
+
+  private push(env: SessionEvent): void {
+    this.pending.push(env);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(() => this.drain());
+  }
+
+  private drain(): void {
+    this.scheduled = false;
+    if (this.pending.length === 0 || this.sessionId === undefined) return;
+    const batch = this.pending;
+    const id = this.sessionId;
+    this.pending = [];
+    this.chain = this.chain
+      .then(() => (this.failure ? undefined : this.guard(() => this.store.append(id, batch))))
+      .catch((e: unknown) => {
+        this.failure = toAgentRxError(e, 'store_error');
+        this.onError(this.failure);
+      });
+  }
+
+  private async guard<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (e) {
+      const err = toAgentRxError(e, 'store_error');
+      throw err.code === 'store_error' ? err : new AgentRxError('store_error', `session '${this.sessionId}': ${err.message}`, undefined, { cause: e });
+    }
+  }
+}

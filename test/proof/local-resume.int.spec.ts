@@ -1,0 +1,109 @@
+/**
+ * Proof (the session log): a Local session killed with SIGKILL in the middle of a tool and resumed
+ * in a new process with a new prompt. The model's next request holds every earlier message and
+ * the tool's (outcome unknown) result, the tool ran once, and the log's `seq` is gap-free across
+ * both processes. Children import the built package (dist/) and share one file store directory.
+ */
+import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { FileSessionStore } from '../../src/core/store/file-session-store.js';
+import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
+
+const ROOT = resolve(process.cwd());
+const CHILD = join(ROOT, 'test/proof/fixtures/local-crash-child.mjs');
+
+type ChildMessage =
+  | { type: 'tool_started'; toolUseId: string; sessionId: string }
+  | { type: 'result'; result: { terminal: string; text: string; sessionId: string } }
+  | { type: 'error'; code?: string; message: string };
+
+type Message = { role: string; content?: string | null; tool_calls?: { id: string }[]; tool_call_id?: string };
+
+describe('Local session killed mid-tool and resumed in a new process (file store)', () => {
+  let dir: string;
+  let emu: OpenAiEmulator | undefined;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
+    expect(existsSync(join(ROOT, 'dist/index.js'))).toBe(true);
+  }, 180_000);
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'agentrx-local-crash-'));
+  });
+  afterEach(async () => {
+    for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await emu?.close();
+    emu = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const storeDir = (): string => join(dir, 'store');
+  const logFile = (): string => join(dir, 'executions.log');
+  const executions = (): string[] => (existsSync(logFile()) ? readFileSync(logFile(), 'utf8').trim().split('\n').filter(Boolean) : []);
+
+  function spawnChild(role: 'hang' | 'resume', prompt: string, sessionId = ''): { next<T extends ChildMessage['type']>(type: T): Promise<Extract<ChildMessage, { type: T }>>; proc: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
+    const proc = fork(CHILD, [emu!.baseUrl, storeDir(), logFile(), role, prompt, sessionId], { cwd: dirname(CHILD), execArgv: [], env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.push(proc);
+    const messages: ChildMessage[] = [];
+    const waiters: (() => void)[] = [];
+    proc.on('message', (m) => {
+      messages.push(m as ChildMessage);
+      for (const w of waiters.splice(0)) w();
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => proc.once('exit', (code, signal) => res({ code, signal })));
+    const next = <T extends ChildMessage['type']>(type: T): Promise<Extract<ChildMessage, { type: T }>> =>
+      new Promise((res, rej) => {
+        const check = (): void => {
+          const m = messages.find((x) => x.type === type || x.type === 'error');
+          if (m?.type === type) res(m as Extract<ChildMessage, { type: T }>);
+          else if (m) rej(new Error(`child failed: ${JSON.stringify(m)}`));
+          else waiters.push(check);
+        };
+        check();
+        void exited.then(({ code, signal }) => rej(new Error(`child exited (code ${code}, signal ${signal}) before '${type}'`)));
+      });
+    return { proc, next, exited };
+  }
+
+  it('should send the model every earlier message and tool result, run the tool once, and keep seq gap-free across both processes', async () => {
+    emu = await startOpenAiEmulator({
+      script: [{ text: 'Let me note that.', toolCalls: [{ id: 'call_note', name: 'note', arguments: { text: 'Ada' } }] }, { text: 'I could not confirm the note.' }, { text: 'Your name is Ada.' }],
+    });
+    const first = spawnChild('hang', 'My name is Ada. Note it.');
+    const started = await first.next('tool_started');
+    expect(started.toolUseId).toBe('call_note');
+    first.proc.kill('SIGKILL');
+    expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
+
+    const second = spawnChild('resume', 'What is my name?', started.sessionId);
+    const { result } = await second.next('result');
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+    expect(result).toMatchObject({ terminal: 'end_turn', text: 'Your name is Ada.', sessionId: started.sessionId });
+
+    // The first request after the restart answers the interrupted call; it holds everything before it.
+    const body = (i: number): Message[] => (emu!.requests.find((r) => r.completion === i)!.body as { messages: Message[] }).messages;
+    expect(body(1).map((m) => [m.role, m.tool_call_id ?? null])).toEqual([
+      ['user', null],
+      ['assistant', null],
+      ['tool', 'call_note'],
+    ]);
+    expect(body(1)[0]!.content).toBe('My name is Ada. Note it.');
+    expect(body(1)[1]!.tool_calls!.map((c) => c.id)).toEqual(['call_note']);
+    expect(body(1)[2]!.content).toMatch(/outcome unknown/);
+    expect(body(2).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(body(2).at(-1)!.content).toBe('What is my name?');
+    expect(executions()).toHaveLength(1);
+
+    const store = new FileSessionStore(storeDir());
+    const log = await store.read(started.sessionId, 0, 100_000);
+    expect(log.length).toBeGreaterThan(5);
+    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+    const runs = log.flatMap((e) => (e.source === 'agentrx' && e.raw.type === 'agentrx.run_started' ? [e.raw.resumed] : []));
+    expect(runs).toEqual([false, true]);
+    expect(await store.load(started.sessionId)).toMatchObject({ status: 'completed', ledger: [expect.objectContaining({ toolUseId: 'call_note', state: 'posted' })] });
+  }, 90_000);
+});
