@@ -43,7 +43,7 @@ export class AgUiAccess {
       ...(cors.crossOrigin
         ? {
             'access-control-allow-methods': 'GET, POST, OPTIONS',
-            'access-control-allow-headers': 'authorization, content-type, accept',
+            'access-control-allow-headers': 'authorization, content-type, accept, last-event-id',
             'access-control-max-age': '600',
           }
         : {}),
@@ -53,7 +53,7 @@ export class AgUiAccess {
   }
 
   /**
-   * Admits a `POST /agent`: true when its origin is allowed and it carries the token (if one is
+   * Admits a `POST /agent` or a reconnect: true when its origin is allowed and it carries the token (if one is
    * configured); otherwise answers 403 or 401 (`Connection: close`, the body is discarded) and
    * returns false.
    */

@@ -104,6 +104,19 @@ export class AgUiHttpOptionsClass {
   @Max(1_000_000)
   maxThreads: number = 1_000;
 
+  /**
+   * How long (ms) a run keeps going after its client disconnected before the session is
+   * cancelled, so the client can reconnect (`Last-Event-ID` on `POST /agent`, or
+   * `GET /threads/:threadId/events`) and pick up where it left off. A run that reaches its
+   * terminal meanwhile is not cancelled. 0 (default): a disconnect cancels the run at once, as a
+   * client's abort ("stop") expects.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  reconnectGraceMs: number = 0;
+
   /** Serve the built-in chat page at `GET /`. */
   @CoerceBoolean()
   @IsBoolean()

@@ -2,9 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toAgentRxError } from '../../core/errors.js';
 import type { Session } from '../../core/session/session.js';
 import type { ConfirmTool } from '../../core/session/session-options.js';
+import type { SessionStore } from '../../core/store/session-store.js';
 import { AgUiAccess } from './agui-http.access.js';
 import { resolveAgUiHttpOptions, type AgUiHttpOptions, type AgUiHttpOptionsInput } from './agui-http.config.js';
+import { MAX_ID_LENGTH } from './agui-http.input.js';
 import { aguiPage } from './agui-http.page.js';
+import { AgUiReconnects } from './agui-http.reconnect.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
 import { readRunRequest } from './agui-http.request.js';
 import { AgUiThreads, type AgUiSessionHost } from './agui-http.threads.js';
@@ -28,6 +31,12 @@ export interface AgUiHandlerOptions extends AgUiHttpOptionsInput {
    * leaving the stream waiting until the run timeout.
    */
   readonly confirmTool?: ConfirmTool;
+  /**
+   * The store `rx` writes its sessions' logs to, read by reconnects (`Last-Event-ID`). Default:
+   * `rx.sessionStore`. Servers sharing one store serve reconnects to each other's threads;
+   * without a store, reconnects to this endpoint's own threads read the log through `rx.attach`.
+   */
+  readonly store?: SessionStore;
 }
 
 /**
@@ -43,11 +52,23 @@ export interface AgUiHandlerOptions extends AgUiHttpOptionsInput {
  *   next run. RUN_STARTED / RUN_FINISHED carry the client's `threadId` and `runId`. Exactly one
  *   terminal event (RUN_FINISHED or RUN_ERROR) ends every stream; if the session dies first, a
  *   RUN_ERROR with its error code is sent. When the client disconnects before the terminal, the
- *   session is cancelled (provider work aborted) and the thread forgotten. Errors before the
+ *   session is cancelled (provider work aborted) and the thread forgotten: at once, or after
+ *   `reconnectGraceMs` if no reconnected client follows the run by then. Errors before the
  *   stream: 400 (invalid input, listing every problem), 401 (bearer token), 403 (origin not
  *   allowed), 409 (a run of that thread is still streaming), 413 (body too large), 415 (not
  *   JSON), 429 (too many runs or threads, with `Retry-After`), 503 (closing, or the session could
  *   not start); each with a JSON body `{ error, message, problems? }`.
+ * - Every SSE frame of a run carries `id: <seq>`, the `seq` of the session-log envelope it was
+ *   translated from; frames of one envelope are written together and only the last one carries
+ *   the id. Protobuf streams carry no ids.
+ * - Reconnect: `POST /agent` with a `Last-Event-ID` header (the same RunAgentInput; no message is
+ *   sent to the session), or `GET /threads/:threadId/events` with `Last-Event-ID` or `?after=<id>`
+ *   (and `?runId=` for the client's run id): every frame of the thread's session after that id,
+ *   replayed from the session log, then the live ones until the run's terminal event; without an
+ *   id, the thread's current run from its start. The thread may be one another server sharing the
+ *   store served. 400 `invalid_last_event_id` (not a decimal id, or beyond the end of the thread's
+ *   log) or `unknown_thread`. With `reconnectGraceMs`, a run whose client disconnected goes on
+ *   that long for it to come back (else a disconnect cancels it).
  * - `GET /`: the built-in chat page (option `page`). `GET /healthz`: `200 {"status":"ok"}`.
  * - `OPTIONS`: CORS preflight for the origins in `cors`.
  * - Anything else: `next()` when the host passed one (express), else 404.
@@ -58,13 +79,16 @@ export interface AgUiHttpHandler {
   (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void;
   /** The validated options in effect. */
   readonly options: AgUiHttpOptions;
-  /** Runs streaming now. */
+  /** Runs streaming now (a run whose client left counts until it ends or is cancelled). */
   readonly activeRuns: number;
+  /** Reconnected readers streaming now. */
+  readonly activeReconnects: number;
   /** Live threads (sessions), running or idle. */
   readonly threadCount: number;
   /**
-   * Refuses new runs (503), cancels every session (open streams get a RUN_ERROR `cancelled`) and
-   * resolves once all have closed. Idempotent. Does not stop the `rx` instance.
+   * Refuses new runs and reconnects (503), cancels every session (open streams, reconnected ones
+   * included, get a RUN_ERROR `cancelled`) and resolves once all have closed. Idempotent. Does
+   * not stop the `rx` instance.
    */
   close(): Promise<void>;
 }
@@ -75,11 +99,12 @@ export interface AgUiHttpHandler {
  */
 export function createAgUiHandler(options: AgUiHandlerOptions): AgUiHttpHandler {
   if (typeof options?.rx?.start !== 'function') throw new TypeError('createAgUiHandler: options.rx must be an AgentRx instance (anything with start(options))');
-  const endpoint = new AgUiEndpoint(options.rx, resolveAgUiHttpOptions(options), options.onSession, options.confirmTool);
+  const endpoint = new AgUiEndpoint(options.rx, resolveAgUiHttpOptions(options), options.onSession, options.confirmTool, options.store ?? options.rx.sessionStore);
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => endpoint.handle(req, res, next)) as AgUiHttpHandler;
   Object.defineProperties(handler, {
     options: { value: endpoint.options, enumerable: true },
     activeRuns: { get: () => endpoint.threads.activeRuns, enumerable: true },
+    activeReconnects: { get: () => endpoint.reconnects.active, enumerable: true },
     threadCount: { get: () => endpoint.threads.threadCount, enumerable: true },
     close: { value: () => endpoint.close(), enumerable: true },
   });
@@ -92,6 +117,7 @@ export function createAgUiHandler(options: AgUiHandlerOptions): AgUiHttpHandler 
  */
 class AgUiEndpoint {
   readonly threads: AgUiThreads;
+  readonly reconnects: AgUiReconnects;
   private readonly access: AgUiAccess;
 
   constructor(
@@ -99,9 +125,11 @@ class AgUiEndpoint {
     readonly options: AgUiHttpOptions,
     onSession: AgUiHandlerOptions['onSession'],
     confirmTool: ConfirmTool | undefined,
+    store: SessionStore | undefined,
   ) {
     this.access = new AgUiAccess(options);
     this.threads = new AgUiThreads(rx, options, { onSession, confirmTool });
+    this.reconnects = new AgUiReconnects(store, rx, this.threads, options);
   }
 
   handle(req: IncomingMessage, res: ServerResponse, next: ((err?: unknown) => void) | undefined): void {
@@ -126,6 +154,13 @@ class AgUiEndpoint {
       if (method !== 'POST') return sendJson(res, 405, { error: 'method_not_allowed', message: 'use POST /agent' }, { allow: 'POST, OPTIONS', ...cors.headers });
       if (!this.access.admit(req, res, cors)) return;
       void this.agent(req, res, cors.headers);
+      return;
+    }
+    const events = THREAD_EVENTS.exec(path);
+    if (events) {
+      if (method !== 'GET') return sendJson(res, 405, { error: 'method_not_allowed', message: 'use GET /threads/:threadId/events' }, { allow: 'GET, OPTIONS', ...cors.headers });
+      if (!this.access.admit(req, res, cors)) return;
+      void this.reconnect(req, res, events[1]!, cors.headers);
       return;
     }
     if (path === '/healthz') {
@@ -168,6 +203,8 @@ class AgUiEndpoint {
     try {
       const request = await readRunRequest(req, res, cors, this.options.maxBodyBytes);
       if (request === undefined || res.destroyed) return;
+      const lastEventId = lastEventIdOf(req);
+      if (lastEventId !== undefined) return await this.reconnects.follow(req, res, { threadId: request.threadId, runId: request.runId, lastEventId }, cors);
       this.threads.startRun(req, res, request, cors);
     } catch (e) {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', message: toAgentRxError(e).message }, cors);
@@ -175,7 +212,42 @@ class AgUiEndpoint {
     }
   }
 
+  /** `GET /threads/:threadId/events` from an admitted client. */
+  private async reconnect(req: IncomingMessage, res: ServerResponse, encodedThreadId: string, cors: HeaderMap): Promise<void> {
+    try {
+      const query = new URL(req.url ?? '/', 'http://localhost').searchParams;
+      let threadId: string;
+      try {
+        threadId = decodeURIComponent(encodedThreadId);
+      } catch {
+        threadId = '';
+      }
+      const runId = query.get('runId') ?? undefined;
+      const problems = [
+        ...(threadId === '' || threadId.length > MAX_ID_LENGTH ? [`threadId: must be a non-empty, URL-encoded string of at most ${MAX_ID_LENGTH} characters`] : []),
+        ...(runId !== undefined && (runId === '' || runId.length > MAX_ID_LENGTH) ? [`runId: must be a non-empty string of at most ${MAX_ID_LENGTH} characters`] : []),
+      ];
+      if (problems.length > 0) return sendJson(res, 400, { error: 'invalid_request', message: 'invalid reconnect', problems }, cors);
+      const lastEventId = lastEventIdOf(req) ?? query.get('after') ?? undefined;
+      await this.reconnects.follow(req, res, { threadId, runId, lastEventId }, cors);
+    } catch (e) {
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', message: toAgentRxError(e).message }, cors);
+      else res.destroy();
+    }
+  }
+
   close(): Promise<void> {
-    return this.threads.close();
+    const closing = this.threads.close();
+    this.reconnects.close();
+    return closing;
   }
 }
+
+/** The `Last-Event-ID` header (repeated ones joined, so they fail as not a decimal id). */
+function lastEventIdOf(req: IncomingMessage): string | undefined {
+  const value = req.headers['last-event-id'];
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+/** `/threads/:threadId/events` (the thread id URL-encoded). */
+const THREAD_EVENTS = /^\/threads\/([^/]+)\/events$/;

@@ -45,20 +45,50 @@ export class AgUiEventStream {
     this.armHeartbeat();
   }
 
-  /** Writes one event; a no-op once the response has ended or its socket is gone. */
-  write(ev: AgUiEvent): void {
+  /**
+   * Writes one event; a no-op once the response has ended or its socket is gone. An SSE frame
+   * gets `id: <id>` when `id` is given (after its `data:` line); protobuf frames carry no ids.
+   */
+  write(ev: AgUiEvent, id?: number): void {
     const res = this.res;
     if (res.writableEnded || res.destroyed) return;
+    if (this.encode(ev, id, res)) this.armHeartbeat();
+  }
+
+  /** Encodes one event into `out`; false (the response destroyed) when it cannot be encoded. */
+  private encode(ev: AgUiEvent, id: number | undefined, out: { write(chunk: string | Uint8Array): unknown }): boolean {
+    const res = this.res;
     let chunk: string | Uint8Array;
     try {
       const event = toWireEvent(ev);
-      chunk = this.binary ? this.encoder.encodeBinary(event) : this.encoder.encodeSSE(event);
+      if (this.binary) chunk = this.encoder.encodeBinary(event);
+      else {
+        const sse = this.encoder.encodeSSE(event);
+        // `data: …\n\n` → `data: …\nid: n\n\n`: the id is set when the frame is dispatched.
+        chunk = id === undefined ? sse : `${sse.replace(/\n\n$/, '\n')}id: ${id}\n\n`;
+      }
     } catch {
       // An event that cannot be encoded would leave a broken stream: fail the transport instead.
       res.destroy();
-      return;
+      return false;
     }
-    res.write(chunk);
+    out.write(chunk);
+    return true;
+  }
+
+  /**
+   * Writes the client events of one envelope in one chunk, the SSE `id: <seq>` on the last frame
+   * only: a client that saw the id saw the whole group, and one cut inside a group resumes from
+   * the previous id and gets the whole group again. Nothing is written for an empty group.
+   */
+  writeGroup(events: readonly AgUiEvent[], seq: number | undefined): void {
+    const res = this.res;
+    if (events.length === 0 || res.writableEnded || res.destroyed) return;
+    const chunks: (string | Uint8Array)[] = [];
+    const capture = { write: (c: string | Uint8Array) => chunks.push(c) };
+    events.forEach((ev, i) => this.encode(ev, i === events.length - 1 ? seq : undefined, capture));
+    if (chunks.length !== events.length) return;
+    res.write(this.binary ? Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))) : chunks.join(''));
     this.armHeartbeat();
   }
 

@@ -1,11 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Subscription } from 'rxjs';
+import { Subscription, type Observable } from 'rxjs';
 import { isAgentRxError, toAgentRxError } from '../../core/errors.js';
 import type { AgUiEvent } from '../../core/events/agui-event.js';
+import type { SessionEvent } from '../../core/events/session-event.js';
 import type { ToolUse } from '../../core/model.js';
 import type { Session } from '../../core/session/session.js';
 import type { ConfirmTool, SessionOptions } from '../../core/session/session-options.js';
+import type { SessionStore } from '../../core/store/session-store.js';
 import type { AgUiHttpOptions } from './agui-http.config.js';
+import { ThreadFrames, isTerminal, type FrameGroup } from './agui-http.frames.js';
 import type { AgUiRunRequest } from './agui-http.input.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
 import { AgUiEventStream } from './agui-http.stream.js';
@@ -14,6 +17,10 @@ import { AgUiEventStream } from './agui-http.stream.js';
 export interface AgUiSessionHost {
   /** Starts a live session (it stays open for `message()` after each run). */
   start(opts: SessionOptions): Session;
+  /** The store its sessions' logs are written to (reconnects replay from it). */
+  readonly sessionStore?: SessionStore;
+  /** A reader of a session's log (`AgentRx.attach`): reconnects to this endpoint's own threads use it when no store is given. */
+  attach?(sessionId: string, opts?: { readonly afterSeq?: number }): { readonly events$: Observable<SessionEvent> };
 }
 
 /** How the threads start and observe sessions (see `AgUiHandlerOptions`). */
@@ -26,10 +33,13 @@ export interface AgUiThreadHooks {
 interface Run {
   readonly runId: string;
   readonly stream: AgUiEventStream;
-  /** Session message id → the id the client sees (renamed when it repeats one of an earlier run). */
-  readonly messageIds: Map<string, string>;
   started: boolean;
   done: boolean;
+  /** The client went away; the run goes on for `reconnectGraceMs`, then is cancelled. */
+  detached: boolean;
+  graceTimer: NodeJS.Timeout | undefined;
+  /** Reconnected readers following this run (they hold off the grace timer). */
+  followers: number;
 }
 
 /** One client thread: its live session and the run streaming now, if any. */
@@ -37,12 +47,35 @@ interface Thread {
   readonly id: string;
   readonly session: Session;
   readonly subscriptions: Subscription[];
-  /** Message ids already shown to the client in this thread. */
-  readonly shownMessageIds: Set<string>;
+  /** The client frames of the session's envelopes (ids, message id renames). */
+  readonly frames: ThreadFrames;
+  /** The session's run ids → the client's (for replays on this server). */
+  readonly clientRunIds: Map<string, string>;
+  /** The store key of the session's log (known from its first `run_started`). */
+  logId: string | undefined;
+  /** The highest `seq` seen live (the store may lag behind it by an append in flight). */
+  lastSeq: number;
   run: Run | undefined;
   lastError: { code: string; message: string } | undefined;
   idleTimer: NodeJS.Timeout | undefined;
   ended: boolean;
+}
+
+/** What a reconnect needs to know of a thread served by this endpoint. */
+export interface LocalThread {
+  /** The store key of its session's log, once its first run started. */
+  readonly logId: string | undefined;
+  /** The highest `seq` its session has emitted. */
+  readonly lastSeq: number;
+  /** The client's run id for one of the session's run ids, when this endpoint streamed that run. */
+  clientRunId(logRunId: string): string | undefined;
+  /** Resolves once the session has closed (its log is complete). */
+  readonly closed: Promise<void>;
+  /**
+   * A reconnected reader follows the thread's run: a detached run's grace timer is held off
+   * until the returned release is called (then re-armed if the run is still detached).
+   */
+  hold(): () => void;
 }
 
 /**
@@ -52,7 +85,10 @@ interface Thread {
  * carry the client's `threadId` and `runId`. Exactly one terminal event (RUN_FINISHED or
  * RUN_ERROR) ends every stream; if the session dies first, a RUN_ERROR with its error code is
  * sent, and the thread's next request starts a new session. A client that disconnects before the
- * terminal cancels the session (provider work aborted). A thread idle for `threadIdleMs`, or the
+ * terminal cancels the session (provider work aborted), at once or, with `reconnectGraceMs`, once
+ * that long has passed with no reconnected client following the run. Each group of frames (the
+ * client events of one envelope, see {@link ThreadFrames}) is written in one chunk with the
+ * envelope's `seq` as the SSE id of its last frame. A thread idle for `threadIdleMs`, or the
  * least recently used idle one when `maxThreads` is reached, has its session closed.
  */
 export class AgUiThreads {
@@ -91,7 +127,15 @@ export class AgUiThreads {
       return tooMany(`${this.threads.size} threads are running (limit ${this.options.maxThreads}); retry later`);
     }
 
-    const run: Run = { runId: request.runId, stream: new AgUiEventStream(res, req.headers.accept, this.options.heartbeatMs), messageIds: new Map(), started: false, done: false };
+    const run: Run = {
+      runId: request.runId,
+      stream: new AgUiEventStream(res, req.headers.accept, this.options.heartbeatMs),
+      started: false,
+      done: false,
+      detached: false,
+      graceTimer: undefined,
+      followers: 0,
+    };
     this.activeRuns++;
     try {
       if (thread) {
@@ -108,7 +152,7 @@ export class AgUiThreads {
       }
       if (!thread) {
         const confirmTool = this.hooks.confirmTool;
-        thread = this.adopt(request.threadId, this.rx.start({ prompt: request.text, ...(confirmTool ? { confirmTool } : {}) }));
+        thread = this.adopt(request.threadId, this.rx.start({ prompt: request.text, threadId: request.threadId, ...(confirmTool ? { confirmTool } : {}) }));
         thread.run = run;
       }
     } catch (e) {
@@ -128,6 +172,28 @@ export class AgUiThreads {
     res.on('close', () => this.clientGone(current, run));
   }
 
+  /** The thread `threadId` if this endpoint serves it now (for a reconnect). */
+  local(threadId: string): LocalThread | undefined {
+    const thread = this.threads.get(threadId);
+    if (!thread) return undefined;
+    return {
+      get logId() {
+        return thread.logId;
+      },
+      get lastSeq() {
+        return thread.lastSeq;
+      },
+      clientRunId: (logRunId) => thread.clientRunIds.get(logRunId),
+      closed: thread.session.closed,
+      hold: () => this.hold(thread),
+    };
+  }
+
+  /** True while the endpoint refuses new runs. */
+  get isClosing(): boolean {
+    return this.closing !== undefined;
+  }
+
   /**
    * Refuses new runs (503), cancels every session (open streams get a RUN_ERROR `cancelled`) and
    * resolves once all have closed. Idempotent.
@@ -144,30 +210,25 @@ export class AgUiThreads {
 
   /** Starts following a new session for `threadId`. */
   private adopt(threadId: string, session: Session): Thread {
-    const thread: Thread = { id: threadId, session, subscriptions: [], shownMessageIds: new Set(), run: undefined, lastError: undefined, idleTimer: undefined, ended: false };
+    const clientRunIds = new Map<string, string>();
+    const frames = new ThreadFrames(threadId, (logRunId) => {
+      // The run a session starts now is the one the client's request is waiting for.
+      const runId = thread.run?.runId;
+      if (runId !== undefined) clientRunIds.set(logRunId, runId);
+      return runId;
+    });
+    const thread: Thread = { id: threadId, session, subscriptions: [], frames, clientRunIds, logId: undefined, lastSeq: 0, run: undefined, lastError: undefined, idleTimer: undefined, ended: false };
     this.threads.set(threadId, thread);
     thread.subscriptions.push(
-      session.events$.subscribe((env) => {
-        if (env.source !== 'agentrx') return;
-        const ev = env.raw;
-        switch (ev.type) {
-          case 'agentrx.run_error':
-            thread.lastError = { code: ev.code, message: ev.message };
-            break;
-          case 'agentrx.confirmation_required':
-            this.cannotConfirm(thread, ev.toolUses);
-            break;
-          default:
-            break;
-        }
-      }),
-    );
-    thread.subscriptions.push(
-      session.agui$.subscribe({
-        next: (ev) => this.forward(thread, ev),
+      session.events$.subscribe({
+        next: (env) => this.envelope(thread, env),
         error: () => this.sessionEnded(thread),
-        complete: () => this.sessionEnded(thread),
+        complete: () => {
+          this.forward(thread, { seq: thread.lastSeq, events: frames.complete() }, false);
+          this.sessionEnded(thread);
+        },
       }),
+      new Subscription(() => frames.dispose()),
     );
     void session.closed.then(() => this.sessionEnded(thread));
     try {
@@ -194,69 +255,115 @@ export class AgUiThreads {
     thread.session.cancel();
   }
 
-  /** Writes one session event to the thread's current run, with the client's ids. */
-  private forward(thread: Thread, ev: AgUiEvent): void {
+  /** One envelope of the thread's session: its side effects, then its client frames. */
+  private envelope(thread: Thread, env: SessionEvent): void {
+    thread.lastSeq = env.seq;
+    if (env.source === 'agentrx') {
+      const ev = env.raw;
+      switch (ev.type) {
+        case 'agentrx.run_started':
+          // The Session keys its log by its provider-side id, else by its own thread id.
+          thread.logId ??= env.sessionId ?? ev.threadId;
+          break;
+        case 'agentrx.run_error':
+          thread.lastError = { code: ev.code, message: ev.message };
+          break;
+        case 'agentrx.confirmation_required':
+          this.cannotConfirm(thread, ev.toolUses);
+          break;
+        default:
+          break;
+      }
+    }
+    this.forward(thread, thread.frames.push(env), true);
+  }
+
+  /**
+   * Writes one envelope's client frames to the thread's current run, in one chunk, with the
+   * envelope's `seq` as the SSE id of its last frame (`withId`; frames synthesized at the end of
+   * the stream have none).
+   */
+  private forward(thread: Thread, group: FrameGroup, withId: boolean): void {
     const run = thread.run;
     if (!run || run.done) return;
-    let out: AgUiEvent = ev;
-    switch (ev.type) {
-      case 'RUN_STARTED':
-        if (run.started) return;
+    const out: AgUiEvent[] = [];
+    let terminal: AgUiEvent | undefined;
+    for (const ev of group.events) {
+      if (ev.type === 'RUN_STARTED') {
+        if (run.started) continue;
         run.started = true;
-        out = { ...ev, threadId: thread.id, runId: run.runId };
+      }
+      // AG-UI: a stream starts with RUN_STARTED (or is a lone RUN_ERROR).
+      if (!run.started && ev.type !== 'RUN_ERROR') continue;
+      out.push(ev);
+      if (isTerminal(ev)) {
+        terminal = ev;
         break;
-      case 'RUN_FINISHED':
-        out = { ...ev, threadId: thread.id, runId: run.runId };
-        break;
-      case 'TEXT_MESSAGE_START':
-      case 'TEXT_MESSAGE_CONTENT':
-      case 'TEXT_MESSAGE_END':
-        out = { ...ev, messageId: this.clientMessageId(thread, run, ev.messageId) };
-        break;
-      default:
-        break;
+      }
     }
-    // AG-UI: a stream starts with RUN_STARTED (or is a lone RUN_ERROR).
-    if (!run.started && out.type !== 'RUN_ERROR') return;
-    run.stream.write(out);
-    if (out.type === 'RUN_FINISHED') this.endRun(thread, run);
-    if (out.type === 'RUN_ERROR') {
+    run.stream.writeGroup(out, withId ? group.seq : undefined);
+    if (terminal?.type === 'RUN_FINISHED') this.endRun(thread, run);
+    if (terminal?.type === 'RUN_ERROR') {
       // A failed request ends a live session: the thread's next request starts a new one.
       this.endRun(thread, run);
       this.forget(thread);
     }
   }
 
-  /**
-   * The id the client sees for a session message id. Providers without message ids reuse
-   * `msg-<turn>` in every run; the AG-UI client would append a repeated id's text to the earlier
-   * message, so a repeat gets the run id appended.
-   */
-  private clientMessageId(thread: Thread, run: Run, id: string): string {
-    let mapped = run.messageIds.get(id);
-    if (mapped === undefined) {
-      mapped = thread.shownMessageIds.has(id) ? `${id}@${run.runId}` : id;
-      run.messageIds.set(id, mapped);
-      thread.shownMessageIds.add(mapped);
-    }
-    return mapped;
-  }
-
   /** The run reached its terminal event: end the response; the session stays for the next message. */
   private endRun(thread: Thread, run: Run): void {
     if (run.done) return;
     run.done = true;
+    clearTimeout(run.graceTimer);
     this.activeRuns--;
     if (thread.run === run) thread.run = undefined;
     run.stream.end();
     if (!thread.ended) this.armIdle(thread);
   }
 
-  /** The response closed: if its run has not ended, the client left; cancel the session. */
+  /**
+   * The response closed: if its run has not ended, the client left. With `reconnectGraceMs`, the
+   * run goes on that long for the client to reconnect; then (or at once) the session is cancelled.
+   */
   private clientGone(thread: Thread, run: Run): void {
     if (run.done) return;
-    run.done = true;
     run.stream.stop();
+    if (this.options.reconnectGraceMs > 0 && !this.closing) {
+      run.detached = true;
+      this.armGrace(thread, run);
+      return;
+    }
+    this.abandon(thread, run);
+  }
+
+  /** Starts the grace timer of a detached run, unless a reconnected reader follows it. */
+  private armGrace(thread: Thread, run: Run): void {
+    clearTimeout(run.graceTimer);
+    if (run.done || !run.detached || run.followers > 0) return;
+    run.graceTimer = setTimeout(() => this.abandon(thread, run), this.options.reconnectGraceMs);
+    run.graceTimer.unref();
+  }
+
+  /** A reconnected reader follows the thread's run: hold off its grace timer until released. */
+  private hold(thread: Thread): () => void {
+    const run = thread.run;
+    if (!run || run.done) return () => undefined;
+    run.followers++;
+    clearTimeout(run.graceTimer);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      run.followers--;
+      this.armGrace(thread, run);
+    };
+  }
+
+  /** Nobody reads the run any more: cancel its session. */
+  private abandon(thread: Thread, run: Run): void {
+    if (run.done) return;
+    run.done = true;
+    clearTimeout(run.graceTimer);
     this.activeRuns--;
     if (thread.run === run) thread.run = undefined;
     // Forget the thread now: its next request must start a new session, not wait on this one.

@@ -45,7 +45,7 @@ describe('AgUiAccess (over HTTP)', () => {
       expect(ok.status).toBe(204);
       expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example');
       expect(ok.headers.get('access-control-allow-methods')).toContain('POST');
-      expect(ok.headers.get('access-control-allow-headers')).toBe('authorization, content-type, accept');
+      expect(ok.headers.get('access-control-allow-headers')).toBe('authorization, content-type, accept, last-event-id');
       expect(ok.headers.get('vary')).toBe('Origin');
 
       const evil = await fetch(stack!.endpoint, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });

@@ -4,19 +4,22 @@ import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
 import type { AgentRxEvent, SessionEvent } from '../../../src/core/events/session-event.js';
 import { AgentRxError } from '../../../src/core/errors.js';
 import type { Session } from '../../../src/core/session/session.js';
+import type { SessionStore } from '../../../src/core/store/session-store.js';
 
 /** What a fake session does when it receives a prompt or a message (`request` counts from 1). */
 export type Script = (session: FakeSession, text: string, request: number) => void;
 
 /**
- * A stand-in for a live Session: the test decides what its AG-UI stream carries. Like the real
- * one it emits nothing synchronously inside start()/message() (the script runs in a microtask).
+ * A stand-in for a live Session: the test decides what its envelopes carry (`emit` writes the
+ * envelopes an AG-UI event comes from). Like the real one it emits nothing synchronously inside
+ * start()/message() (the script runs in a microtask). With a store, every envelope is appended to
+ * the log `sessionId` as the real session's journal does.
  */
 export class FakeSession {
-  readonly agui = new Subject<AgUiEvent>();
   readonly events = new Subject<SessionEvent>();
-  readonly agui$ = this.agui.asObservable();
   readonly events$ = this.events.asObservable();
+  /** Every envelope published, in order. */
+  readonly log: SessionEvent[] = [];
   readonly texts: string[] = [];
   readonly closed: Promise<void>;
   cancels = 0;
@@ -26,7 +29,12 @@ export class FakeSession {
   private seq = 0;
   private markClosed!: () => void;
 
-  constructor(private readonly script: Script, prompt: string) {
+  constructor(
+    private readonly script: Script,
+    prompt: string,
+    readonly sessionId: string,
+    private readonly store?: SessionStore,
+  ) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     this.receive(prompt);
   }
@@ -42,12 +50,42 @@ export class FakeSession {
     this.closes++;
     this.end();
   }
+  /**
+   * Publishes the envelopes these AG-UI events are translated from: RUN_STARTED → run_started,
+   * TEXT_MESSAGE_CONTENT → text_delta, RUN_FINISHED → run_finished, RUN_ERROR → run_error;
+   * TEXT_MESSAGE_START/END have none (the translation opens a message at its first delta and
+   * closes it at the terminal).
+   */
   emit(...events: AgUiEvent[]): void {
-    for (const e of events) this.agui.next(e);
+    for (const e of events) {
+      switch (e.type) {
+        case 'RUN_STARTED':
+          this.publish({ type: 'agentrx.run_started', runId: e.runId, threadId: e.threadId, resumed: false });
+          break;
+        case 'TEXT_MESSAGE_CONTENT':
+          this.publish({ type: 'agentrx.text_delta', text: e.delta, messageId: e.messageId });
+          break;
+        case 'RUN_FINISHED':
+          this.publish({ type: 'agentrx.run_finished', runId: e.runId, threadId: e.threadId, terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage: { inputTokens: 1, outputTokens: 1 } });
+          break;
+        case 'RUN_ERROR':
+          this.runError(e.code ?? 'error', e.message);
+          break;
+        case 'TEXT_MESSAGE_START':
+        case 'TEXT_MESSAGE_END':
+          break;
+        default:
+          throw new Error(`FakeSession.emit: no envelope for ${e.type}`);
+      }
+    }
   }
   /** Publishes a synthesized event on events$, in the envelope the real session uses. */
   publish(raw: AgentRxEvent): void {
-    this.events.next({ seq: ++this.seq, sessionId: 's', turn: 0, provider: 'fake', source: 'agentrx', raw, at: 0 });
+    const env: SessionEvent = { seq: ++this.seq, sessionId: this.sessionId, turn: 0, provider: 'fake', source: 'agentrx', raw, at: 1_000 + this.seq };
+    this.log.push(env);
+    // Appended before it is published, as if the store were always ahead of the wire.
+    void this.store?.append(this.sessionId, [env]);
+    this.events.next(env);
   }
   /** A synthesized `agentrx.run_error`, as the real session publishes it on events$. */
   runError(code: string, message: string): void {
@@ -55,7 +93,6 @@ export class FakeSession {
   }
   end(): void {
     this.events.complete();
-    this.agui.complete();
     this.markClosed();
   }
   private receive(text: string): void {
@@ -68,11 +105,15 @@ export class FakeSession {
 /** Starts a {@link FakeSession} per thread, all following one script. */
 export class FakeHost implements AgUiSessionHost {
   readonly sessions: FakeSession[] = [];
-  constructor(private readonly script: Script) {}
+  /** `store`: where the sessions' logs go (as the AgentRx `sessionStore`). */
+  constructor(
+    private readonly script: Script,
+    readonly sessionStore?: SessionStore,
+  ) {}
   start(opts: { prompt?: string }): Session {
-    const s = new FakeSession(this.script, opts.prompt ?? '');
+    const s = new FakeSession(this.script, opts.prompt ?? '', `fake-session-${this.sessions.length + 1}`, this.sessionStore);
     this.sessions.push(s);
-    // The endpoint uses only what FakeSession implements (events$, agui$, message, cancel, close, closed).
+    // The endpoint uses only what FakeSession implements (events$, message, cancel, close, closed).
     return s as unknown as Session;
   }
 }

@@ -109,12 +109,30 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
   return { status: res.status, headers: res.headers, json, text };
 }
 
+/** One SSE frame: its `data:` JSON event and its `id:`, if it has one. */
+export interface SseFrame {
+  readonly event: { type: string; [k: string]: any };
+  readonly id: string | undefined;
+}
+
+/** Parses an SSE body into its frames (complete ones only; comments skipped). */
+export function sseFrames(text: string): SseFrame[] {
+  const frames: SseFrame[] = [];
+  const parts = text.split('\n\n');
+  parts.pop();
+  for (const part of parts) {
+    const lines = part.split('\n');
+    const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice('data: '.length));
+    if (data.length === 0) continue;
+    const id = lines.find((l) => l.startsWith('id: '))?.slice('id: '.length);
+    frames.push({ event: JSON.parse(data.join('\n')), id });
+  }
+  return frames;
+}
+
 /** Parses an SSE body into its `data:` JSON events. */
 export function sseEvents(text: string): { type: string; [k: string]: any }[] {
-  return text
-    .split('\n\n')
-    .filter((f) => f.startsWith('data: '))
-    .map((f) => JSON.parse(f.slice('data: '.length)));
+  return sseFrames(text).map((f) => f.event);
 }
 
 /** Starts a streaming POST and reads it until `until` matches an event; returns the reader and abort. */

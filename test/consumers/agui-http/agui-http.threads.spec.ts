@@ -49,15 +49,17 @@ describe('AgUiThreads', () => {
   describe('when the session stream ends without a terminal event', () => {
     it('should send exactly one RUN_ERROR with the session error', async () => {
       const rx = new FakeHost((s) => {
-        s.emit({ type: 'RUN_STARTED', threadId: 'x', runId: 'x:run-1' }, { type: 'TEXT_MESSAGE_START', messageId: 'm', role: 'assistant' });
+        s.emit({ type: 'RUN_STARTED', threadId: 'x', runId: 'x:run-1' }, { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'half' });
         s.runError('stream_error', 'the host went away');
         s.end();
       });
       server = await startAgUiServer({ rx, port: 0 });
       const r = await postJson(`${server.url}agent`, runInput());
       expect(sseEvents(r.text)).toEqual([
-        { type: 'RUN_STARTED', threadId: 'thread-1', runId: 'run-1' },
-        { type: 'TEXT_MESSAGE_START', messageId: 'm', role: 'assistant' },
+        { type: 'RUN_STARTED', threadId: 'thread-1', runId: 'run-1', timestamp: expect.any(Number) },
+        { type: 'TEXT_MESSAGE_START', messageId: 'm', role: 'assistant', timestamp: expect.any(Number) },
+        { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'half', timestamp: expect.any(Number) },
+        { type: 'TEXT_MESSAGE_END', messageId: 'm', timestamp: expect.any(Number) },
         { type: 'RUN_ERROR', message: 'the host went away', code: 'stream_error', timestamp: expect.any(Number) },
       ]);
       expect(server.handler.threadCount).toBe(0);
@@ -67,7 +69,8 @@ describe('AgUiThreads', () => {
   describe('when the session dies before its run started', () => {
     it('should send a lone RUN_ERROR (no RUN_STARTED) and drop what came before it', async () => {
       const rx = new FakeHost((s) => {
-        s.emit({ type: 'STATE_SNAPSHOT', snapshot: { early: true } });
+        // A text delta outside a run translates to nothing.
+        s.publish({ type: 'agentrx.text_delta', text: 'early', messageId: 'm' });
         s.end();
       });
       server = await startAgUiServer({ rx, port: 0 });
