@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
@@ -10,10 +10,17 @@ import { startAgUiServer, type AgUiServer } from '../consumers/agui-http/agui-ht
 import { JsonlConsumer } from '../consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
-import type { EventConsumer } from '../core/plugin/event-consumer.js';
+import { ContainerModule } from '../core/di/inversify.js';
+import type { ConsumerContext, EventConsumer } from '../core/plugin/event-consumer.js';
 import type { ConfirmTool } from '../core/session/session-options.js';
+import { FileSessionStore } from '../core/store/file-session-store.js';
+import { MemorySessionStore } from '../core/store/memory-session-store.js';
+import { SessionStore } from '../core/store/session-store.js';
 import { demoToolsModule } from '../plugins/tools/tools.module.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../testing/openai-emulator.js';
+import { exportCassette, writeCassette } from '../core/store/cassette.js';
+import { MAX_PACE_GAP_MS, exportSession, listSessions, openStore, replayFile, showSession, type RenderFormat } from './sessions.js';
+import { storeLocation } from './state-dir.js';
 
 /** Streams and environment of one CLI invocation (tests pass their own). */
 export interface CliIo {
@@ -23,6 +30,11 @@ export interface CliIo {
   readonly cwd: string;
   /** Stops a long-running command (`serve`) when aborted, like SIGINT/SIGTERM do (tests, embedding). */
   readonly signal?: AbortSignal;
+  /**
+   * The session store to use instead of the file store in the state directory (tests, embedding):
+   * `run` binds it, the `sessions` commands read it.
+   */
+  readonly store?: SessionStore;
 }
 
 /** The prompt `agentrx demo` (and `npm start`) runs when none is given. */
@@ -41,7 +53,19 @@ interface RunFlags {
   timeout?: string;
   maxTurns?: string;
   confirm?: 'allow' | 'deny';
+  store?: string;
+  resume?: string;
+  record?: string;
 }
+
+/** Flags of `sessions show` and `replay`: how to print a recorded session. */
+interface RenderFlags {
+  json?: boolean;
+  agui?: boolean;
+  store?: string;
+}
+
+const STORE_HELP = 'session store directory (default: $AGENTRX_STATE_DIR, else $XDG_STATE_HOME/agentrx, else ~/.local/state/agentrx)';
 
 /**
  * The `agentrx` command. Returns the exit code: 0 success, 1 failed run, 2 bad usage or config.
@@ -68,6 +92,9 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .option('--max-turns <n>', 'turn limit')
     .addOption(new Option('--confirm <decision>', "answer the host's requests to confirm a tool of its own (Claude Managed Agents always_ask)").choices(['allow', 'deny']))
     .option('--json', 'print AG-UI events as JSON lines instead of text')
+    .option('--resume <id>', 'continue the recorded session <id> with this prompt (agentrx sessions ls lists them)')
+    .option('--record <file>', 'write the session to a cassette file when the run ends (see agentrx replay)')
+    .option('--store <dir>', STORE_HELP)
     .action(async (prompt: string, flags: RunFlags) => {
       code = await runCommand(prompt, flags, io);
     });
@@ -91,8 +118,49 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .option('--demo', 'answer with the embedded rule-based demo model and demo tools: no keys, no network')
     .option('-c, --config <file>', 'JSON config file (provider, agent, limits, and an "agui" section for the endpoint)')
     .addOption(new Option('--confirm <decision>', "answer the host's requests to confirm a tool of its own (Claude Managed Agents always_ask) for every run").choices(['allow', 'deny']))
+    .option('--store <dir>', STORE_HELP)
     .action(async (flags: ServeFlags) => {
       code = await serveCommand(flags, io);
+    });
+
+  const sessions = program.command('sessions').description('list, show and export the sessions in the store');
+  sessions
+    .command('ls')
+    .description('list the sessions: id, provider, status, turns, updated (newest first)')
+    .option('--json', 'one JSON object per line')
+    .option('--store <dir>', STORE_HELP)
+    .action(async (flags: { json?: boolean; store?: string }) => {
+      code = await guarded(io, () => listSessions(openStore(flags.store, io), flags.json === true, io));
+    });
+  sessions
+    .command('show')
+    .description("render a session's log as it ran")
+    .argument('<id>', 'session id (agentrx sessions ls)')
+    .option('--json', 'print the envelopes of the log as JSON lines')
+    .option('--agui', 'print the AG-UI events as JSON lines')
+    .option('--store <dir>', STORE_HELP)
+    .action(async (id: string, flags: RenderFlags) => {
+      code = await guarded(io, () => showSession(openStore(flags.store, io), id, renderFormat(flags), io));
+    });
+  sessions
+    .command('export')
+    .description('write a session (record and whole log) as a cassette: JSON { version, record, envelopes }')
+    .argument('<id>', 'session id (agentrx sessions ls)')
+    .option('-o, --output <file>', 'cassette file to write (default: stdout)')
+    .option('--store <dir>', STORE_HELP)
+    .action(async (id: string, flags: { output?: string; store?: string }) => {
+      code = await guarded(io, () => exportSession(openStore(flags.store, io), id, flags.output, io));
+    });
+
+  program
+    .command('replay')
+    .description('render a recorded session (a cassette) through the normal consumers, offline')
+    .argument('<file>', 'cassette file (agentrx sessions export, or run --record)')
+    .option('--json', 'print the envelopes of the log as JSON lines')
+    .option('--agui', 'print the AG-UI events as JSON lines')
+    .option('--pace', `wait the recorded time between events (at most ${MAX_PACE_GAP_MS / 1000}s per gap)`)
+    .action(async (file: string, flags: RenderFlags & { pace?: boolean }) => {
+      code = await guarded(io, () => replayFile(file, renderFormat(flags), flags.pace === true, io));
     });
 
   try {
@@ -107,21 +175,130 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
 }
 
 async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<number> {
-  const overrides: Record<string, unknown> = {};
-  if (flags.provider) overrides['provider'] = flags.provider;
   const timeoutMs = flags.timeout !== undefined ? Number(flags.timeout) : undefined;
   const maxTurns = flags.maxTurns !== undefined ? Number(flags.maxTurns) : undefined;
   let rx: AgentRx | undefined;
+  let runStore: RunStore | undefined;
+  const probe = new SessionIdProbe();
+  let code: number;
   try {
     const base = flags.config ? readConfigFile(flags.config, io) : {};
-    const config = mergeConfig(base, flags);
-    rx = await AgentRx.create({ config, env: io.env, modules: [demoToolsModule], consumers: consumersFor(flags.json === true, config, io), handleSignals: true });
-    const result = await rx.run({ prompt, timeoutMs, maxTurns, ...(flags.confirm ? { confirmTool: confirmFlag(flags.confirm) } : {}) });
-    return result.terminal === 'terminated' ? EXIT_RUN_FAILED : EXIT_OK;
+    runStore = openRunStore(base, flags, io);
+    let provider = flags.provider;
+    if (flags.resume !== undefined) {
+      const record = runStore ? await runStore.store.load(flags.resume) : undefined;
+      if (!record) throw new AgentRxError('store_error', `no session '${flags.resume}' in ${runStore?.where ?? 'the store'} to resume (agentrx sessions ls lists them)`, { sessionId: flags.resume });
+      const chosen = provider ?? (typeof base['provider'] === 'string' ? base['provider'] : undefined);
+      if (chosen !== undefined && chosen !== record.provider) throw new AgentRxError('invalid_options', `session '${flags.resume}' ran on provider '${record.provider}'; it cannot be resumed with '${chosen}'`);
+      provider = record.provider;
+    }
+    const config = mergeConfig(base, { ...flags, provider });
+    const modules = runStore ? [demoToolsModule, storeModule(runStore.store)] : [demoToolsModule];
+    rx = await AgentRx.create({ config, env: io.env, modules, consumers: [...consumersFor(flags.json === true, config, io), probe], handleSignals: true });
+    const result = await rx.run({
+      prompt,
+      timeoutMs,
+      maxTurns,
+      ...(flags.resume !== undefined ? { sessionId: flags.resume } : {}),
+      ...(flags.confirm ? { confirmTool: confirmFlag(flags.confirm) } : {}),
+    });
+    probe.sessionId ??= result.sessionId;
+    code = result.terminal === 'terminated' ? EXIT_RUN_FAILED : EXIT_OK;
   } catch (e) {
-    return report(e, io, flags.baseUrl);
+    code = report(e, io, flags.baseUrl);
+  }
+  try {
+    const sessionId = probe.sessionId;
+    if (flags.record !== undefined && runStore && sessionId !== undefined) {
+      const file = isAbsolute(flags.record) ? flags.record : resolve(io.cwd, flags.record);
+      const cassette = await exportCassette(runStore.store, sessionId);
+      await writeCassette(file, cassette);
+      io.err.write(`agentrx: session ${sessionId} recorded to ${flags.record} (${cassette.envelopes.length} events; agentrx replay ${flags.record})\n`);
+    } else if (flags.record !== undefined) {
+      io.err.write(`agentrx: nothing recorded to ${flags.record}: the session never opened\n`);
+    }
+    if (runStore?.durable && sessionId !== undefined) io.err.write(`agentrx: session ${sessionId} is in ${runStore.where}; continue it with: agentrx run --resume ${sessionId} "<prompt>"\n`);
+  } catch (e) {
+    code = Math.max(code, report(e, io, undefined));
   } finally {
     await rx?.stop();
+  }
+  return code;
+}
+
+/** The store a `run` uses, and where it is (for messages). */
+interface RunStore {
+  readonly store: SessionStore;
+  readonly where: string;
+  /** Kept on disk: the session can be resumed by a later command. */
+  readonly durable: boolean;
+}
+
+/**
+ * The store of `run`: `io.store`; else the config file's `store` section (unless `--store`);
+ * else the file store in the state directory ({@link storeLocation}). When that directory cannot
+ * be created or written, a plain run goes on in memory with a warning; `--store` and `--resume`
+ * fail instead. Undefined when the config's section is malformed: `AgentRx.create` reports it.
+ */
+function openRunStore(config: Record<string, unknown>, flags: RunFlags, io: CliIo): RunStore | undefined {
+  if (io.store) return { store: io.store, where: 'the configured store', durable: true };
+  const memory = (): RunStore => ({ store: new MemorySessionStore(), where: 'memory', durable: false });
+  const section = config['store'] as { type?: unknown; dir?: unknown } | undefined;
+  if (flags.store === undefined && section !== undefined) {
+    if (typeof section === 'object' && section !== null && section.type === 'file' && typeof section.dir === 'string' && section.dir !== '') {
+      const dir = isAbsolute(section.dir) ? section.dir : resolve(io.cwd, section.dir);
+      return { store: fileStore(dir, io), where: dir, durable: true };
+    }
+    return typeof section === 'object' && section !== null && (section.type === 'memory' || section.type === undefined) && section.dir === undefined ? memory() : undefined;
+  }
+  const loc = storeLocation(flags.store, io.env, io.cwd);
+  if (!loc) {
+    if (flags.resume !== undefined) throw new AgentRxError('invalid_options', 'no state directory to resume from: pass --store <dir>, or set AGENTRX_STATE_DIR, XDG_STATE_HOME or HOME');
+    return memory();
+  }
+  try {
+    mkdirSync(loc.dir, { recursive: true });
+    accessSync(loc.dir, fsConstants.W_OK);
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    if (flags.store !== undefined || flags.resume !== undefined) throw new AgentRxError('store_error', `cannot use the session store ${loc.dir}: ${why}`, { dir: loc.dir });
+    io.err.write(`agentrx: warning: cannot use the session store ${loc.dir} (${why}, from ${loc.from}); this session is kept in memory only\n`);
+    return memory();
+  }
+  return { store: fileStore(loc.dir, io), where: loc.dir, durable: true };
+}
+
+function fileStore(dir: string, io: CliIo): SessionStore {
+  return new FileSessionStore(dir, (file, reason) => io.err.write(`agentrx: warning: ${file}: ${reason}\n`));
+}
+
+/** Binds `store` as the SessionStore (the core module then binds none of its own). */
+function storeModule(store: SessionStore): ContainerModule {
+  return new ContainerModule((options) => void options.bind<SessionStore>(SessionStore).toConstantValue(store));
+}
+
+/** Remembers the session id of the run (also when it fails), for `--record` and the resume hint. */
+class SessionIdProbe implements EventConsumer {
+  readonly id = 'cli-session-id';
+  sessionId: string | undefined;
+  onEvent(_ev: unknown, ctx: ConsumerContext): void {
+    this.sessionId ??= ctx.sessionId;
+  }
+}
+
+/** `--json` (the envelopes), `--agui` (AG-UI JSON lines) or the terminal renderer. */
+function renderFormat(flags: RenderFlags): RenderFormat {
+  if (flags.json && flags.agui) throw new AgentRxError('invalid_options', '--json and --agui cannot be combined: --json prints the envelopes, --agui the AG-UI events');
+  return flags.json ? 'envelopes' : flags.agui ? 'agui' : 'terminal';
+}
+
+/** Runs a command body; a failure is reported (one line and a hint) and becomes the exit code. */
+async function guarded(io: CliIo, body: () => Promise<void>): Promise<number> {
+  try {
+    await body();
+    return EXIT_OK;
+  } catch (e) {
+    return report(e, io, undefined);
   }
 }
 
@@ -150,6 +327,7 @@ interface ServeFlags {
   demo?: boolean;
   confirm?: 'allow' | 'deny';
   config?: string;
+  store?: string;
 }
 
 /**
@@ -172,7 +350,8 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
         limits: { runTimeoutMs: 30_000, ...(base['limits'] ?? {}) },
       };
     }
-    rx = await AgentRx.create({ config, env: io.env, modules: [demoToolsModule, aguiHttpModule] });
+    const runStore = openRunStore(base, { store: flags.store }, io);
+    rx = await AgentRx.create({ config, env: io.env, modules: runStore ? [demoToolsModule, aguiHttpModule, storeModule(runStore.store)] : [demoToolsModule, aguiHttpModule] });
     const fromConfig = rx.container.isBound(AgUiHttpOptions) ? rx.container.get<AgUiHttpOptions>(AgUiHttpOptions) : undefined;
     const token = flags.token ?? io.env['AGENTRX_TOKEN'];
     server = await startAgUiServer({
@@ -186,7 +365,7 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
     });
     const opts = server.handler.options;
     io.out.write(`${server.url}\n`);
-    io.err.write(`agentrx serve: chat page ${server.url}, AG-UI endpoint POST ${server.url}agent${emulator ? `, demo model on ${emulator.baseUrl}` : ''}${opts.token ? ', bearer token required' : ''}; Ctrl+C stops\n`);
+    io.err.write(`agentrx serve: chat page ${server.url}, AG-UI endpoint POST ${server.url}agent${emulator ? `, demo model on ${emulator.baseUrl}` : ''}${opts.token ? ', bearer token required' : ''}${runStore?.durable ? `, sessions in ${runStore.where}` : ''}; Ctrl+C stops\n`);
     if (!opts.token && !isLoopback(opts.host)) io.err.write(`agentrx serve: warning: listening on ${opts.host} without a token; anyone who can reach it can run the agent (set --token or AGENTRX_TOKEN)\n`);
     await untilStopped(io.signal);
     io.err.write('agentrx serve: stopping\n');
@@ -275,7 +454,9 @@ function hintFor(err: AgentRxError, baseUrl: string | undefined): string | undef
   const status = err.details?.['status'];
   const msg = err.message;
   if (err.code === 'invalid_config') return 'fix the fields listed above (see README "Configuration")';
-  if (err.code === 'invalid_options') return 'see agentrx run --help';
+  if (err.code === 'invalid_options') return 'see agentrx --help';
+  if (err.code === 'store_error' && /^cassette /.test(msg)) return 'a cassette is the JSON file written by agentrx sessions export or run --record';
+  if (err.code === 'store_error' && /^no session /.test(msg)) return 'pass --store <dir> (or set AGENTRX_STATE_DIR) if the session was recorded elsewhere';
   if (status === 401 || status === 403) return 'the host rejected the credentials: set providers.<id>.apiKey (e.g. "${OPENAI_API_KEY}")';
   if (status === 404) return 'unknown model or path: check --model and that --base-url ends with /v1';
   if (/ECONNREFUSED|refused|ENOTFOUND|unreachable|cannot reach/i.test(msg)) return `nothing answers at ${baseUrl ?? 'the base URL'}: is the server running? (ollama serve, vllm serve …) or pass --base-url`;

@@ -11,3 +11,5 @@ export type { HarnessWireMessage } from './agentcore-emulator/history.js';
 export type { SigV4Check } from './agentcore-emulator/sigv4.js';
 export { startCmaEmulator } from './cma-emulator.js';
 export type { CmaEmulator, CmaEmulatorOptions, CmaEmulatorSession, CmaFaultPlan, CmaGetFault, CmaPostFault, CmaRecordedRequest, CmaScriptServerToolUse, CmaScriptToolUse, CmaScriptTurn, CmaWireEvent } from './cma-emulator.js';
+export { ReplayProvider, type ReplayConn, type ReplayInput, type ReplayMismatch, type ReplayProviderOptions } from './replay-provider.js';
+export { exportCassette, formatCassette, parseCassette, readCassette, readWholeLog, writeCassette, type Cassette } from '../core/store/cassette.js';
