@@ -254,6 +254,17 @@ export class StoreConfig {
   @Max(100_000_000)
   memoryLogLimit: number = 10_000;
 
+  /**
+   * `type: 'memory'` only: sessions kept at most; one more drops the least recently updated one
+   * that is neither running nor open. Bounds a long-running process's memory. 0 keeps all.
+   * Default 1,000.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000)
+  memoryMaxSessions: number = 1_000;
+
   /** Deletion of old sessions by age and count; absent: sessions are kept forever. */
   @IsOptional()
   @IsObject()

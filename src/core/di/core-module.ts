@@ -34,7 +34,7 @@ export const coreModule = new ContainerModule((options) => {
   };
   bindOnce<Logger>(Logger, (_ctx, config) => new StderrLogger(config.logLevel));
   bindOnce<SessionStore>(SessionStore, (ctx, config) => {
-    if (config.store.type !== 'file') return new MemorySessionStore(config.store.memoryLogLimit);
+    if (config.store.type !== 'file') return new MemorySessionStore(config.store.memoryLogLimit, config.store.memoryMaxSessions);
     const logger = ctx.get<Logger>(Logger);
     return new FileSessionStore(config.store.dir!, (file, what) => logger.warn(`session store: ${what} (${file})`));
   });

@@ -23,7 +23,7 @@ export interface ToolAnswererDeps {
   history(): readonly RawEvent[];
   /** Called before tools run: the session's record is brought up to date (a resume may need its transcript). */
   beforeTools(): Promise<void>;
-  /** Called before a ledger change is stored: the log up to it is made durable. */
+  /** Called before a tool's result is stored in the ledger: the log up to it is made durable. */
   beforeRecord(): Promise<void>;
 }
 
@@ -229,8 +229,10 @@ export class ToolAnswerer {
   private async persistNow(): Promise<void> {
     const sessionId = this.deps.sessionId();
     if (!sessionId) return;
-    await this.deps.beforeRecord();
-    for (const entry of this.ledger.snapshot()) {
+    const changed = this.ledger.snapshot().filter((e) => this.stored.get(e.toolUseId) !== e.state);
+    // A recorded result is stored only after the log that led to it is durable.
+    if (changed.some((e) => e.state === 'executed')) await this.deps.beforeRecord();
+    for (const entry of changed) {
       const was = this.stored.get(entry.toolUseId);
       if (was === entry.state) continue;
       if (!(await this.deps.store.transition(sessionId, was, entry))) {

@@ -24,15 +24,27 @@ interface Stored {
 export class MemorySessionStore implements SessionStore, PrunableSessionStore {
   private readonly sessions = new Map<string, Stored>();
 
-  /** @param logLimit Most recent envelopes always kept per session; 0 keeps all. Default 0 (tests); the facade passes `store.memoryLogLimit`. */
-  constructor(private readonly logLimit = 0) {}
+  /**
+   * @param logLimit Most recent envelopes always kept per session; 0 keeps all. Default 0 (tests);
+   *   the facade passes `store.memoryLogLimit`.
+   * @param maxSessions Sessions kept at most: saving the record of one more drops the least
+   *   recently updated one that is neither running nor held. 0 keeps all. Default 0; the facade
+   *   passes `store.memoryMaxSessions`.
+   */
+  constructor(
+    private readonly logLimit = 0,
+    private readonly maxSessions = 0,
+  ) {}
 
   async load(sessionId: string): Promise<SessionRecord | undefined> {
     return this.sessions.get(sessionId)?.record;
   }
 
   async save(record: SessionRecord): Promise<void> {
-    this.of(record.sessionId).record = record;
+    const s = this.of(record.sessionId);
+    const added = s.record === undefined;
+    s.record = record;
+    if (added && this.maxSessions > 0 && this.sessions.size > this.maxSessions) await this.prune({ maxSessions: this.maxSessions });
   }
 
   async delete(sessionId: string): Promise<void> {

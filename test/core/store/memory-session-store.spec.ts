@@ -27,4 +27,18 @@ describe('MemorySessionStore', () => {
       await expect(firstValueFrom(store.tail('s', 0))).rejects.toMatchObject({ code: 'store_error' });
     });
   });
+
+  describe('with at most 2 sessions', () => {
+    it('should drop the least recently updated idle session when a third is saved, never a running or held one', async () => {
+      const store = new MemorySessionStore(0, 2);
+      await store.save(F.record('running', { status: 'running', updatedAt: 1 }));
+      await store.save(F.record('old', { updatedAt: 2 }));
+      const lease = await store.acquire('old');
+      await store.save(F.record('new', { updatedAt: 3 }));
+      expect((await store.list()).map((r) => r.sessionId).sort()).toEqual(['new', 'old', 'running']);
+      await lease.release();
+      await store.save(F.record('newest', { updatedAt: 4 }));
+      expect((await store.list()).map((r) => r.sessionId)).toEqual(['newest', 'new', 'running']);
+    });
+  });
 });
