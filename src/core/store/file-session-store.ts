@@ -1,4 +1,5 @@
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { defer, type Observable } from 'rxjs';
 import { AgentRxError } from '../errors.js';
@@ -7,8 +8,9 @@ import type { LedgerEntry, LedgerState } from '../tools/tool-ledger.js';
 import { followLog } from './follow-log.js';
 import { ownerState, readOwner, takeLock } from './owner-lock.js';
 import { selectForPrune, type PrunableSessionStore, type PruneOptions } from './retention.js';
+import { SessionLedgerFile } from './session-ledger-file.js';
 import { SessionLogFile } from './session-log-file.js';
-import { readRecord, writeRecord } from './session-record-file.js';
+import { writeRecord } from './session-record-file.js';
 import type { SessionRecord, SessionStore, StoreLease } from './session-store.js';
 import { storeError } from './store-error.js';
 
@@ -18,29 +20,48 @@ export interface FileSessionStoreOptions {
   readonly bufferBytes?: number;
   /** How often a `tail` looks for appends made by another process (only while subscribed). Default 100 ms. */
   readonly pollMs?: number;
-  /** Session logs whose line offsets stay in memory; idle ones beyond it are dropped (re-read on use). Default 1,000. */
+  /**
+   * Session logs whose line offsets stay in memory, and held sessions whose record and ledger stay
+   * in memory with `ledger.jsonl` open; idle ones beyond it are dropped (re-read on use). Default 1,000.
+   */
   readonly maxOpenLogs?: number;
+  /**
+   * `save` of a held session folds `ledger.jsonl` into `record.json` (an extra folder fsync) once
+   * the file holds this many bytes, or when the saved ledger is not the stored one. 0: every save
+   * with transitions since the last one. Default 64 KiB.
+   */
+  readonly ledgerCompactBytes?: number;
 }
 
 const RECORD = 'record.json';
 const LOG = 'log.jsonl';
+const LEDGER = 'ledger.jsonl';
 const LOCK = 'owner.lock';
 
 /**
  * The embedded engine: a folder per session under `dir` (`encodeURIComponent(sessionId)`) holding
- * `record.json` (written atomically: temp file, fsync, rename, fsync of the folder), `log.jsonl`
- * (a `{"version":2}` header line, then one envelope per line) and, while a process holds the
- * session, `owner.lock`. Appends are buffered per session and written in one write on `flush`
- * (which fsyncs) or once `bufferBytes` are buffered. A torn last line (a crash mid-write) is cut
- * and reported through `onRepair`, as is the takeover of a dead owner's lock; anything else wrong
- * with a file is a `store_error` naming it.
+ * `record.json` (written atomically: temp file, fsync, rename, then an fsync of the folder when
+ * needed — see `SessionLedgerFile.save`), `ledger.jsonl` (the ledger transitions since the last
+ * save, one line each: one write and one fdatasync per `transition`; `load` merges them, `save`
+ * folds them into the record and empties the file), `log.jsonl` (a `{"version":2}` header line,
+ * then one envelope per line) and, while a process holds the session, `owner.lock`. Appends are
+ * buffered per session and written in one write on `flush` (which fdatasyncs) or once
+ * `bufferBytes` are buffered. While this instance holds a session (`acquire`), its record and
+ * ledger stay in memory (it is their only writer); otherwise every call reads the files. A torn
+ * last line (a crash mid-write) of either `.jsonl` is cut and reported through `onRepair`, as is
+ * the takeover of a dead owner's lock; anything else wrong with a file is a `store_error` naming it.
  */
 export class FileSessionStore implements SessionStore, PrunableSessionStore {
   private readonly logs = new Map<string, SessionLogFile>();
+  /** Record and ledger views of the sessions this instance holds (filled on first use). */
+  private readonly ledgers = new Map<string, SessionLedgerFile>();
+  /** Sessions this instance holds (acquired, not released). */
+  private readonly held = new Set<string>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly bufferBytes: number;
   private readonly pollMs: number;
   private readonly maxOpenLogs: number;
+  private readonly ledgerCompactBytes: number;
 
   /**
    * @param dir the store's directory (created on the first write).
@@ -55,26 +76,40 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     this.bufferBytes = options.bufferBytes ?? 64 * 1024;
     this.pollMs = options.pollMs ?? 100;
     this.maxOpenLogs = options.maxOpenLogs ?? 1_000;
+    this.ledgerCompactBytes = options.ledgerCompactBytes ?? 64 * 1024;
   }
 
   async load(sessionId: string): Promise<SessionRecord | undefined> {
-    return readRecord(join(this.folderOf(sessionId), RECORD), sessionId);
+    return this.withLedger(sessionId, async (ledger) => ledger.record);
   }
 
   async save(record: SessionRecord): Promise<void> {
-    return this.serial(`r:${record.sessionId}`, () => this.write(record));
+    const { sessionId } = record;
+    if (!this.held.has(sessionId)) {
+      // Not held: no view to tell what changed; the full write, then the stale lines are dropped.
+      const folder = this.folderOf(sessionId);
+      return this.serial(`r:${sessionId}`, async () => {
+        await writeRecord(join(folder, RECORD), record, { epoch: randomUUID() });
+        await SessionLedgerFile.compact(join(folder, LEDGER));
+      });
+    }
+    return this.withLedger(sessionId, (ledger) => ledger.save(record, this.ledgerCompactBytes));
   }
 
   async delete(sessionId: string): Promise<void> {
     const folder = this.folderOf(sessionId);
-    return this.serial(`l:${sessionId}`, async () => {
-      try {
-        await rm(folder, { recursive: true, force: true });
-      } catch (e) {
-        throw storeError(folder, `cannot delete session '${sessionId}'`, e);
-      }
-      this.logs.get(sessionId)?.reset();
-    });
+    return this.serial(`r:${sessionId}`, () =>
+      this.serial(`l:${sessionId}`, async () => {
+        await this.dropLedger(sessionId);
+        this.held.delete(sessionId); // the lock goes with the folder
+        try {
+          await rm(folder, { recursive: true, force: true });
+        } catch (e) {
+          throw storeError(folder, `cannot delete session '${sessionId}'`, e);
+        }
+        this.logs.get(sessionId)?.reset();
+      }),
+    );
   }
 
   async list(): Promise<SessionRecord[]> {
@@ -87,15 +122,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
   }
 
   async transition(sessionId: string, expected: LedgerState | undefined, entry: LedgerEntry): Promise<boolean> {
-    return this.serial(`r:${sessionId}`, async () => {
-      const record = await this.load(sessionId);
-      if (!record) throw new AgentRxError('store_error', `session '${sessionId}' has no record to hold its ledger; save the record first`, { sessionId });
-      const current = record.ledger.find((e) => e.toolUseId === entry.toolUseId);
-      if (current?.state !== expected) return false;
-      const ledger = current ? record.ledger.map((e) => (e === current ? entry : e)) : [...record.ledger, entry];
-      await this.write({ ...record, ledger, updatedAt: Date.now() });
-      return true;
-    });
+    return this.withLedger(sessionId, (ledger) => ledger.transition(expected, entry));
   }
 
   async append(sessionId: string, envelopes: readonly SessionEvent[]): Promise<void> {
@@ -141,9 +168,18 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
       throw storeError(folder, `cannot create the folder of session '${sessionId}'`, e);
     }
     const lockFile = join(folder, LOCK);
-    const release = await takeLock(lockFile, sessionId, (dead) =>
+    const unlock = await takeLock(lockFile, sessionId, (dead) =>
       this.onRepair(lockFile, `took over session '${sessionId}' from process ${dead.pid}, which is no longer running`),
     );
+    this.held.add(sessionId);
+    const release = async (): Promise<void> => {
+      this.held.delete(sessionId);
+      try {
+        await this.serial(`r:${sessionId}`, () => this.dropLedger(sessionId));
+      } finally {
+        await unlock();
+      }
+    };
     // Another process may have written the log while it held the session: read it afresh.
     const log = this.logs.get(sessionId);
     if (log) {
@@ -208,8 +244,61 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     return owner === 'unreadable' || (owner !== undefined && ownerState(owner) !== 'dead');
   }
 
-  private write(record: SessionRecord): Promise<void> {
-    return writeRecord(join(this.folderOf(record.sessionId), RECORD), record);
+  /**
+   * Runs `fn` on the session's record and ledger view, under the session's record mutex: the
+   * cached one of a held session (read on first use), else one read from the files for this call.
+   * A call that fails drops the cached view (the next one reads the files again).
+   */
+  private withLedger<T>(sessionId: string, fn: (ledger: SessionLedgerFile) => Promise<T>): Promise<T> {
+    const folder = this.folderOf(sessionId);
+    return this.serial(`r:${sessionId}`, async () => {
+      const held = this.held.has(sessionId);
+      let ledger = held ? this.ledgers.get(sessionId) : undefined;
+      if (ledger) {
+        // Most recently used last, so eviction drops the ones used longest ago.
+        this.ledgers.delete(sessionId);
+        this.ledgers.set(sessionId, ledger);
+      } else {
+        const hooks = {
+          foreignOwner: async () => {
+            const owner = await readOwner(join(folder, LOCK)).catch(() => undefined);
+            return owner !== undefined && ownerState(owner) === 'live';
+          },
+          onRepair: this.onRepair,
+        };
+        ledger = await SessionLedgerFile.read(join(folder, RECORD), join(folder, LEDGER), sessionId, hooks, held);
+        if (held) {
+          this.ledgers.set(sessionId, ledger);
+          if (this.ledgers.size > this.maxOpenLogs) this.evictLedgers();
+        }
+      }
+      try {
+        return await fn(ledger);
+      } catch (e) {
+        if (this.ledgers.get(sessionId) === ledger) this.ledgers.delete(sessionId);
+        await ledger.close();
+        throw e;
+      } finally {
+        if (this.ledgers.get(sessionId) !== ledger) await ledger.close();
+      }
+    });
+  }
+
+  /** Forgets the session's cached view and closes its `ledger.jsonl` (call under the record mutex). */
+  private async dropLedger(sessionId: string): Promise<void> {
+    const ledger = this.ledgers.get(sessionId);
+    this.ledgers.delete(sessionId);
+    await ledger?.close();
+  }
+
+  /** Drops the views used longest ago beyond `maxOpenLogs` (not one in use: its mutex is busy). */
+  private evictLedgers(): void {
+    for (const [id, ledger] of this.ledgers) {
+      if (this.ledgers.size <= this.maxOpenLogs) return;
+      if (this.queues.has(`r:${id}`)) continue;
+      this.ledgers.delete(id);
+      void ledger.close();
+    }
   }
 
   /** One page of the log, under the session's mutex; `refresh` looks at the file for other writers' appends first. */

@@ -22,6 +22,8 @@ interface Stored {
  * memory stays bounded; reading before the kept part is a `store_error`.
  */
 export class MemorySessionStore implements SessionStore, PrunableSessionStore {
+  /** Nothing outlives the process: crash-recovery checkpoints are skipped. */
+  readonly durable = false;
   private readonly sessions = new Map<string, Stored>();
 
   /**

@@ -149,7 +149,8 @@ export class SessionLogFile {
         this.unsynced = true;
       }
       if (sync) {
-        await fh.sync();
+        // fdatasync: appends change the size, which it makes durable too; only the times are left out.
+        await fh.datasync();
         this.unsynced = false;
       }
     } catch (e) {

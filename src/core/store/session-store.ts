@@ -47,6 +47,11 @@ export interface StoreLease {
 export const SessionStore = Symbol('SessionStore');
 
 export interface SessionStore {
+  /**
+   * False for an engine whose sessions do not outlive the process (memory): the Session then skips
+   * the checkpoints that exist only for crash recovery (the record before tools run). Default true.
+   */
+  readonly durable?: boolean;
   /** The record, or undefined if there is none. A record that cannot be read is a `store_error`, never "none". */
   load(sessionId: string): Promise<SessionRecord | undefined>;
   /** Writes the whole record atomically (its ledger included). */
@@ -58,6 +63,8 @@ export interface SessionStore {
   /**
    * Compare-and-set of one ledger entry: writes `entry` only if the entry for `entry.toolUseId` is
    * now in state `expected` (undefined: absent). Returns false, changing nothing, otherwise.
+   * Durable when it resolves, except a transition to `posted`, which an engine may make durable
+   * with its next sync: a crash that loses it only makes a resume re-post the recorded result.
    */
   transition(sessionId: string, expected: LedgerState | undefined, entry: LedgerEntry): Promise<boolean>;
   /**

@@ -35,6 +35,7 @@ describe('FileSessionStore', () => {
   const logOf = (id: string): string => join(dir, encodeURIComponent(id), 'log.jsonl');
   const recordOf = (id: string): string => join(dir, encodeURIComponent(id), 'record.json');
   const lockOf = (id: string): string => join(dir, encodeURIComponent(id), 'owner.lock');
+  const ledgerOf = (id: string): string => join(dir, encodeURIComponent(id), 'ledger.jsonl');
 
   beforeEach(async () => {
     dir = await tempDir();
@@ -52,7 +53,7 @@ describe('FileSessionStore', () => {
       await store.flush('a/b c');
       expect(await readdir(dir)).toEqual(['a%2Fb%20c']);
       expect((await readdir(join(dir, 'a%2Fb%20c'))).sort()).toEqual(['log.jsonl', 'record.json']);
-      expect(JSON.parse(await readFile(recordOf('a/b c'), 'utf8'))).toEqual(F.record('a/b c'));
+      expect(JSON.parse(await readFile(recordOf('a/b c'), 'utf8'))).toEqual({ ...F.record('a/b c'), ledgerEpoch: expect.any(String) });
       expect(await readFile(logOf('a/b c'), 'utf8')).toBe(lines(HEADER, ...F.envelopes('a/b c', 1, 2)));
     });
 
@@ -90,6 +91,155 @@ describe('FileSessionStore', () => {
         await next.flush('s');
         expect(seqs(await new FileSessionStore(dir).read('s', 0))).toEqual([1, 2, 3, 4]);
       });
+    });
+  });
+
+  describe('the ledger (ledger.jsonl)', () => {
+    const executing = (id: string) => ({ toolUseId: id, name: 'echo', state: 'executing' }) as const;
+    const executed = (id: string) => ({ toolUseId: id, name: 'echo', state: 'executed', result: { toolUseId: id, content: `ok ${id}`, isError: false } }) as const;
+    const ledgerLines = async (id: string): Promise<string[]> => (await readFile(ledgerOf(id), 'utf8')).split('\n').filter((l) => l !== '');
+    const epochOf = async (id: string): Promise<string> => (JSON.parse(await readFile(recordOf(id), 'utf8')) as { ledgerEpoch: string }).ledgerEpoch;
+
+    describe.each([
+      ['without holding the session', false],
+      ['holding the session', true],
+    ])('%s', (_, hold) => {
+      it('should append a line per transition, leave record.json as saved, and merge them for a new store instance', async () => {
+        const lease = hold ? await store.acquire('s') : undefined;
+        await store.save(F.record('s'));
+        const saved = await readFile(recordOf('s'), 'utf8');
+        expect(await store.transition('s', undefined, executing('u1'))).toBe(true);
+        expect(await store.transition('s', undefined, executing('u2'))).toBe(true);
+        expect(await store.transition('s', 'executing', executed('u1'))).toBe(true);
+        expect(await store.transition('s', 'executing', executed('u1'))).toBe(false);
+        expect(await readFile(recordOf('s'), 'utf8')).toBe(saved);
+        const epoch = await epochOf('s');
+        expect((await ledgerLines('s')).map((l) => JSON.parse(l) as unknown)).toEqual([
+          { version: 2, epoch },
+          { t: expect.any(Number), e: executing('u1') },
+          { t: expect.any(Number), e: executing('u2') },
+          { t: expect.any(Number), e: executed('u1') },
+        ]);
+        const reloaded = await new FileSessionStore(dir).load('s');
+        expect(reloaded!.ledger).toEqual([executed('u1'), executing('u2')]);
+        expect(reloaded).toEqual(await store.load('s'));
+        await lease?.release();
+        expect(await new FileSessionStore(dir).transition('s', 'executing', executed('u2'))).toBe(true);
+        expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([executed('u1'), executed('u2')]);
+      });
+
+      it('should fold the ledger into record.json on save (compaction) and empty ledger.jsonl', async () => {
+        const compacting = new FileSessionStore(dir, undefined, { ledgerCompactBytes: 0 });
+        const lease = hold ? await compacting.acquire('s') : undefined;
+        await compacting.save(F.record('s'));
+        const before = await epochOf('s');
+        await compacting.transition('s', undefined, executing('u1'));
+        await compacting.transition('s', 'executing', executed('u1'));
+        const stored = await compacting.load('s');
+        await compacting.save({ ...stored!, status: 'completed' });
+        expect(await readFile(ledgerOf('s'), 'utf8')).toBe('');
+        const record = JSON.parse(await readFile(recordOf('s'), 'utf8')) as { ledger: unknown; ledgerEpoch: string };
+        expect(record.ledger).toEqual([executed('u1')]);
+        expect(record.ledgerEpoch).not.toBe(before);
+        expect(await new FileSessionStore(dir).load('s')).toEqual({ ...stored, status: 'completed' });
+        await compacting.transition('s', undefined, executing('u2'));
+        expect(await ledgerLines('s')).toHaveLength(2);
+        expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([executed('u1'), executing('u2')]);
+        await lease?.release();
+      });
+
+      it('should give a saved ledger precedence over the lines before it', async () => {
+        const lease = hold ? await store.acquire('s') : undefined;
+        await store.save(F.record('s'));
+        await store.transition('s', undefined, executing('u1'));
+        await store.save(F.record('s', { ledger: [] }));
+        expect((await store.load('s'))!.ledger).toEqual([]);
+        expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([]);
+        expect(await store.transition('s', undefined, executing('u1'))).toBe(true);
+        await lease?.release();
+      });
+    });
+
+    it('should keep ledger.jsonl on a save that changes only the record, below ledgerCompactBytes', async () => {
+      const lease = await store.acquire('s');
+      await store.save(F.record('s'));
+      await store.transition('s', undefined, executing('u1'));
+      const updatedAt = Date.now() + 60_000;
+      await store.save({ ...(await store.load('s'))!, status: 'running', updatedAt });
+      expect(await ledgerLines('s')).toHaveLength(2);
+      await lease.release();
+      expect(await new FileSessionStore(dir).load('s')).toEqual(F.record('s', { status: 'running', updatedAt, ledger: [executing('u1')] }));
+    });
+
+    it('should ignore lines of an older epoch (a crash between a save and the compaction)', async () => {
+      await store.save(F.record('s'));
+      await store.transition('s', undefined, executing('u1'));
+      const stale = await readFile(ledgerOf('s'), 'utf8');
+      await store.save(F.record('s', { ledger: [executed('u1')] }));
+      await writeFile(ledgerOf('s'), stale);
+      expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([executed('u1')]);
+      expect(await store.transition('s', 'executed', { ...executed('u1'), state: 'posted' })).toBe(true);
+      expect(await ledgerLines('s')).toHaveLength(2);
+      expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([{ ...executed('u1'), state: 'posted' }]);
+    });
+
+    describe('when the last line is torn', () => {
+      it('should cut it, report it, and keep the lines before it', async () => {
+        await store.save(F.record('s'));
+        await store.transition('s', undefined, executing('u1'));
+        const whole = await readFile(ledgerOf('s'), 'utf8');
+        await writeFile(ledgerOf('s'), whole + '{"t":1,"e":{"toolUseId":"u1","na');
+        const next = new FileSessionStore(dir, (file, what) => repairs.push(`${file}: ${what}`));
+        expect((await next.load('s'))!.ledger).toEqual([executing('u1')]);
+        expect(await readFile(ledgerOf('s'), 'utf8')).toBe(whole);
+        expect(repairs).toEqual([expect.stringContaining(`${ledgerOf('s')}: cut a torn last line 3`)]);
+        expect(await next.transition('s', 'executing', executed('u1'))).toBe(true);
+        expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([executed('u1')]);
+      });
+    });
+
+    describe('when a line before the last is corrupt', () => {
+      it('should be a store_error naming the file and the line', async () => {
+        await store.save(F.record('s'));
+        await store.transition('s', undefined, executing('u1'));
+        await store.transition('s', 'executing', executed('u1'));
+        const [header, , last] = await ledgerLines('s');
+        await writeFile(ledgerOf('s'), lines(header, '{"t":1,"e":', last));
+        const e = await storeErrorOf(new FileSessionStore(dir).load('s'));
+        expect(e.message).toContain(ledgerOf('s'));
+        expect(e.message).toContain('line 2 is corrupt');
+        await storeErrorOf(new FileSessionStore(dir).transition('s', 'executed', executed('u1')));
+      });
+    });
+
+    it('should be removed by delete and prune', async () => {
+      for (const id of ['gone', 'old']) {
+        await store.save(F.record(id, { updatedAt: 1 }));
+        await store.transition(id, undefined, executing('u1'));
+      }
+      await store.delete('gone');
+      await expect(readFile(ledgerOf('gone'))).rejects.toThrow(/ENOENT/);
+      expect(await store.load('gone')).toBeUndefined();
+      const lease = await store.acquire('old');
+      expect((await store.load('old'))!.ledger).toEqual([executing('u1')]);
+      await lease.release();
+      expect(await store.prune({ maxAgeMs: 1, now: Date.now() + 60_000 })).toEqual(['old']);
+      expect(await readdir(dir)).toEqual([]);
+      await store.save(F.record('old'));
+      expect((await store.load('old'))!.ledger).toEqual([]);
+    });
+
+    it('should close the ledgers of held sessions beyond maxOpenLogs and read them again on use', async () => {
+      const few = new FileSessionStore(dir, undefined, { maxOpenLogs: 1 });
+      const leases = [await few.acquire('a'), await few.acquire('b')];
+      for (const id of ['a', 'b']) await few.save(F.record(id));
+      expect(await few.transition('a', undefined, executing('u1'))).toBe(true);
+      expect(await few.transition('b', undefined, executing('u2'))).toBe(true); // 'a' is evicted
+      expect(await few.transition('a', undefined, executing('u1'))).toBe(false);
+      expect(await few.transition('a', 'executing', executed('u1'))).toBe(true);
+      expect((await few.load('a'))!.ledger).toEqual([executed('u1')]);
+      expect((await few.load('b'))!.ledger).toEqual([executing('u2')]);
+      for (const lease of leases) await lease.release();
     });
   });
 

@@ -1,0 +1,53 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AgentRx } from '../../../src/agentrx.js';
+import { ScriptedProvider, ev } from '../../../src/testing/scripted-provider.js';
+import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
+
+/** The ScriptedProvider's session id: its folder can be prepared before the session starts. */
+const SESSION = 'scripted-session';
+
+describe('Session with a failing file store', () => {
+  let dir: string;
+  let rx: AgentRx | undefined;
+  beforeEach(() => {
+    resetFakeTools();
+    dir = mkdtempSync(join(tmpdir(), 'agentrx-store-faults-'));
+  });
+  afterEach(async () => {
+    await rx?.stop();
+    rx = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const create = (): Promise<AgentRx> =>
+    AgentRx.create({
+      defaults: false,
+      providers: [new ScriptedProvider({ turns: [{ events: [ev.toolUse('u1', 'echo', { text: 'x' }), ev.idle('i1', 'requires_action', ['u1'])] }, { events: [ev.idle('i2', 'end_turn')] }] })],
+      tools: [EchoToolHandler],
+      config: { provider: 'scripted', logLevel: 'silent', consumers: { terminal: false }, store: { type: 'file', dir } },
+    });
+
+  describe('when the disk is full (the log is /dev/full)', () => {
+    it('should end the run with store_error naming the log file, before a tool result is recorded as durable', async () => {
+      mkdirSync(join(dir, SESSION), { recursive: true });
+      symlinkSync('/dev/full', join(dir, SESSION, 'log.jsonl'));
+      rx = await create();
+      await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({ code: 'store_error', message: expect.stringMatching(/log\.jsonl.*ENOSPC|ENOSPC.*log\.jsonl/s) });
+      // The tool ran, but its result was never recorded as executed: the log could not be made durable first.
+      expect(EchoToolHandler.calls).toHaveLength(1);
+      expect((await rx.sessionStore.load(SESSION))!.ledger).toEqual([expect.objectContaining({ toolUseId: 'u1', state: 'executing' })]);
+    });
+  });
+
+  describe('when a stored record was written by a newer agentrx', () => {
+    it('should refuse to resume with store_error naming the file, never starting afresh', async () => {
+      mkdirSync(join(dir, 'newer'), { recursive: true });
+      writeFileSync(join(dir, 'newer', 'record.json'), JSON.stringify({ version: 99, sessionId: 'newer' }));
+      rx = await create();
+      await expect(rx.run({ sessionId: 'newer', prompt: 'go' })).rejects.toMatchObject({ code: 'store_error', message: expect.stringContaining('record.json') });
+      expect(EchoToolHandler.calls).toHaveLength(0);
+    });
+  });
+});
