@@ -4,6 +4,9 @@ import type { SessionEvent } from '../events/session-event.js';
 import type { RawEvent } from '../model.js';
 import { SESSION_LOG_VERSION, type SessionRecord, type SessionStatus, type SessionStore, type StoreLease } from '../store/session-store.js';
 
+/** How long appended envelopes wait to be written together (a flush writes them at once). */
+const APPEND_BATCH_MS = 5;
+
 /** Where a session's log ends when it is (re)opened. */
 export interface LogEnd {
   readonly lastSeq: number;
@@ -20,7 +23,7 @@ export interface RecordPatch {
 
 /**
  * The session's side of its durable log: it takes the session in the store (`acquire`), writes
- * its record, appends every envelope (batched: one append per microtask burst, one in flight at a
+ * its record, appends every envelope (batched over a few milliseconds, one append in flight at a
  * time, in order), and makes them durable at each checkpoint (a tool record, a terminal). A store
  * failure ends the session through `onError` with the `store_error`; nothing is retried blindly.
  */
@@ -29,7 +32,7 @@ export class SessionJournal {
   private record: SessionRecord | undefined;
   private lease: StoreLease | undefined;
   private pending: SessionEvent[] = [];
-  private scheduled = false;
+  private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   private sub: Subscription | undefined;
   /** The first append that failed: later flushes fail with it. */
@@ -107,13 +110,15 @@ export class SessionJournal {
 
   private push(env: SessionEvent): void {
     this.pending.push(env);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    queueMicrotask(() => this.drain());
+    if (this.timer !== undefined) return;
+    // Events of a streamed answer arrive one network read at a time: batching them over a few
+    // milliseconds makes one append of many instead of an append (and its promises) per event.
+    this.timer = setTimeout(() => this.drain(), APPEND_BATCH_MS);
   }
 
   private drain(): void {
-    this.scheduled = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
     if (this.pending.length === 0 || this.sessionId === undefined) return;
     const batch = this.pending;
     const id = this.sessionId;

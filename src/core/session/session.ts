@@ -117,7 +117,7 @@ export class Session {
         : new TurnPoller(provider, conn, this.ingestion, events, deps.logger);
     this.answerer = new ToolAnswerer(
       { provider, dispatcher: deps.dispatcher, store: deps.store, logger: deps.logger, emit: (ev) => this.ingestion.emit(ev), sessionId: () => this.logId, history: () => this.ingestion.history,
-        beforeTools: () => (provider.transcript ? this.journal.checkpoint({ transcript: provider.transcript(this.conn) }) : Promise.resolve()), beforeRecord: () => this.journal.flush() },
+        beforeTools: () => (provider.transcript && deps.store.durable !== false ? this.journal.checkpoint({ transcript: provider.transcript(this.conn) }) : Promise.resolve()), beforeRecord: () => this.journal.flush() },
       { confirmTool: opts.confirmTool, live, toolTimeoutMs: opts.toolTimeoutMs, toolConcurrency: opts.toolConcurrency },
     );
     if (opts.signal) followAbort(opts.signal, () => this.cancel(), this.closed);
