@@ -51,11 +51,13 @@ export function nullStream(): Writable {
   });
 }
 
-export const setup: Setup = async (baseUrl) => {
+/** agentrx with a store config (default: the library's memory store). */
+export async function setupWith(baseUrl: string, store?: { type: 'file'; dir: string }): Promise<() => Promise<{ text: string; toolCalls: number }>> {
   const rx = await AgentRx.create({
     config: {
       provider: 'local',
       retainEvents: false,
+      ...(store ? { store } : {}),
       consumers: { terminal: false, queueLimit: 100_000 },
       agent: { systemPrompt: SYSTEM_PROMPT },
       providers: { local: { baseUrl, model: 'scripted' } },
@@ -67,4 +69,6 @@ export const setup: Setup = async (baseUrl) => {
     const r = await rx.run({ prompt: USER_PROMPT });
     return { text: r.text, toolCalls: ((r.transcript ?? []) as { role: string }[]).filter((m) => m.role === 'tool').length };
   };
-};
+}
+
+export const setup: Setup = (baseUrl) => setupWith(baseUrl);
