@@ -255,9 +255,9 @@ export class StoreConfig {
   memoryLogLimit: number = 10_000;
 
   /**
-   * `type: 'memory'` only: sessions kept at most; one more drops the least recently updated one
-   * that is neither running nor open. Bounds a long-running process's memory. 0 keeps all.
-   * Default 1,000.
+   * `type: 'memory'` only: sessions kept; once 10% more were saved, the least recently updated
+   * ones that are neither running nor open are dropped down to this many. Bounds a long-running
+   * process's memory. 0 keeps all. Default 1,000.
    */
   @CoerceNumber()
   @IsInt()

@@ -29,9 +29,9 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
   /**
    * @param logLimit Most recent envelopes always kept per session; 0 keeps all. Default 0 (tests);
    *   the facade passes `store.memoryLogLimit`.
-   * @param maxSessions Sessions kept at most: saving the record of one more drops the least
-   *   recently updated one that is neither running nor held. 0 keeps all. Default 0; the facade
-   *   passes `store.memoryMaxSessions`.
+   * @param maxSessions Sessions kept: once 10% more are saved, the least recently updated ones
+   *   that are neither running nor held are dropped down to this many. 0 keeps all. Default 0;
+   *   the facade passes `store.memoryMaxSessions`.
    */
   constructor(
     private readonly logLimit = 0,
@@ -46,7 +46,8 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
     const s = this.of(record.sessionId);
     const added = s.record === undefined;
     s.record = record;
-    if (added && this.maxSessions > 0 && this.sessions.size > this.maxSessions) await this.prune({ maxSessions: this.maxSessions });
+    // Pruned in blocks (10% over the bound), not per save: a prune sorts every session.
+    if (added && this.maxSessions > 0 && this.sessions.size > Math.floor(this.maxSessions * 1.1) + 1) await this.prune({ maxSessions: this.maxSessions });
   }
 
   async delete(sessionId: string): Promise<void> {

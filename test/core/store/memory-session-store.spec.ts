@@ -28,8 +28,8 @@ describe('MemorySessionStore', () => {
     });
   });
 
-  describe('with at most 2 sessions', () => {
-    it('should drop the least recently updated idle session when a third is saved, never a running or held one', async () => {
+  describe('with a bound of 2 sessions (pruned once a block over it)', () => {
+    it('should drop the least recently updated idle sessions down to the bound, never a running or held one', async () => {
       const store = new MemorySessionStore(0, 2);
       await store.save(F.record('running', { status: 'running', updatedAt: 1 }));
       await store.save(F.record('old', { updatedAt: 2 }));
