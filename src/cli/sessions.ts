@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import type { Writable } from 'node:stream';
 import { Subject } from 'rxjs';
 import { JsonlConsumer } from '../consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
@@ -13,18 +12,11 @@ import { ConsumerHub, type ConsumerError } from '../core/session/consumer-hub.js
 import { FileSessionStore } from '../core/store/file-session-store.js';
 import type { SessionRecord, SessionStore } from '../core/store/session-store.js';
 import { exportCassette, formatCassette, readCassette, readWholeLog, writeCassette } from '../core/store/cassette.js';
+import type { CliIo } from './cli.js';
 import { storeLocation } from './state-dir.js';
 
-/** What the session and replay commands need of the CLI's I/O. */
-export interface SessionsIo {
-  readonly out: Writable & { isTTY?: boolean };
-  readonly err: Writable;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly cwd: string;
-  readonly signal?: AbortSignal;
-  /** A store to use instead of the file store in the state directory (tests, embedding). */
-  readonly store?: SessionStore;
-}
+/** What the session and replay commands need of the CLI's I/O: the CLI's own. */
+export type SessionsIo = CliIo;
 
 /** How a recorded session is printed: the terminal renderer, AG-UI JSON lines, or the envelopes verbatim. */
 export type RenderFormat = 'terminal' | 'agui' | 'envelopes';

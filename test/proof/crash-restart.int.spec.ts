@@ -6,30 +6,18 @@
  * the session by id with the same store directory. Every tool execution of every process is
  * appended to one execution log, so re-executions are counted across processes.
  */
-import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { FileSessionStore } from '../../src/core/store/file-session-store.js';
+import { forkChild, type ProofChild } from './child-process.js';
 import { startCmaEmulator, type CmaEmulator, type CmaWireEvent } from '../../src/testing/cma-emulator.js';
 
 const ROOT = resolve(process.cwd());
 const CHILD = join(ROOT, 'test/proof/fixtures/crash-child.mjs');
 const TOOL_USE = 'toolu_crash_1';
-
-type ChildMessage =
-  | { type: 'tool_started'; toolUseId: string; sessionId: string }
-  | { type: 'result'; result: { terminal: string; text: string; sessionId: string } }
-  | { type: 'error'; code?: string; message: string };
-
-interface Child {
-  readonly proc: ChildProcess;
-  readonly messages: ChildMessage[];
-  /** Resolves with the first message of `type` (now or later). */
-  next<T extends ChildMessage['type']>(type: T): Promise<Extract<ChildMessage, { type: T }>>;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
 
 describe('crash-restart with the file SessionStore (child processes against the CMA emulator)', () => {
   let dir: string;
@@ -67,36 +55,11 @@ describe('crash-restart with the file SessionStore (child processes against the 
       .filter((p) => p.events.some((ev) => ev['type'] === 'user.custom_tool_result'));
   const accepted = (e: CmaEmulator, sessionId: string): CmaWireEvent[] => (e.sessions.get(sessionId)?.received ?? []).filter((ev) => ev['type'] === 'user.custom_tool_result');
 
-  function spawnChild(role: 'hang' | 'fast' | 'resume', idempotent: boolean, sessionId = ''): Child {
-    const proc = fork(CHILD, [emu!.baseUrl, storeDir(), logFile(), role, idempotent ? '1' : '0', sessionId], {
-      cwd: dirname(CHILD),
-      execArgv: [],
-      env: { ...process.env, NODE_OPTIONS: '' },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    children.push(proc);
-    const messages: ChildMessage[] = [];
-    const waiters: (() => void)[] = [];
-    proc.on('message', (m) => {
-      messages.push(m as ChildMessage);
-      for (const w of waiters.splice(0)) w();
-    });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => proc.once('exit', (code, signal) => res({ code, signal })));
-    const next = <T extends ChildMessage['type']>(type: T): Promise<Extract<ChildMessage, { type: T }>> =>
-      new Promise((res, rej) => {
-        const check = (): void => {
-          const m = messages.find((x) => x.type === type || x.type === 'error');
-          if (m?.type === type) res(m as Extract<ChildMessage, { type: T }>);
-          else if (m) rej(new Error(`child failed: ${JSON.stringify(m)}`));
-          else waiters.push(check);
-        };
-        check();
-        void exited.then(({ code, signal }) => rej(new Error(`child exited (code ${code}, signal ${signal}) before '${type}'`)));
-      });
-    return { proc, messages, next, exited };
+  function spawnChild(role: 'hang' | 'fast' | 'resume', idempotent: boolean, sessionId = ''): ProofChild {
+    return forkChild(CHILD, [emu!.baseUrl, storeDir(), logFile(), role, idempotent ? '1' : '0', sessionId], children);
   }
 
-  async function kill(child: Child): Promise<void> {
+  async function kill(child: ProofChild): Promise<void> {
     child.proc.kill('SIGKILL');
     expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL' });
   }

@@ -4,21 +4,17 @@
  * the tool's (outcome unknown) result, the tool ran once, and the log's `seq` is gap-free across
  * both processes. Children import the built package (dist/) and share one file store directory.
  */
-import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { FileSessionStore } from '../../src/core/store/file-session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
+import { forkChild, type ProofChild } from './child-process.js';
 
 const ROOT = resolve(process.cwd());
 const CHILD = join(ROOT, 'test/proof/fixtures/local-crash-child.mjs');
-
-type ChildMessage =
-  | { type: 'tool_started'; toolUseId: string; sessionId: string }
-  | { type: 'result'; result: { terminal: string; text: string; sessionId: string } }
-  | { type: 'error'; code?: string; message: string };
 
 type Message = { role: string; content?: string | null; tool_calls?: { id: string }[]; tool_call_id?: string };
 
@@ -45,29 +41,7 @@ describe('Local session killed mid-tool and resumed in a new process (file store
   const logFile = (): string => join(dir, 'executions.log');
   const executions = (): string[] => (existsSync(logFile()) ? readFileSync(logFile(), 'utf8').trim().split('\n').filter(Boolean) : []);
 
-  function spawnChild(role: 'hang' | 'resume', prompt: string, sessionId = ''): { next<T extends ChildMessage['type']>(type: T): Promise<Extract<ChildMessage, { type: T }>>; proc: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
-    const proc = fork(CHILD, [emu!.baseUrl, storeDir(), logFile(), role, prompt, sessionId], { cwd: dirname(CHILD), execArgv: [], env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    children.push(proc);
-    const messages: ChildMessage[] = [];
-    const waiters: (() => void)[] = [];
-    proc.on('message', (m) => {
-      messages.push(m as ChildMessage);
-      for (const w of waiters.splice(0)) w();
-    });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => proc.once('exit', (code, signal) => res({ code, signal })));
-    const next = <T extends ChildMessage['type']>(type: T): Promise<Extract<ChildMessage, { type: T }>> =>
-      new Promise((res, rej) => {
-        const check = (): void => {
-          const m = messages.find((x) => x.type === type || x.type === 'error');
-          if (m?.type === type) res(m as Extract<ChildMessage, { type: T }>);
-          else if (m) rej(new Error(`child failed: ${JSON.stringify(m)}`));
-          else waiters.push(check);
-        };
-        check();
-        void exited.then(({ code, signal }) => rej(new Error(`child exited (code ${code}, signal ${signal}) before '${type}'`)));
-      });
-    return { proc, next, exited };
-  }
+  const spawnChild = (role: 'hang' | 'resume', prompt: string, sessionId = ''): ProofChild => forkChild(CHILD, [emu!.baseUrl, storeDir(), logFile(), role, prompt, sessionId], children);
 
   it('should send the model every earlier message and tool result, run the tool once, and keep seq gap-free across both processes', async () => {
     emu = await startOpenAiEmulator({
