@@ -1,4 +1,5 @@
 import { accessSync, constants as fsConstants, mkdirSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
@@ -12,6 +13,7 @@ import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
 import { ContainerModule } from '../core/di/inversify.js';
 import type { ConsumerContext, EventConsumer } from '../core/plugin/event-consumer.js';
+import type { Session } from '../core/session/session.js';
 import type { ConfirmTool } from '../core/session/session-options.js';
 import { FileSessionStore } from '../core/store/file-session-store.js';
 import { MemorySessionStore } from '../core/store/memory-session-store.js';
@@ -119,6 +121,7 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .option('-c, --config <file>', 'JSON config file (provider, agent, limits, and an "agui" section for the endpoint)')
     .addOption(new Option('--confirm <decision>', "answer the host's requests to confirm a tool of its own (Claude Managed Agents always_ask) for every run").choices(['allow', 'deny']))
     .option('--store <dir>', STORE_HELP)
+    .option('--record <dir>', 'write each session to <dir>/<session id>.json (a cassette) when it closes (see agentrx replay)')
     .action(async (flags: ServeFlags) => {
       code = await serveCommand(flags, io);
     });
@@ -328,6 +331,7 @@ interface ServeFlags {
   confirm?: 'allow' | 'deny';
   config?: string;
   store?: string;
+  record?: string;
 }
 
 /**
@@ -335,6 +339,7 @@ interface ServeFlags {
  * runs until SIGINT/SIGTERM (or `io.signal`), then closes the server, the sessions and the emulator.
  */
 async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
+  const recordings: Promise<void>[] = [];
   let emulator: OpenAiEmulator | undefined;
   let rx: AgentRx | undefined;
   let server: AgUiServer | undefined;
@@ -352,6 +357,20 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
     }
     const runStore = openRunStore(base, { store: flags.store }, io);
     rx = await AgentRx.create({ config, env: io.env, modules: runStore ? [demoToolsModule, aguiHttpModule, storeModule(runStore.store)] : [demoToolsModule, aguiHttpModule] });
+    const store = rx.sessionStore;
+    const recordDir = flags.record !== undefined ? (isAbsolute(flags.record) ? flags.record : resolve(io.cwd, flags.record)) : undefined;
+    // Each session is written once it has closed (its log is then complete and durable).
+    const onSession = recordDir
+      ? (session: Session): void => {
+          recordings.push(
+            session.closed.then(async () => {
+              if (session.sessionId === undefined) return;
+              await mkdir(recordDir, { recursive: true });
+              await writeCassette(join(recordDir, `${encodeURIComponent(session.sessionId)}.json`), await exportCassette(store, session.sessionId));
+            }).catch((e: unknown) => void io.err.write(`agentrx serve: could not record session ${session.sessionId ?? '?'}: ${(e as Error).message}\n`)),
+          );
+        }
+      : undefined;
     const fromConfig = rx.container.isBound(AgUiHttpOptions) ? rx.container.get<AgUiHttpOptions>(AgUiHttpOptions) : undefined;
     const token = flags.token ?? io.env['AGENTRX_TOKEN'];
     server = await startAgUiServer({
@@ -362,6 +381,7 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
       ...(token !== undefined && token !== '' ? { token } : {}),
       ...(flags.cors !== undefined ? { cors: flags.cors } : {}),
       ...(flags.confirm !== undefined ? { confirmTool: confirmFlag(flags.confirm) } : {}),
+      ...(onSession ? { onSession } : {}),
     });
     const opts = server.handler.options;
     io.out.write(`${server.url}\n`);
@@ -375,6 +395,7 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
   } finally {
     await server?.close();
     await rx?.stop();
+    await Promise.all(recordings);
     await emulator?.close();
   }
 }

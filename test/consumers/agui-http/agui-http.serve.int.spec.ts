@@ -1,9 +1,10 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { HttpAgent } from '@ag-ui/client';
 import { runCli, type CliIo } from '../../../src/cli/cli.js';
+import { readCassette } from '../../../src/core/store/cassette.js';
 import { postJson, runInput } from './agui-http.fixtures.js';
 
 interface TestIo extends CliIo {
@@ -65,6 +66,28 @@ describe('agentrx serve', () => {
       expect(await exit).toBe(0);
       expect(t.stderr()).toContain('bearer token required');
       await expect(fetch(`${base}healthz`)).rejects.toThrow();
+    });
+  });
+
+  describe('when run with --store and --record', () => {
+    it('should write each session to the record directory as a cassette once it closes', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'agentrx-serve-record-'));
+      const stop = new AbortController();
+      const t = io({}, stop.signal);
+      const url = waitForOutput(t.out, /^(http:\/\/127\.0\.0\.1:\d+\/)$/m);
+      const exit = runCli(argv('serve', '--demo', '--port', '0', '--store', join(dir, 'store'), '--record', join(dir, 'rec')), t);
+      const base = (await url)[1]!;
+      const agent = new HttpAgent({ url: `${base}agent`, threadId: 'rec-thread' });
+      agent.addMessage({ id: 'u1', role: 'user', content: 'what is (17 + 25) * 3' });
+      await agent.runAgent({ runId: 'rec-run' });
+      stop.abort();
+      expect(await exit).toBe(0);
+      const files = await readdir(join(dir, 'rec'));
+      expect(files).toHaveLength(1);
+      const cassette = await readCassette(join(dir, 'rec', files[0]!));
+      expect(cassette.record).toMatchObject({ provider: 'local', threadId: 'rec-thread', status: 'cancelled' });
+      expect(cassette.envelopes.some((e) => e.source === 'agentrx' && e.raw.type === 'agentrx.tool_result')).toBe(true);
+      expect(cassette.envelopes.map((e) => e.seq)).toEqual(cassette.envelopes.map((_, i) => i + 1));
     });
   });
 
