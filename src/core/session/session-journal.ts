@@ -56,15 +56,25 @@ export class SessionJournal {
    * history listed on a resume is placed after them instead of ingested again).
    */
   async open(sessionId: string, threadId: string, prior: SessionRecord | undefined, events$: Observable<SessionEvent>, window: number): Promise<LogEnd> {
-    this.lease = await this.store.acquire(sessionId);
+    const lease = await this.store.acquire(sessionId);
+    let lastSeq: number;
+    let recent: SessionEvent[];
+    try {
+      lastSeq = await this.store.lastSeq(sessionId);
+      recent = prior && lastSeq > 0 ? await this.store.read(sessionId, Math.max(0, lastSeq - window), window) : [];
+      // Checked before anything is written: a session that cannot be resumed is left as it was.
+      if (prior) checkLedgerAgainstLog(prior, recent);
+    } catch (e) {
+      await lease.release().catch(() => undefined);
+      throw e;
+    }
+    this.lease = lease;
     this.sessionId = sessionId;
     const now = Date.now();
     this.record = prior
       ? { ...prior, status: 'running', updatedAt: now }
       : { version: SESSION_LOG_VERSION, sessionId, provider: this.providerId, threadId, status: 'running', createdAt: now, updatedAt: now, ledger: [] };
     await this.store.save(this.record);
-    const lastSeq = await this.store.lastSeq(sessionId);
-    const recent = prior && lastSeq > 0 ? await this.store.read(sessionId, Math.max(0, lastSeq - window), window) : [];
     this.sub = events$.subscribe((env) => this.push(env));
     return { lastSeq, recentIds: recent.flatMap((e) => (e.source === 'provider' && e.id !== undefined ? [e.id] : [])) };
   }
@@ -138,5 +148,22 @@ export class SessionJournal {
       const err = toAgentRxError(e, 'store_error');
       throw err.code === 'store_error' ? err : new AgentRxError('store_error', `session '${this.sessionId}': ${err.message}`, undefined, { cause: e });
     }
+  }
+}
+
+/**
+ * A tool the log shows running to a result must be in the ledger: its `executing` entry is
+ * durable before the tool starts. A result without an entry means the record and the log are not
+ * of the same history (a replaced or restored record.json): resuming would run the tool again.
+ */
+function checkLedgerAgainstLog(record: SessionRecord, recent: readonly SessionEvent[]): void {
+  const known = new Set(record.ledger.map((e) => e.toolUseId));
+  for (const env of recent) {
+    if (env.source !== 'agentrx' || env.raw.type !== 'agentrx.tool_result' || env.raw.replayed || known.has(env.raw.toolUse.id)) continue;
+    throw new AgentRxError(
+      'store_error',
+      `session '${record.sessionId}': the log shows tool use ${env.raw.toolUse.id} ('${env.raw.toolUse.name}') returning a result at seq ${env.seq}, but the record's ledger has no entry for it; the record and the log disagree (was the record replaced or restored from an older copy?). Resuming could run the tool again, so the session is not resumed`,
+      { sessionId: record.sessionId, toolUseId: env.raw.toolUse.id, seq: env.seq },
+    );
   }
 }

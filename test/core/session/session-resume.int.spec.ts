@@ -100,6 +100,28 @@ describe('Session log (memory store shared by two instances)', () => {
     });
   });
 
+  describe('when the stored record lost a ledger entry the log shows running', () => {
+    it('should refuse to resume with store_error naming the tool use, running nothing', async () => {
+      emu = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ada' } }] }, { text: 'Done.' }, { text: 'never' }] });
+      const store = new MemorySessionStore();
+      const first = await instance(emu, store);
+      instances.push(first);
+      const r1 = await first.run({ prompt: 'go' });
+      await first.stop();
+      const record = (await store.load(r1.sessionId!))!;
+      await store.save({ ...record, ledger: [] });
+
+      const second = await instance(emu, store);
+      instances.push(second);
+      await expect(second.run({ sessionId: r1.sessionId, prompt: 'again' })).rejects.toMatchObject({ code: 'store_error', message: expect.stringContaining('call_1') });
+      expect(EchoToolHandler.calls).toHaveLength(1);
+      expect(emu.requests.filter((r) => r.completion !== undefined)).toHaveLength(2);
+      // Left as it was: no status written by the refused resume, and the session can be taken again.
+      expect(await store.load(r1.sessionId!)).toMatchObject({ status: 'completed', ledger: [] });
+      await (await store.acquire(r1.sessionId!)).release();
+    });
+  });
+
   describe('when a session is still open in one instance and another resumes it', () => {
     it('should refuse the second with store_error instead of running the session twice', async () => {
       emu = await startOpenAiEmulator({ script: [{ text: 'one' }, { text: 'two' }] });
