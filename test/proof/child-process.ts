@@ -1,5 +1,8 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { dirname } from 'node:path';
+import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 
 /** The messages a proof child sends: a tool started (and hangs), the run's result, or its error. */
 export type ChildMessage =
@@ -39,4 +42,44 @@ export function forkChild(script: string, args: readonly string[], children: Chi
       void exited.then(({ code, signal }) => rej(new Error(`child exited (code ${code}, signal ${signal}) before '${type}'`)));
     });
   return { proc, messages, next, exited };
+}
+
+/** The per-test folder of a proof spec: the store the children share and their execution log. */
+export interface ProofWorkspace {
+  /** Forked children of the current test (killed after it if still running). */
+  readonly children: ChildProcess[];
+  storeDir(): string;
+  logFile(): string;
+  /** One line per tool execution of any child, in order. */
+  executions(): string[];
+}
+
+/**
+ * Registers the hooks every proof spec with children needs: build dist/ once (the children import
+ * it), a fresh folder per test, and after it: kill leftover children, `closeHost()`, remove the folder.
+ */
+export function useProofWorkspace(prefix: string, closeHost: () => Promise<void>): ProofWorkspace {
+  const root = resolve(process.cwd());
+  let dir = '';
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    // Incremental; `npm ci` already ran the prepare build.
+    await promisify(execFile)('npm', ['run', 'build'], { cwd: root });
+    expect(existsSync(join(root, 'dist/index.js'))).toBe(true);
+  }, 180_000);
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterEach(async () => {
+    for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await closeHost();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const logFile = (): string => join(dir, 'executions.log');
+  return {
+    children,
+    storeDir: () => join(dir, 'store'),
+    logFile,
+    executions: () => (existsSync(logFile()) ? readFileSync(logFile(), 'utf8').trim().split('\n').filter(Boolean) : []),
+  };
 }

@@ -6,13 +6,9 @@
  * the session by id with the same store directory. Every tool execution of every process is
  * appended to one execution log, so re-executions are counted across processes.
  */
-import { execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { FileSessionStore } from '../../src/core/store/file-session-store.js';
-import { forkChild, type ProofChild } from './child-process.js';
+import { forkChild, useProofWorkspace, type ProofChild } from './child-process.js';
 import { startCmaEmulator, type CmaEmulator, type CmaWireEvent } from '../../src/testing/cma-emulator.js';
 
 const ROOT = resolve(process.cwd());
@@ -20,29 +16,11 @@ const CHILD = join(ROOT, 'test/proof/fixtures/crash-child.mjs');
 const TOOL_USE = 'toolu_crash_1';
 
 describe('crash-restart with the file SessionStore (child processes against the CMA emulator)', () => {
-  let dir: string;
   let emu: CmaEmulator | undefined;
-  const children: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    // The children import dist/: build it once (incremental; `npm ci` already ran the prepare build).
-    await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
-    expect(existsSync(join(ROOT, 'dist/index.js'))).toBe(true);
-  }, 180_000);
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'agentrx-crash-'));
-  });
-  afterEach(async () => {
-    for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  const { children, storeDir, logFile, executions } = useProofWorkspace('agentrx-crash-', async () => {
     await emu?.close();
     emu = undefined;
-    rmSync(dir, { recursive: true, force: true });
   });
-
-  const storeDir = (): string => join(dir, 'store');
-  const logFile = (): string => join(dir, 'executions.log');
-  const executions = (): string[] => (existsSync(logFile()) ? readFileSync(logFile(), 'utf8').trim().split('\n').filter(Boolean) : []);
   /** The tool's ledger state as the store holds it (read through the store, as another process would). */
   const ledgerState = async (sessionId: string): Promise<string | undefined> => {
     const rec = await new FileSessionStore(storeDir()).load(sessionId);

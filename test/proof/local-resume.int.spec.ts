@@ -4,14 +4,10 @@
  * the tool's (outcome unknown) result, the tool ran once, and the log's `seq` is gap-free across
  * both processes. Children import the built package (dist/) and share one file store directory.
  */
-import { execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { FileSessionStore } from '../../src/core/store/file-session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
-import { forkChild, type ProofChild } from './child-process.js';
+import { forkChild, useProofWorkspace, type ProofChild } from './child-process.js';
 
 const ROOT = resolve(process.cwd());
 const CHILD = join(ROOT, 'test/proof/fixtures/local-crash-child.mjs');
@@ -19,27 +15,11 @@ const CHILD = join(ROOT, 'test/proof/fixtures/local-crash-child.mjs');
 type Message = { role: string; content?: string | null; tool_calls?: { id: string }[]; tool_call_id?: string };
 
 describe('Local session killed mid-tool and resumed in a new process (file store)', () => {
-  let dir: string;
   let emu: OpenAiEmulator | undefined;
-  const children: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT });
-    expect(existsSync(join(ROOT, 'dist/index.js'))).toBe(true);
-  }, 180_000);
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'agentrx-local-crash-'));
-  });
-  afterEach(async () => {
-    for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  const { children, storeDir, logFile, executions } = useProofWorkspace('agentrx-local-crash-', async () => {
     await emu?.close();
     emu = undefined;
-    rmSync(dir, { recursive: true, force: true });
   });
-
-  const storeDir = (): string => join(dir, 'store');
-  const logFile = (): string => join(dir, 'executions.log');
-  const executions = (): string[] => (existsSync(logFile()) ? readFileSync(logFile(), 'utf8').trim().split('\n').filter(Boolean) : []);
 
   const spawnChild = (role: 'hang' | 'resume', prompt: string, sessionId = ''): ProofChild => forkChild(CHILD, [emu!.baseUrl, storeDir(), logFile(), role, prompt, sessionId], children);
 

@@ -160,6 +160,12 @@ export class ConsumersConfig {
   stopTimeoutMs: number = 5_000;
 }
 
+/** A timeout option: a positive integer of milliseconds, at most `MAX_TIMEOUT_MS` (numeric strings accepted). */
+function TimeoutMs(): PropertyDecorator {
+  const decorators = [CoerceNumber(), IsInt(), Min(1), Max(MAX_TIMEOUT_MS)];
+  return (target, key) => decorators.forEach((d) => d(target, key));
+}
+
 /**
  * Bounds of process lifecycle and shutdown steps, in milliseconds. Each is a positive integer no
  * larger than `MAX_TIMEOUT_MS`. A step that overruns is logged and the rest go on; none of them
@@ -167,37 +173,25 @@ export class ConsumersConfig {
  */
 export class TimeoutsConfig {
   /** Bound of each tool handler's `start()` and of its `stop()` in the kernel's tools phase. */
-  @CoerceNumber()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_TIMEOUT_MS)
+  @TimeoutMs()
   toolsPhaseMs: number = 10_000;
 
   /** Bound of each provider's `start()` and of its `stop()` in the kernel's providers phase. */
-  @CoerceNumber()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_TIMEOUT_MS)
+  @TimeoutMs()
   providersPhaseMs: number = 10_000;
 
   /**
    * Bound of the final cleanup of `AgentRx.stop()`, after the phases have stopped (unbinding the
    * container, which runs every `@preDestroy` hook).
    */
-  @CoerceNumber()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_TIMEOUT_MS)
+  @TimeoutMs()
   cleanupMs: number = 10_000;
 
   /**
    * How long a cancelled or timed-out session waits for the host to take its interrupt (Claude
    * Managed Agents: `user.interrupt`) before it closes the connection anyway.
    */
-  @CoerceNumber()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_TIMEOUT_MS)
+  @TimeoutMs()
   interruptMs: number = 2_000;
 }
 

@@ -96,9 +96,8 @@ export function runInput(overrides: Record<string, unknown> = {}, text = 'hello'
   return { threadId: 'thread-1', runId: 'run-1', messages: [{ id: 'u1', role: 'user', content: text }], tools: [], context: [], state: {}, forwardedProps: {}, ...overrides };
 }
 
-/** POSTs JSON to the endpoint with fetch and returns status, headers and the parsed body. */
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; json: any; text: string }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+/** A reply's status, headers, text and the text parsed as JSON (undefined when it is not JSON). */
+export async function readReply(res: Response): Promise<{ status: number; headers: Headers; json: any; text: string }> {
   const text = await res.text();
   let json: any;
   try {
@@ -107,6 +106,11 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
     json = undefined;
   }
   return { status: res.status, headers: res.headers, json, text };
+}
+
+/** POSTs JSON to the endpoint with fetch and returns status, headers and the parsed body. */
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; json: any; text: string }> {
+  return readReply(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) }));
 }
 
 /** One SSE frame: its `data:` JSON event and its `id:`, if it has one. */

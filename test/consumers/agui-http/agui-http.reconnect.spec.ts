@@ -2,21 +2,13 @@ import { startAgUiServer, type AgUiServer } from '../../../src/consumers/agui-ht
 import { MemorySessionStore } from '../../../src/core/store/memory-session-store.js';
 import { SESSION_LOG_VERSION } from '../../../src/core/store/session-store.js';
 import { answer, FakeHost, type FakeSession } from './agui-http.fake-session.js';
-import { openStream, postJson, runInput, sseFrames } from './agui-http.fixtures.js';
+import { openStream, postJson, readReply, runInput, sseFrames } from './agui-http.fixtures.js';
 
 /** Runs one whole answer: envelopes 1 run_started, 2 text_delta, 3 run_finished. */
 const script = (s: FakeSession, text: string, n: number): void => answer(s, 'm', `answer to ${text}`, n);
 
 async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any; text: string }> {
-  const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers } });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json, text };
+  return readReply(await fetch(url, { headers: { accept: 'text/event-stream', ...headers } }));
 }
 
 describe('AgUiReconnects', () => {

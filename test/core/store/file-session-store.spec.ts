@@ -3,9 +3,8 @@ import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isAgentRxError } from '../../../src/core/errors.js';
 import { FileSessionStore } from '../../../src/core/store/file-session-store.js';
-import { describeSessionStore, recorder, seqs } from './session-store.conformance.js';
+import { describeSessionStore, recorder, seqs, storeErrorOf } from './session-store.conformance.js';
 import { SessionStoreFixtures as F } from './session-store.fixtures.js';
 
 const tempDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'agentrx-store-'));
@@ -14,16 +13,6 @@ describeSessionStore('FileSessionStore', async () => {
   const dir = await tempDir();
   return { store: new FileSessionStore(dir, undefined, { pollMs: 20 }), cleanup: () => rm(dir, { recursive: true, force: true }) };
 });
-
-async function storeErrorOf(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    expect(isAgentRxError(e, 'store_error')).toBe(true);
-    return e as Error;
-  }
-  throw new Error('expected a store_error, but the call succeeded');
-}
 
 const lines = (...values: unknown[]): string => values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)) + '\n').join('');
 const HEADER = { version: 2 };

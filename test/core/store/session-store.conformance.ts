@@ -28,7 +28,8 @@ export function recorder(source: Observable<SessionEvent>): { sub: Subscription;
 /** The seqs of `envs`. */
 export const seqs = (envs: readonly SessionEvent[]): number[] => envs.map((e) => e.seq);
 
-async function storeErrorOf(p: Promise<unknown>): Promise<Error> {
+/** The `store_error` `p` rejects with (fails the test if it resolves or rejects with anything else). */
+export async function storeErrorOf(p: Promise<unknown>): Promise<Error> {
   try {
     await p;
   } catch (e) {
