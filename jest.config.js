@@ -5,7 +5,8 @@ export default {
   setupFiles: ['<rootDir>/test/setup.ts'],
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  // `agentrx` and `agentrx/testing` as a user imports them (the README examples in test/support/readme).
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^agentrx$': '<rootDir>/src/index.ts', '^agentrx/testing$': '<rootDir>/src/testing/index.ts' },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: false }],
   },

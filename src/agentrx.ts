@@ -9,18 +9,23 @@ import { attachLog, type LogAttachment } from './core/session/log-attachment.js'
 import { retentionFromConfig, startRetention } from './core/store/retention.js';
 import { AgentRxConfigToken, ConfigSections } from './core/config/config-tokens.js';
 import type { AgentRxConfig } from './core/config/agentrx.config.js';
+import type { RemoteSession } from './distributed/remote-session.js';
+import type { SessionQueue } from './distributed/session-queue.js';
+import type { SubmitOptions } from './distributed/submit-options.js';
 import type { ConfigSection } from './core/config/config-section.js';
-import { validateConfig, type ConfigEnv } from './core/config/load-config.js';
-import { loadConfig } from './core/config/load-config.js';
+import { configError, unknownProviderIssue } from './core/config/config-issue.js';
+import { checkDecoratorMetadata } from './core/config/decorator-metadata.js';
+import { loadConfig, validateConfig, type ConfigEnv } from './core/config/load-config.js';
 import { Container, ContainerModule, type Newable } from './core/di/inversify.js';
 import { bindPlugin } from './core/di/bind-plugin.js';
-import { AgentRxError, toAgentRxError } from './core/errors.js';
+import { AgentRxError, isAgentRxError, toAgentRxError } from './core/errors.js';
 import { Kernel } from './core/kernel/kernel.js';
 import { PluginRegistry } from './core/kernel/plugin-registry.js';
 import { Logger } from './core/logger.js';
 import type { AgentSpec, SessionResult, ToolDeclaration } from './core/model.js';
 import { AgentProvider } from './core/plugin/agent-provider.js';
 import { EventConsumer } from './core/plugin/event-consumer.js';
+import { ProviderRegistration } from './core/plugin/provider-registration.js';
 import { ToolHandler } from './core/plugin/tool-handler.js';
 import { Session } from './core/session/session.js';
 import { resolveSessionOptions, type SessionOptions } from './core/session/session-options.js';
@@ -61,6 +66,8 @@ export class AgentRx {
   private stopped = false;
   /** The store's retention schedule (`store.retention`), stopped with the instance. */
   private retention: { stop(): void } | undefined;
+  /** `runtime.mode: 'distributed'`: the queue `submit` uses, connected at first use. */
+  private sessionQueue: Promise<SessionQueue> | undefined;
 
   private constructor(
     readonly container: Container,
@@ -80,21 +87,24 @@ export class AgentRx {
   }
 
   /**
-   * Builds the container, validates all config (core + every plugin section) before anything
-   * starts, then runs the kernel's start phases with the configured provider (the others are built
-   * only when a session selects them). Throws `invalid_config` listing every issue.
+   * Builds the container, validates all config (core + every plugin section, and that a
+   * registered provider has the configured id) before anything starts, then runs the kernel's
+   * start phases with the configured provider (the others are built only when a session selects
+   * them). Throws `invalid_config` listing every issue, and `invalid_config` when a tool's input
+   * class was compiled without decorator metadata (see `checkDecoratorMetadata`).
    */
   static async create(opts: AgentRxCreateOptions = {}): Promise<AgentRx> {
     const container = new Container();
     // A module listed twice (e.g. a built-in the caller also passes) is loaded once; the core
     // services load last and bind only what the host did not.
-    const modules = [...new Set([...(opts.defaults === false ? [] : defaultModules()), ...(opts.modules ?? [])]), hostModule(opts), coreModule];
-    container.load(...modules);
+    container.load(...new Set([...(opts.defaults === false ? [] : defaultModules()), ...(opts.modules ?? [])]));
+    const providerIds = knownProviderIds(container, opts);
+    container.load(hostModule(opts), coreModule);
     const sections = container.isBound(ConfigSections) ? container.getAll<ConfigSection>(ConfigSections) : [];
     const loaded =
       typeof opts.config === 'string'
-        ? await loadConfig(opts.config, { sections, env: opts.env })
-        : validateConfig(opts.config ?? {}, sections, opts.env);
+        ? await loadConfig(opts.config, { sections, env: opts.env, providerIds })
+        : validateConfig(opts.config ?? {}, sections, opts.env, providerIds);
     const config = loaded.config;
     container.bind(AgentRxConfigToken).toConstantValue(config);
     for (const section of sections) {
@@ -104,8 +114,15 @@ export class AgentRx {
     }
     const logger = container.get<Logger>(Logger);
     const tools = container.get<PluginRegistry<ToolHandler>>(ToolRegistry);
+    for (const tool of tools.all) checkDecoratorMetadata(tool.inputType, `tool '${tool.name}'`);
     const providers = container.get(ProviderCatalog);
-    providers.require(config.provider);
+    try {
+      providers.require(config.provider);
+    } catch (e) {
+      // A provider bound as a class is known only once built: the same issue as the early check.
+      if (!isAgentRxError(e, 'unknown_plugin')) throw e;
+      throw configError([unknownProviderIssue(config.provider, providers.ids)], typeof opts.config === 'string' ? opts.config : undefined);
+    }
     // The kernel is the container's own lifecycle, so the composition root builds it.
     const kernel = new Kernel(
       [
@@ -180,6 +197,34 @@ export class AgentRx {
     return attachLog(this.store, sessionId, afterSeq);
   }
 
+  /**
+   * `runtime.mode: 'distributed'`: enqueues a session request (the options of `start`, minus
+   * functions) for the pool of workers (`agentrx worker`) and returns a handle with the surface of
+   * a live Session (`events$`, `agui$`, `results$`, `result`, `message`, `sendEvent`, `cancel`,
+   * `close`), fed from Redis. Its `id` re-opens it from any process with `remote(id)`.
+   */
+  async submit(opts: SubmitOptions = {}): Promise<RemoteSession> {
+    return (await this.queue()).submit(opts);
+  }
+
+  /** A handle on a submitted session by its id (`submit()`'s `handle.id`), from any process; `afterSeq` as in `attach`. */
+  async remote(submissionId: string, opts: { readonly afterSeq?: number } = {}): Promise<RemoteSession> {
+    return (await this.queue()).open(submissionId, opts);
+  }
+
+  /** The BullMQ queue of `runtime.mode: 'distributed'`, connected at first use (BullMQ is loaded only then). */
+  private queue(): Promise<SessionQueue> {
+    if (this.config.runtime.mode !== 'distributed') {
+      return Promise.reject(new AgentRxError('invalid_config', "submit() needs runtime: { mode: 'distributed' } and store: { type: 'redis', url } in the config; use start() to run a session in this process"));
+    }
+    this.sessionQueue ??= import('./distributed/session-queue.js').then(({ SessionQueue }) =>
+      SessionQueue.connect({ redis: { url: this.config.store.url!, keyPrefix: this.config.store.keyPrefix }, store: this.store, queueName: this.config.runtime.queueName }),
+    );
+    // A failed connect is not cached: the next call tries again.
+    this.sessionQueue.catch(() => (this.sessionQueue = undefined));
+    return this.sessionQueue;
+  }
+
   /** Cancels every running session. */
   cancelAll(): void {
     for (const s of this.sessions) s.cancel();
@@ -225,6 +270,9 @@ export class AgentRx {
       await Promise.all(closing);
     }
     this.retention?.stop();
+    const queue = this.sessionQueue;
+    this.sessionQueue = undefined;
+    await queue?.then((q) => q.close()).catch(() => undefined);
     await this.kernel.stop();
     this.consumerErrors.complete();
   }
@@ -290,6 +338,18 @@ export class AgentRx {
 function defaultsOf(section: ConfigSection): object | undefined {
   const value = plainToInstance(section.options, {}, { exposeDefaultValues: true });
   return validateSync(value, { forbidUnknownValues: false }).length === 0 ? value : undefined;
+}
+
+/**
+ * The provider ids known before the config is validated (bound by `bindProvider`, or instances
+ * passed as `providers`), so that an unknown `provider` is listed with the other config issues.
+ * Undefined when a provider is bound as a class under `AgentProvider`: its id is known only once
+ * it is built, which needs the config.
+ */
+function knownProviderIds(container: Container, opts: AgentRxCreateOptions): string[] | undefined {
+  if (container.isBound(AgentProvider) || (opts.providers ?? []).some((p) => typeof p === 'function')) return undefined;
+  const registered = container.isBound(ProviderRegistration) ? container.getAll<ProviderRegistration>(ProviderRegistration).map((r) => r.id) : [];
+  return [...registered, ...(opts.providers ?? []).map((p) => (p as AgentProvider).id)];
 }
 
 /** Binds what the caller passed to `create` as classes or instances. */

@@ -9,7 +9,7 @@ export type { AgentSpec, Outcome, RawEvent, SessionResult, ToolConfirmation, Too
 export { AgentProvider, defaultEventId, missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderBase, type ProviderMode, type Reconnected, type StreamingProvider, type StreamItem, type TurnProvider } from './core/plugin/agent-provider.js';
 export { ProviderRegistration } from './core/plugin/provider-registration.js';
 export { ToolHandler, type InputType, type ToolContext, type ToolOutcome, type ToolOutput } from './core/plugin/tool-handler.js';
-export { BaseEventConsumer, EventConsumer, type ConsumerContext, type StopContext, type StopReason } from './core/plugin/event-consumer.js';
+export { BaseEventConsumer, EventConsumer, type ConsumerContext, type StopContext, type StopReason, type ToolCallResult } from './core/plugin/event-consumer.js';
 export type { LifecycleParticipant } from './core/plugin/lifecycle-participant.js';
 export { AgUiEventType } from './core/events/agui-event.js';
 export type {
@@ -20,6 +20,7 @@ export type {
   RunFinishedEvent,
   RunStartedEvent,
   StateSnapshotEvent,
+  StateDeltaEvent,
   StepFinishedEvent,
   StepStartedEvent,
   TextMessageContentEvent,
@@ -39,6 +40,7 @@ export type {
   ConfirmationRequired,
   Diagnostic,
   EventDraft,
+  HostToolResultEvent,
   ProviderEnvelope,
   ReconnectedEvent,
   Reconnecting,
@@ -53,7 +55,7 @@ export type {
   ToolStarted,
   TurnEnd,
 } from './core/events/session-event.js';
-export { RecentKeys, dedupeById, extractTextDeltas, groupTurns, toAgUi, type DedupeByIdOptions } from './core/events/operators/index.js';
+export { RecentKeys, dedupeById, extractTextDeltas, groupTurns, toAgUi, type DedupeByIdOptions, type GroupTurnsOptions, type TextDeltaResult, type ToAgUiOptions } from './core/events/operators/index.js';
 export type { ConsumerError } from './core/session/consumer-hub.js';
 export { Logger, MemoryLogger, StderrLogger, type LogLevel } from './core/logger.js';
 export { SESSION_LOG_VERSION, SessionStore, type SessionRecord, type SessionStatus, type StoreLease } from './core/store/session-store.js';
@@ -70,7 +72,7 @@ export { Secret } from './core/config/secret.js';
 export { bindPlugin, bindProvider, pluginModule } from './core/di/bind-plugin.js';
 export { ConsumerErrors, ConsumerRegistry, ToolRegistry, coreModule } from './core/di/core-module.js';
 export { ProviderCatalog } from './core/kernel/provider-catalog.js';
-export { ContainerModule, inject, injectable } from './core/di/inversify.js';
+export { ContainerModule, inject, injectable, optional } from './core/di/inversify.js';
 export { HttpClientFactory } from './core/http/http-client-factory.js';
 export { LocalAgentProvider } from './plugins/providers/local/local.provider.js';
 export { localProviderModule } from './plugins/providers/local/local.module.js';

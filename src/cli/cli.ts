@@ -10,6 +10,7 @@ import { aguiHttpModule } from '../consumers/agui-http/agui-http.module.js';
 import { startAgUiServer, type AgUiServer } from '../consumers/agui-http/agui-http.server.js';
 import { JsonlConsumer } from '../consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
+import { readConfigFile } from '../core/config/read-config-file.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
 import { ContainerModule } from '../core/di/inversify.js';
 import type { ConsumerContext, EventConsumer } from '../core/plugin/event-consumer.js';
@@ -23,6 +24,7 @@ import { startOpenAiEmulator, type OpenAiEmulator } from '../testing/openai-emul
 import { exportCassette, writeCassette } from '../core/store/cassette.js';
 import { MAX_PACE_GAP_MS, exportSession, listSessions, openStore, replayFile, showSession, type RenderFormat } from './sessions.js';
 import { storeLocation } from './state-dir.js';
+import { runWorkerCommand, untilStopped } from './worker.js';
 
 /** Streams and environment of one CLI invocation (tests pass their own). */
 export interface CliIo {
@@ -166,6 +168,15 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
       code = await guarded(io, () => replayFile(file, renderFormat(flags), flags.pace === true, io));
     });
 
+  program
+    .command('worker')
+    .description('run sessions from the queue (Redis + BullMQ) until SIGTERM; config needs store: { type: "redis", url }')
+    .requiredOption('-c, --config <file>', 'JSON config file (store: { type: "redis", url }, runtime: { queueName, concurrency, idleMs, graceMs })')
+    .option('--concurrency <n>', 'sessions run at once (default runtime.concurrency, 10)')
+    .action(async (flags: { config: string; concurrency?: string }) => {
+      code = await runWorkerCommand({ configFile: flags.config, ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}) }, io);
+    });
+
   try {
     await program.parseAsync(argv);
   } catch (e) {
@@ -185,7 +196,7 @@ async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<n
   const probe = new SessionIdProbe();
   let code: number;
   try {
-    const base = flags.config ? readConfigFile(flags.config, io) : {};
+    const base = flags.config ? await readConfig(flags.config, io) : {};
     runStore = openRunStore(base, flags, io);
     let provider = flags.provider;
     if (flags.resume !== undefined) {
@@ -344,7 +355,7 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
   let rx: AgentRx | undefined;
   let server: AgUiServer | undefined;
   try {
-    const base = flags.config ? readConfigFile(flags.config, io) : {};
+    const base = flags.config ? await readConfig(flags.config, io) : {};
     let config: Record<string, any> = base;
     if (flags.demo) {
       emulator = await startOpenAiEmulator({ model: 'demo' });
@@ -400,22 +411,6 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
   }
 }
 
-/** Resolves on SIGINT, SIGTERM or when `signal` aborts; removes its listeners. */
-function untilStopped(signal: AbortSignal | undefined): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      signal?.removeEventListener('abort', stop);
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    signal?.addEventListener('abort', stop, { once: true });
-    if (signal?.aborted) stop();
-  });
-}
-
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
@@ -426,21 +421,13 @@ function consumersFor(json: boolean, config: Record<string, unknown>, io: CliIo)
   return consumers.terminal === false ? [] : [new TerminalConsumer({ out: io.out })];
 }
 
-function readConfigFile(path: string, io: CliIo): Record<string, unknown> {
-  const file = isAbsolute(path) ? path : resolve(io.cwd, path);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new AgentRxError('invalid_config', `cannot read config file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the top level must be a JSON object');
-    return parsed as Record<string, unknown>;
-  } catch (e) {
-    throw new AgentRxError('invalid_config', `config file ${path} is not valid JSON: ${(e as Error).message.replace(/"[^"]{20,}"/g, '"…"')}`);
-  }
+/**
+ * The config file of `--config`, read by the library's reader: it locates a JSON syntax error by
+ * position, line and column and never quotes the file text (V8's parse message does, and the text
+ * around the error may be an API key).
+ */
+async function readConfig(path: string, io: CliIo): Promise<Record<string, unknown>> {
+  return (await readConfigFile(isAbsolute(path) ? path : resolve(io.cwd, path))) as Record<string, unknown>;
 }
 
 /** Applies --provider/--model/--base-url on top of the file config. */

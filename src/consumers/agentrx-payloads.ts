@@ -1,5 +1,6 @@
-import type { RunFinishedEvent, StateSnapshotEvent, ToolCallResultEvent } from '../core/events/agui-event.js';
-import type { ToolResultEvent } from '../core/events/session-event.js';
+import type { AgUiEvent, CustomEvent, RunFinishedEvent, ToolCallResultEvent } from '../core/events/agui-event.js';
+import { TURN_END_EVENT } from '../core/events/operators/to-ag-ui.js';
+import type { HostToolResultEvent, ToolResultEvent } from '../core/events/session-event.js';
 import type { Usage } from '../core/model.js';
 
 /**
@@ -20,7 +21,7 @@ export interface RunOutcome {
   readonly usage?: Usage;
 }
 
-/** `STATE_SNAPSHOT.snapshot` as `toAgUi` builds it from `agentrx.turn_end`. */
+/** The `value` of the CUSTOM `agentrx.turn_end` event `toAgUi` builds from `agentrx.turn_end`. */
 export interface TurnSnapshot {
   /** 1-based turn number within the request; present only when a positive integer. */
   readonly turn?: number;
@@ -42,9 +43,14 @@ export function runOutcomeOf(ev: RunFinishedEvent): RunOutcome {
   };
 }
 
-/** The well-formed fields of a STATE_SNAPSHOT `snapshot`. */
-export function turnSnapshotOf(ev: StateSnapshotEvent): TurnSnapshot {
-  const s = isRecord(ev.snapshot) ? ev.snapshot : {};
+/** True for the CUSTOM event that closes a turn (`agentrx.turn_end`). */
+export function isTurnEndEvent(ev: AgUiEvent): ev is CustomEvent {
+  return ev.type === 'CUSTOM' && ev.name === TURN_END_EVENT;
+}
+
+/** The well-formed fields of a turn's end (the CUSTOM `agentrx.turn_end` event's `value`). */
+export function turnSnapshotOf(ev: CustomEvent): TurnSnapshot {
+  const s = isRecord(ev.value) ? ev.value : {};
   const turn = s['turn'];
   const usage = usageOf(s['usage']);
   return {
@@ -79,6 +85,28 @@ export function isToolResultEvent(v: unknown): v is ToolResultEvent {
     typeof result['isError'] === 'boolean' &&
     typeof replayed === 'boolean' &&
     typeof durationMs === 'number'
+  );
+}
+
+/**
+ * The verbatim `agentrx.host_tool_result` riding in the TOOL_CALL_RESULT of a tool the host ran
+ * itself (its `isError`), or undefined when the event carries none or something of another shape.
+ */
+export function hostToolResultOf(ev: ToolCallResultEvent): HostToolResultEvent | undefined {
+  return isHostToolResultEvent(ev.rawEvent) ? ev.rawEvent : undefined;
+}
+
+/** True when `v` has the shape of an `agentrx.host_tool_result` event. */
+export function isHostToolResultEvent(v: unknown): v is HostToolResultEvent {
+  if (!isRecord(v) || v['type'] !== 'agentrx.host_tool_result') return false;
+  const { toolUse, result } = v;
+  return (
+    isRecord(toolUse) &&
+    typeof toolUse['id'] === 'string' &&
+    (toolUse['name'] === undefined || typeof toolUse['name'] === 'string') &&
+    isRecord(result) &&
+    typeof result['content'] === 'string' &&
+    typeof result['isError'] === 'boolean'
   );
 }
 

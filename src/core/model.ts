@@ -32,6 +32,11 @@ export interface ToolResult {
   /** Result text the model reads. */
   readonly content: string;
   readonly isError: boolean;
+  /**
+   * Set when `content` is the JSON text of the value the tool returned (the dispatcher sets it),
+   * so consumers can get the value back (`onToolResult`'s `result.value`) instead of the text.
+   */
+  readonly json?: true;
 }
 
 /** How a turn ended. */
@@ -79,7 +84,18 @@ export interface ToolConfirmation {
 }
 
 /** What a whole session request produced. */
-export interface SessionResult extends Omit<TurnResult, 'usage' | 'events'> {
+export interface SessionResult extends Omit<TurnResult, 'usage' | 'events' | 'customToolUses' | 'serverToolUses'> {
+  /**
+   * The final answer: the text of the request's last turn (earlier turns' texts are in `texts`).
+   * `stopReason`, `terminal` and `continueWithoutTools` are the last turn's too.
+   */
+  readonly text: string;
+  /** The text of each turn of the request, in order (empty strings included); the last is `text`. */
+  readonly texts: readonly string[];
+  /** Every custom tool use of the request, all turns, in call order. */
+  readonly customToolUses: readonly ToolUse[];
+  /** Every tool use the host ran itself during the request, all turns, in order. */
+  readonly serverToolUses: readonly ToolUse[];
   readonly sessionId: string | undefined;
   readonly provider: string;
   /** Turns taken in this request (re-prompts included). */
@@ -90,6 +106,20 @@ export interface SessionResult extends Omit<TurnResult, 'usage' | 'events'> {
   readonly transcript: readonly RawEvent[] | undefined;
   /** Raw provider events of the request (never normalized text deltas); see `retainEvents`. */
   readonly events: readonly RawEvent[];
+}
+
+/**
+ * One message of an earlier conversation carried into a fresh session (`SessionOptions.history`:
+ * a chat client's history, an AG-UI thread the server does not know).
+ */
+export interface PriorMessage {
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
+  /** The text ('' for an assistant message that only calls tools). */
+  readonly content: string;
+  /** assistant: the tool calls it made (`arguments`: JSON text, as the model wrote it). */
+  readonly toolCalls?: readonly { readonly id: string; readonly name: string; readonly arguments: string }[];
+  /** tool: the id of the call it answers. */
+  readonly toolCallId?: string;
 }
 
 /** The agent the host runs: what `provision` creates. */

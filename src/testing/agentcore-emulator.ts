@@ -38,7 +38,7 @@ export type { AgentCoreFault, AgentCoreFaultPlan, AgentCoreScriptedToolUse, Agen
 export interface AgentCoreEmulatorOptions {
   /** Turns answered by completed invokes, in order, or a function of the invoke. */
   readonly script?: readonly AgentCoreScriptedTurn[] | ((ctx: AgentCoreTurnContext) => AgentCoreScriptedTurn);
-  /** Faults by 0-based invoke index. */
+  /** Faults by 0-based invoke index: HTTP errors, throttling, exception frames, truncation, stalls, damaged frames (see `AgentCoreFault`). */
   readonly faults?: AgentCoreFaultPlan;
   /** When set, the access key id must match and every signature is recomputed with the secret. */
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };

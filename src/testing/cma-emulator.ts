@@ -22,8 +22,8 @@ export type { CmaEmulatorSession, CmaRecordedRequest } from './cma-emulator/cma-
  * 400 to an empty `events` list or a result for an unknown tool use.
  *
  * The scripted agent plays `script` turn by turn (see `CmaScriptTurn`); `faults` injects drops,
- * stalls, duplicates, malformed frames, split batches, stale idles, late echoes and HTTP failures
- * (see `CmaFaultPlan`). Ids and timestamps are deterministic per emulator.
+ * stalls, duplicates, malformed frames, a frame that never ends, split batches, stale idles, late
+ * echoes and HTTP failures of creates, archives, sends, lists and streams (see `CmaFaultPlan`). Ids and timestamps are deterministic per emulator.
  */
 
 /** Options of `startCmaEmulator`. */

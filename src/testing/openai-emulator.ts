@@ -13,7 +13,8 @@ export type { EmulatorFault, EmulatorQuirks, EmulatorToolCall, EmulatorTurn, Fau
  * /v1/chat/completions` (streamed and not, OpenAI chunk shapes, `[DONE]`, usage in a final
  * `choices: []` chunk when `stream_options.include_usage`), `GET /v1/models`. Answers come from a
  * script of turns (or the rule-based demo model), with a fault plan for status errors, stalls,
- * drops, malformed chunks and the wire quirks of real OpenAI-compatible servers. It validates
+ * drops, malformed chunks, foreign bodies (an HTML page), frames that never end, and the wire
+ * quirks of real OpenAI-compatible servers. It validates
  * requests like OpenAI does: every assistant `tool_call` id must be answered by exactly one
  * `tool` message before the next non-tool message, else HTTP 400.
  */
@@ -160,6 +161,12 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
       sendStatusFault(res, status, String(request['model']));
       return;
     }
+    const page = faults.find((f): f is Extract<EmulatorFault, { kind: 'body' }> => f.kind === 'body');
+    if (page) {
+      res.writeHead(page.status ?? 200, { 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body) });
+      res.end(page.body);
+      return;
+    }
     if (faults.some((f) => f.kind === 'hang')) return;
     const quirks: EmulatorQuirks = Object.assign({}, opts.quirks ?? {}, ...faults.filter((f) => f.kind === 'quirks'));
     let turn: EmulatorTurn;
@@ -174,7 +181,7 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
     }
     const completionIndex = record.completion!;
     const answer = buildAnswer(turn, completionIndex, request, quirks);
-    const breaking = faults.find((f) => f.kind === 'stall' || f.kind === 'drop' || f.kind === 'malformed_chunk');
+    const breaking = faults.find((f) => f.kind === 'stall' || f.kind === 'drop' || f.kind === 'malformed_chunk' || f.kind === 'unbounded_frame');
     if (request['stream'] === true) {
       const includeUsage = isMap(request['stream_options']) && request['stream_options']['include_usage'] === true;
       const ok = await writeStream(res, record, buildChunks(answer, quirks, includeUsage), breaking);
@@ -187,7 +194,8 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
 
   async function writeStream(res: ServerResponse, record: RecordedRequest, chunks: Json[], fault: EmulatorFault | undefined): Promise<boolean> {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const limit = fault && (fault.kind === 'stall' || fault.kind === 'drop' || fault.kind === 'malformed_chunk') ? Math.max(0, fault.afterChunks) : Infinity;
+    const limit =
+      fault && (fault.kind === 'stall' || fault.kind === 'drop' || fault.kind === 'malformed_chunk' || fault.kind === 'unbounded_frame') ? Math.max(0, fault.afterChunks) : Infinity;
     const write = (frame: string): Promise<void> => new Promise((resolve) => res.write(frame, () => resolve()));
     if (limit === 0) await write(': emulator\n\n');
     for (let i = 0; i < chunks.length; i++) {
@@ -198,6 +206,13 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
       if (res.destroyed) return false;
     }
     if (fault?.kind === 'stall' && limit <= chunks.length) return false; // keep the socket open; close() ends it
+    if (fault?.kind === 'unbounded_frame') {
+      // A frame that never ends, written as fast as the client reads it; then the socket stays open.
+      await write('data: {"id":"');
+      const piece = 'x'.repeat(64 * 1024);
+      for (let left = fault.bytes; left > 0 && !res.destroyed; left -= piece.length) await write(left >= piece.length ? piece : piece.slice(0, left));
+      return false;
+    }
     if (fault?.kind === 'drop') {
       res.socket?.destroy();
       return false;

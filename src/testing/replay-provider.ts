@@ -70,6 +70,7 @@ export class ReplayProvider implements TurnProvider<ReplayConn, ReplayInput> {
   private readonly turnOf = new WeakMap<RawEvent, RecordedTurn>();
   private readonly idOf = new WeakMap<RawEvent, string>();
   private readonly deltaOf = new WeakMap<RawEvent, { text: string; messageId: string }>();
+  private readonly hostResultOf = new WeakMap<RawEvent, { toolUseId: string; content: string; isError: boolean }>();
   private readonly results = new Map<string, ToolResult>();
   private readonly logger: Logger;
   /** The last turn polled by any session: `normalize` of a turn without events falls back to it. */
@@ -93,9 +94,13 @@ export class ReplayProvider implements TurnProvider<ReplayConn, ReplayInput> {
       }
       const ev = env.raw;
       if (ev.type === 'agentrx.text_delta') {
-        // extractTextDeltas puts a delta right after the provider event that carried it.
+        // extractTextDeltas puts a delta right after the provider event that carried it (then,
+        // extractHostToolResults its host result): `previous` stays for the result.
         if (previous !== undefined) this.deltaOf.set(previous, { text: ev.text, messageId: ev.messageId });
         text += ev.text;
+        continue;
+      } else if (ev.type === 'agentrx.host_tool_result') {
+        if (previous !== undefined) this.hostResultOf.set(previous, { toolUseId: ev.toolUse.id, content: ev.result.content, isError: ev.result.isError });
       } else if (ev.type === 'agentrx.turn_end') {
         const turn: RecordedTurn = { index: this.turns.length, events, end: ev, text };
         this.turns.push(turn);
@@ -210,6 +215,11 @@ export class ReplayProvider implements TurnProvider<ReplayConn, ReplayInput> {
 
   textDelta(_conn: ReplayConn, event: RawEvent): { text: string; messageId: string } | undefined {
     return this.deltaOf.get(event);
+  }
+
+  /** The host-run tool result recorded right after `event` (see `AgentProvider.hostToolResult`). */
+  hostToolResult(_conn: ReplayConn, event: RawEvent): { toolUseId: string; content: string; isError: boolean } | undefined {
+    return this.hostResultOf.get(event);
   }
 
   eventId(event: RawEvent): string | undefined {

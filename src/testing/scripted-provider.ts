@@ -12,6 +12,8 @@ import { missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, 
  * - `{type:'idle', id, stop_reason, tool_use_ids?}` — turn boundary; `tool_use_ids` names the
  *   custom tool uses a `requires_action` waits for (default: every tool_use of the batch)
  * - `{type:'tool_result', id, tool_use_id}` — the host's echo of a posted result
+ * - `{type:'host_tool_result', id, tool_use_id, content, is_error?}` — the result of a tool the
+ *   host ran itself (a `server_tool_use`), reported by `hostToolResult`
  */
 export type ScriptedEvent = RawEvent & { readonly type: string };
 
@@ -240,6 +242,12 @@ export class ScriptedProvider
     return { text: String(event['text']), messageId: String(event['message_id'] ?? event['id']) };
   }
 
+  /** The result a `host_tool_result` event carries (`is_error` defaults to false); undefined for any other event. */
+  hostToolResult(_conn: ScriptedConn, event: RawEvent): { toolUseId: string; content: string; isError: boolean } | undefined {
+    if (event['type'] !== 'host_tool_result') return undefined;
+    return { toolUseId: String(event['tool_use_id']), content: String(event['content'] ?? ''), isError: event['is_error'] === true };
+  }
+
   /** Pushes an event onto the live stream (and history) as the host would. */
   emitLive(ev: ScriptedEvent): void {
     this.history.push(ev);
@@ -267,4 +275,5 @@ export const ev = {
   usage: (input_tokens: number, output_tokens: number, id = `usage-${++usageIds}`): ScriptedEvent => ({ type: 'usage', id, input_tokens, output_tokens }),
   idle: (id: string, stop_reason: string, tool_use_ids?: string[]): ScriptedEvent => ({ type: 'idle', id, stop_reason, ...(tool_use_ids ? { tool_use_ids } : {}) }),
   toolResult: (id: string, tool_use_id: string): ScriptedEvent => ({ type: 'tool_result', id, tool_use_id }),
+  hostToolResult: (id: string, tool_use_id: string, content: string, is_error = false): ScriptedEvent => ({ type: 'host_tool_result', id, tool_use_id, content, is_error }),
 };

@@ -124,6 +124,20 @@ describe('agentrx CLI', () => {
       });
     });
 
+    describe('when the config file is not valid JSON around a secret', () => {
+      it('should exit 2 locating the error without quoting the file', async () => {
+        const dir = await mkdtemp(join(tmpdir(), 'agentrx-cli-'));
+        // An unquoted key: V8's own message quotes the text around it ("apiKey": sk-live-AB…).
+        await writeFile(join(dir, 'broken.json'), '{"providers": {"local": {"apiKey": sk-live-CLILEAK-0123456789}}}');
+        const t = io(dir);
+        expect(await runCli(argv('run', 'hi', '--config', 'broken.json'), t)).toBe(2);
+        const err = t.stderr();
+        expect(err).toMatch(/broken\.json is not valid JSON: .* at position 35 \(line 1 column 36\)/);
+        expect(err).not.toContain('sk-live');
+        expect(err).not.toContain('CLILEAK');
+      });
+    });
+
     describe('when the config file is missing', () => {
       it('should exit 2 naming the file', async () => {
         const t = io();

@@ -1,6 +1,6 @@
-import { isToolResultEvent, runOutcomeOf, toolResultOf, turnSnapshotOf } from '../../src/consumers/agentrx-payloads.js';
+import { hostToolResultOf, isHostToolResultEvent, isToolResultEvent, runOutcomeOf, toolResultOf, turnSnapshotOf } from '../../src/consumers/agentrx-payloads.js';
 import type { ToolCallResultEvent } from '../../src/core/events/agui-event.js';
-import type { ToolResultEvent } from '../../src/core/events/session-event.js';
+import type { HostToolResultEvent, ToolResultEvent } from '../../src/core/events/session-event.js';
 
 const toolResult: ToolResultEvent = {
   type: 'agentrx.tool_result',
@@ -38,6 +38,32 @@ describe('toolResultOf', () => {
   });
 });
 
+describe('hostToolResultOf', () => {
+  const hostResult: HostToolResultEvent = { type: 'agentrx.host_tool_result', toolUse: { id: 't1' }, result: { content: 'boom', isError: true } };
+
+  describe('when the TOOL_CALL_RESULT carries the verbatim agentrx.host_tool_result', () => {
+    it('should return it, typed', () => {
+      expect(hostToolResultOf(resultEvent(hostResult))?.result.isError).toBe(true);
+      expect(hostToolResultOf(resultEvent({ ...hostResult, toolUse: { id: 't1', name: 'web_search' } }))?.toolUse.name).toBe('web_search');
+    });
+  });
+
+  describe('when it carries nothing, a local result, or a partial one', () => {
+    it('should return undefined', () => {
+      const cases: unknown[] = [
+        undefined,
+        toolResult,
+        { ...hostResult, result: { content: 'boom' } },
+        { ...hostResult, toolUse: { id: 't1', name: 7 } },
+        { ...hostResult, toolUse: 't1' },
+      ];
+      expect(cases.map((raw) => hostToolResultOf(resultEvent(raw)))).toEqual(cases.map(() => undefined));
+      expect(cases.some(isHostToolResultEvent)).toBe(false);
+      expect(toolResultOf(resultEvent(hostResult))).toBeUndefined();
+    });
+  });
+});
+
 describe('runOutcomeOf', () => {
   describe('when RUN_FINISHED.result is what toAgUi builds', () => {
     it('should return its fields', () => {
@@ -55,18 +81,18 @@ describe('runOutcomeOf', () => {
 });
 
 describe('turnSnapshotOf', () => {
-  describe('when STATE_SNAPSHOT.snapshot is what toAgUi builds', () => {
+  describe('when the turn end\'s CUSTOM value is what toAgUi builds', () => {
     it('should return its fields', () => {
       const snapshot = { turn: 3, terminal: 'requires_action', stopReason: 'tool_use', usage: { inputTokens: 5, outputTokens: 1 } };
-      expect(turnSnapshotOf({ type: 'STATE_SNAPSHOT', snapshot })).toEqual(snapshot);
+      expect(turnSnapshotOf({ type: 'CUSTOM', name: 'agentrx.turn_end', value: snapshot })).toEqual(snapshot);
     });
   });
 
   describe('when fields are missing or malformed', () => {
     it('should return only the well-formed ones', () => {
-      expect(turnSnapshotOf({ type: 'STATE_SNAPSHOT', snapshot: null })).toEqual({});
-      expect(turnSnapshotOf({ type: 'STATE_SNAPSHOT', snapshot: { turn: 0, terminal: 'end_turn', usage: { inputTokens: 1, outputTokens: Infinity } } })).toEqual({ terminal: 'end_turn' });
-      expect(turnSnapshotOf({ type: 'STATE_SNAPSHOT', snapshot: { turn: 1.5 } })).toEqual({});
+      expect(turnSnapshotOf({ type: 'CUSTOM', name: 'agentrx.turn_end', value: null })).toEqual({});
+      expect(turnSnapshotOf({ type: 'CUSTOM', name: 'agentrx.turn_end', value: { turn: 0, terminal: 'end_turn', usage: { inputTokens: 1, outputTokens: Infinity } } })).toEqual({ terminal: 'end_turn' });
+      expect(turnSnapshotOf({ type: 'CUSTOM', name: 'agentrx.turn_end', value: { turn: 1.5 } })).toEqual({});
     });
   });
 });

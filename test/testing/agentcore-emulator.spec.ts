@@ -7,7 +7,7 @@ import {
   ListHarnessesCommand,
 } from '@aws-sdk/client-bedrock-agentcore-control';
 import { startAgentCoreEmulator, type AgentCoreEmulator, type AgentCoreEmulatorOptions } from '../../src/testing/agentcore-emulator.js';
-import { decodeFrame, eventFrame } from '../../src/testing/agentcore-emulator/frames.js';
+import { decodeFrame, eventFrame, rawFrame, withBadChecksum } from '../../src/testing/agentcore-emulator/frames.js';
 
 const CREDS = { accessKeyId: 'AKIDEMULATORTEST', secretAccessKey: 'emulator-secret-never-shown' };
 const SID = 'emulator-session-0123456789abcdef0123456789';
@@ -46,6 +46,35 @@ describe('startAgentCoreEmulator', () => {
           body: { stopReason: 'end_turn' },
         });
       });
+    });
+  });
+
+  describe('damaged frames', () => {
+    it('should encode a raw body verbatim and break a checksum on demand', () => {
+      const raw = rawFrame('exception', 'internalServerException', 'not json');
+      expect(() => decodeFrame(raw)).toThrow(SyntaxError);
+      expect(() => decodeFrame(withBadChecksum(eventFrame('messageStop', { stopReason: 'end_turn' })))).toThrow(/checksum/);
+    });
+
+    it('should send the damaged frame after afterFrames good ones, end the answer, and not commit the invoke', async () => {
+      await start({ script: [{ text: 'a b c d' }, { text: 'next' }], faults: { 0: { kind: 'corrupt', afterFrames: 2, damage: 'checksum' }, 1: { kind: 'corrupt', afterFrames: 1, damage: 'exception_body', exceptionType: 'internalServerException', body: 'oops <html>' } } });
+      const seen: StreamEvent[] = [];
+      const out = await client.send(new InvokeHarnessCommand({ harnessArn: ARN, runtimeSessionId: SID, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
+      await expect(
+        (async () => {
+          for await (const ev of out.stream!) seen.push(ev as unknown as StreamEvent);
+        })(),
+      ).rejects.toThrow(/checksum/);
+      expect(seen).toHaveLength(2);
+      // The official client loses the exception type of a non-JSON exception body (a SyntaxError).
+      await expect(invoke({})).rejects.toThrow(SyntaxError);
+      expect(emulator.invokes().map((r) => [r.outcome, r.message])).toEqual([
+        ['fault', 'Emulated damaged frame (checksum)'],
+        ['fault', 'Emulated damaged frame (exception_body)'],
+      ]);
+      // Neither invoke was committed: the first scripted turn is still the next one.
+      const text = (await invoke({})).map((e) => (e['contentBlockDelta'] as { delta?: { text?: string } } | undefined)?.delta?.text ?? '').join('');
+      expect(text).toBe('a b c d');
     });
   });
 

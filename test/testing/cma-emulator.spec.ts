@@ -126,6 +126,22 @@ describe('startCmaEmulator', () => {
       await session();
       expect((await call('GET', '/v1/sessions/sesn_nope/events/stream')).status).toBe(404);
     });
+
+    it('should start a frame that never ends when the plan asks for an unbounded frame, and write nothing else', async () => {
+      const id = await session({ script: [{ text: 'hi' }], heartbeatMs: 5, faults: { unboundedFrame: { before: 1, bytes: 100_000 } } });
+      const reading = readStream(`/v1/sessions/${id}/events/stream`, (t) => t.length >= 100_000);
+      await emu.waitFor(() => emu.sessions.get(id)!.openStreams === 1);
+      await call('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'yo' }] }] });
+      const text = await reading;
+      const opened = text.indexOf('event: message\ndata: ');
+      expect(opened).toBeGreaterThanOrEqual(0);
+      const frame = text.slice(opened);
+      expect(frame.split('\n')).toHaveLength(2);
+      expect(frame.length).toBeGreaterThanOrEqual(100_000);
+      expect(frame).not.toContain('heartbeat');
+      // The events that frame stood in front of went to history only.
+      expect(emu.sessions.get(id)!.history.at(-1)).toMatchObject({ type: 'session.status_idle' });
+    });
   });
 
   describe('resources', () => {
@@ -136,6 +152,15 @@ describe('startCmaEmulator', () => {
       expect((await call('POST', '/v1/sessions', { agent: 'agent_nope', environment_id: env })).status).toBe(404);
       const list = await call('GET', '/v1/agents?limit=1');
       expect(list.json).toMatchObject({ data: [{ name: 'agent' }], next_page: null });
+    });
+
+    it('should answer an archive fault without archiving, then archive on the next request', async () => {
+      await session({ faults: { archiveFaults: { environments: { 0: { kind: 'status', status: 503 } } } } });
+      const env = [...emu.environments.keys()][0]!;
+      expect((await call('POST', `/v1/environments/${env}/archive`, {})).status).toBe(503);
+      expect(emu.environments.get(env)!['archived_at']).toBeNull();
+      expect((await call('POST', `/v1/environments/${env}/archive`, {})).status).toBe(200);
+      expect(emu.environments.get(env)!['archived_at']).not.toBeNull();
     });
 
     it('should process initial_events at session creation', async () => {

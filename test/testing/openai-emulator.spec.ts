@@ -125,6 +125,33 @@ describe('startOpenAiEmulator', () => {
       });
     });
 
+    describe('when two calls of one assistant message share an id (a server that reuses ids)', () => {
+      it('should want one tool message per call: 400 with one, the next turn with two', async () => {
+        await start({ script: [{ text: 'done' }] });
+        const call = (city: string) => ({ id: 'same', type: 'function' as const, function: { name: 'get_weather', arguments: JSON.stringify({ city }) } });
+        const asked: ChatCompletionMessageParam[] = [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: null, tool_calls: [call('Oslo'), call('Rome')] },
+          { role: 'tool', tool_call_id: 'same', content: 'cold' },
+        ];
+        await expect(client.chat.completions.create({ model: 'm1', messages: asked, tools })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+        const completion = await client.chat.completions.create({ model: 'm1', messages: [...asked, { role: 'tool', tool_call_id: 'same', content: 'warm' }], tools });
+        expect(completion.choices[0]!.message.content).toBe('done');
+      });
+    });
+
+    describe('when the script answers with no choices', () => {
+      it('should send choices: [] whole, and streamed only the usage chunk', async () => {
+        await start({ script: [{ noChoices: true }, { noChoices: true }] });
+        const completion = await client.chat.completions.create({ model: 'm1', messages: [{ role: 'user', content: 'q' }] });
+        expect(completion.choices).toEqual([]);
+        const stream = await client.chat.completions.create({ model: 'm1', messages: [{ role: 'user', content: 'q' }], stream: true, stream_options: { include_usage: true } });
+        const chunks: ChatCompletionChunk[] = [];
+        for await (const c of stream) chunks.push(c);
+        expect(chunks.map((c) => [c.choices, c.usage?.total_tokens !== undefined])).toEqual([[[], true]]);
+      });
+    });
+
     describe('when the fault plan answers 429 with Retry-After', () => {
       it('should send the status, the header and an OpenAI error body, and not consume the turn', async () => {
         await start({ script: [{ text: 'after the limit' }], faults: { 0: { kind: 'status', status: 429, retryAfter: 1 } } });
@@ -201,6 +228,46 @@ describe('startOpenAiEmulator', () => {
         })();
         await expect(consumed).rejects.toThrow();
         expect(JSON.stringify(logged)).toContain('this is not json');
+      });
+    });
+
+    describe('when the fault plan answers with a foreign body', () => {
+      it('should send it verbatim with its content type and status 200, and not consume the turn', async () => {
+        const page = '<!doctype html><title>Web UI</title>';
+        await start({ script: [{ text: 'served later' }], faults: { 0: { kind: 'body', contentType: 'text/html', body: page } } });
+        const res = await fetch(`${emu.baseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'q' }] }) });
+        expect([res.status, res.headers.get('content-type'), await res.text()]).toEqual([200, 'text/html', page]);
+        const completion = await client.chat.completions.create({ model: 'm1', messages: [{ role: 'user', content: 'q' }] });
+        expect(completion.choices[0]!.message.content).toBe('served later');
+      });
+    });
+
+    describe('when the fault plan streams an unbounded frame', () => {
+      it('should send the chunks before it, then frame data without any line break, and keep the socket open', async () => {
+        await start({ script: [{ text: 'one two three' }], faults: { 0: { kind: 'unbounded_frame', afterChunks: 1, bytes: 300_000 } } });
+        const controller = new AbortController();
+        const res = await fetch(`${emu.baseUrl}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'q' }], stream: true }),
+          signal: controller.signal,
+        });
+        const reader = res.body!.getReader();
+        const decoder = new TextDecoder();
+        let text = '';
+        while (text.length < 300_000) {
+          const { value, done } = await reader.read();
+          expect(done).toBe(false);
+          text += decoder.decode(value, { stream: true });
+        }
+        const frames = text.split('\n\n');
+        expect(frames).toHaveLength(2);
+        expect(JSON.parse(frames[0]!.slice('data: '.length))).toMatchObject({ object: 'chat.completion.chunk' });
+        expect(frames[1]!.startsWith('data: {"id":"')).toBe(true);
+        expect(frames[1]).not.toMatch(/[\r\n]/);
+        expect(emu.requests[0]).toMatchObject({ chunksSent: 1, closed: false });
+        controller.abort();
+        expect(await emu.waitForClose(0)).toMatchObject({ clientAborted: true });
       });
     });
   });

@@ -51,8 +51,18 @@ export function nullStream(): Writable {
   });
 }
 
-/** agentrx with a store config (default: the library's memory store). */
-export async function setupWith(baseUrl: string, store?: { type: 'file'; dir: string }): Promise<() => Promise<{ text: string; toolCalls: number }>> {
+/** The same tools declared idempotent (both are pure): a store need not sync their start. */
+@injectable()
+class IdempotentEchoTool extends EchoTool {
+  readonly idempotent = true;
+}
+@injectable()
+class IdempotentAddTool extends AddTool {
+  readonly idempotent = true;
+}
+
+/** agentrx with a store config (default: the library's memory store); `idempotent`: the tools say so. */
+export async function setupWith(baseUrl: string, store?: { type: 'file'; dir: string }, opts: { idempotent?: boolean } = {}): Promise<() => Promise<{ text: string; toolCalls: number }>> {
   const rx = await AgentRx.create({
     config: {
       provider: 'local',
@@ -62,7 +72,7 @@ export async function setupWith(baseUrl: string, store?: { type: 'file'; dir: st
       agent: { systemPrompt: SYSTEM_PROMPT },
       providers: { local: { baseUrl, model: 'scripted' } },
     },
-    tools: [EchoTool, AddTool],
+    tools: opts.idempotent ? [IdempotentEchoTool, IdempotentAddTool] : [EchoTool, AddTool],
     consumers: [new JsonlConsumer(nullStream())],
   });
   return async () => {

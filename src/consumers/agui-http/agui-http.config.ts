@@ -13,6 +13,9 @@ export type AgUiHttpOptions = AgUiHttpOptionsClass;
 /** An allowed CORS origin: `*`, or `scheme://host[:port]` without a path. */
 const ORIGIN = /^(\*|https?:\/\/[^/\s?#]+)$/;
 
+/** An allowed host: `*`, a DNS name, an IPv4 address or a bracketed IPv6 address. */
+const HOST_NAME = /^(\*|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])$/;
+
 /** Largest request body the endpoint accepts unless configured otherwise (1 MiB). */
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
@@ -55,6 +58,68 @@ export class AgUiHttpOptionsClass {
   @IsString({ each: true })
   @Matches(ORIGIN, { each: true, message: 'each value in cors must be "*" or an origin such as https://app.example (scheme://host[:port], no path)' })
   cors: string[] = [];
+
+  /**
+   * Host names (the `Host` header, port ignored) the endpoint answers, against DNS rebinding: a
+   * page on another site that resolves its own name to this address is refused (403
+   * `host_not_allowed`). Always allowed: `localhost` (and `*.localhost`), `127.0.0.1`, `[::1]`,
+   * and `host` when it names one address (not `0.0.0.0`/`::`). Add the names clients use to
+   * reach a server on another interface (`agent.example.com`), or `*` to allow any (then set
+   * `token`). `GET /healthz` is not checked (load balancers probe by address).
+   */
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @Matches(HOST_NAME, { each: true, message: 'each value in allowedHosts must be "*" or a host name or address without scheme, port or path (agent.example.com, 10.0.0.5, [fd00::1])' })
+  allowedHosts: string[] = [];
+
+  /**
+   * Trust `X-Forwarded-Host` (same-origin check, allowed hosts) and `X-Forwarded-For` (the client
+   * address of `maxRunsPerClient`: its last entry) as set by a reverse proxy in front of the
+   * endpoint. Off by default: without a proxy that overwrites them, any client can forge them.
+   */
+  @CoerceBoolean()
+  @IsBoolean()
+  trustProxy: boolean = false;
+
+  /** A request body that stalls this long (ms) between two chunks is refused with 408 and the connection closed. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  bodyIdleTimeoutMs: number = 10_000;
+
+  /** A request body not complete this long (ms) after its headers is refused with 408 and the connection closed. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  bodyTimeoutMs: number = 30_000;
+
+  /** Request headers a cross-origin page may send, besides `authorization`, `content-type`, `accept` and `last-event-id` (preflight `Access-Control-Allow-Headers`). */
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @Matches(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, { each: true, message: 'each value in corsAllowHeaders must be a header name' })
+  corsAllowHeaders: string[] = [];
+
+  /** How long (seconds) a browser may cache a preflight answer (`Access-Control-Max-Age`). */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  @Max(86_400)
+  corsMaxAgeSeconds: number = 600;
+
+  /**
+   * Runs streamed at the same time for one client address (the socket's, or with `trustProxy`
+   * the proxy's `X-Forwarded-For`); one more gets 429 with `Retry-After`. Keeps one client from
+   * taking every run of `maxConcurrentRuns`.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  maxRunsPerClient: number = 8;
 
   /** Runs streamed at the same time, over all threads; one more gets 429 with `Retry-After`. */
   @CoerceNumber()
@@ -134,7 +199,7 @@ export class AgUiHttpOptionsClass {
 
 /** The options as a caller writes them: every field optional, `token` as a string or a Secret. */
 export type AgUiHttpOptionsInput = {
-  readonly [K in keyof AgUiHttpOptionsClass]?: K extends 'token' ? string | Secret : K extends 'cors' ? readonly string[] : AgUiHttpOptionsClass[K];
+  readonly [K in keyof AgUiHttpOptionsClass]?: K extends 'token' ? string | Secret : AgUiHttpOptionsClass[K] extends string[] ? readonly string[] : AgUiHttpOptionsClass[K];
 };
 
 const OPTION_KEYS = Object.keys(new AgUiHttpOptionsClass()).concat('token') as (keyof AgUiHttpOptionsClass)[];

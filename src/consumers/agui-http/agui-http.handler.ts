@@ -46,18 +46,23 @@ export interface AgUiHandlerOptions extends AgUiHttpOptionsInput {
  *
  * - `POST /agent`: an AG-UI `RunAgentInput` → the run's AG-UI events, SSE (`text/event-stream`)
  *   or protobuf (`application/vnd.ag-ui.event+proto`, when `Accept` names that type; a wildcard
- *   Accept such as curl's gets SSE), encoded with `@ag-ui/encoder`. The first request of a
- *   `threadId` starts a live agentrx session with the last user message as prompt; a later
- *   request on that thread sends its last user message with `session.message()` and streams that
- *   next run. RUN_STARTED / RUN_FINISHED carry the client's `threadId` and `runId`. Exactly one
+ *   Accept such as curl's gets SSE), encoded with `@ag-ui/encoder`. The client's `messages` are
+ *   the conversation: the first request of a `threadId` this endpoint does not run continues the
+ *   thread's stored session when the store has one (after an abort, an error, idle expiry or a
+ *   restart: the host, or for Local the stored transcript, holds the conversation), else starts a
+ *   live session whose history is the messages before the last user message (real messages for
+ *   Local, a delimited block before the prompt for other hosts). A later request on a running
+ *   thread sends only its last user message with `session.message()` and streams that next run.
+ *   `context` entries go with the message, as a delimited block. RUN_STARTED / RUN_FINISHED carry the client's `threadId` and `runId`. Exactly one
  *   terminal event (RUN_FINISHED or RUN_ERROR) ends every stream; if the session dies first, a
  *   RUN_ERROR with its error code is sent. When the client disconnects before the terminal, the
  *   session is cancelled (provider work aborted) and the thread forgotten: at once, or after
  *   `reconnectGraceMs` if no reconnected client follows the run by then. Errors before the
- *   stream: 400 (invalid input, listing every problem), 401 (bearer token), 403 (origin not
- *   allowed), 409 (a run of that thread is still streaming), 413 (body too large), 415 (not
- *   JSON), 429 (too many runs or threads, with `Retry-After`), 503 (closing, or the session could
- *   not start); each with a JSON body `{ error, message, problems? }`.
+ *   stream: 400 (invalid input, listing every problem), 401 (bearer token), 403 (origin or Host
+ *   not allowed), 408 (the body stalled or took too long), 409 (a run of that thread is still
+ *   streaming), 413 (body too large), 415 (not declared as JSON), 429 (too many runs — in all or
+ *   for this client — or threads, with `Retry-After`), 503 (closing, or the session could not
+ *   start); each with a JSON body `{ error, message, problems? }`.
  * - Every SSE frame of a run carries `id: <seq>`, the `seq` of the session-log envelope it was
  *   translated from; frames of one envelope are written together and only the last one carries
  *   the id. Protobuf streams carry no ids.
@@ -119,6 +124,7 @@ class AgUiEndpoint {
   readonly threads: AgUiThreads;
   readonly reconnects: AgUiReconnects;
   private readonly access: AgUiAccess;
+  private readonly store: SessionStore | undefined;
 
   constructor(
     rx: AgUiSessionHost,
@@ -127,6 +133,7 @@ class AgUiEndpoint {
     confirmTool: ConfirmTool | undefined,
     store: SessionStore | undefined,
   ) {
+    this.store = store;
     this.access = new AgUiAccess(options);
     this.threads = new AgUiThreads(rx, options, { onSession, confirmTool });
     this.reconnects = new AgUiReconnects(store, rx, this.threads, options);
@@ -147,6 +154,8 @@ class AgUiEndpoint {
     const method = req.method ?? 'GET';
     const notFound = (): void => (next ? next() : sendJson(res, 404, { error: 'not_found', message: `no route for ${method} ${path ?? req.url}` }));
     if (path === undefined) return notFound();
+    // Load balancers probe health by address: every other route checks the Host (DNS rebinding).
+    if (path !== '/healthz' && !this.access.checkHost(req, res)) return;
     const cors = this.access.cors(req);
 
     if (method === 'OPTIONS') return this.access.preflight(req, res, cors);
@@ -201,11 +210,16 @@ class AgUiEndpoint {
   /** `POST /agent` from an admitted client: reads the RunAgentInput, then starts the run. */
   private async agent(req: IncomingMessage, res: ServerResponse, cors: HeaderMap): Promise<void> {
     try {
-      const request = await readRunRequest(req, res, cors, this.options.maxBodyBytes);
+      const request = await readRunRequest(req, res, cors, this.options);
       if (request === undefined || res.destroyed) return;
       const lastEventId = lastEventIdOf(req);
       if (lastEventId !== undefined) return await this.reconnects.follow(req, res, { threadId: request.threadId, runId: request.runId, lastEventId }, cors);
-      this.threads.startRun(req, res, request, cors);
+      // A thread this endpoint does not run (after an abort, an error, idle expiry, eviction or a
+      // restart) continues its stored session when the store has one: the host, or the stored
+      // transcript, holds the conversation. Otherwise the client's history starts a new one.
+      const resume = this.threads.local(request.threadId) ? undefined : await storedSessionOf(this.store, request.threadId);
+      if (res.destroyed) return;
+      this.threads.startRun(req, res, request, cors, this.access.clientKey(req), resume);
     } catch (e) {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', message: toAgentRxError(e).message }, cors);
       else res.destroy();
@@ -251,3 +265,15 @@ function lastEventIdOf(req: IncomingMessage): string | undefined {
 
 /** `/threads/:threadId/events` (the thread id URL-encoded). */
 const THREAD_EVENTS = /^\/threads\/([^/]+)\/events$/;
+
+/**
+ * The id of the stored session of `threadId` (keyed by the thread id, or the newest record naming
+ * it), or undefined when the store has none. A session that cannot be resumed (its record is
+ * unreadable) is reported when the run opens it, not here.
+ */
+async function storedSessionOf(store: SessionStore | undefined, threadId: string): Promise<string | undefined> {
+  if (!store) return undefined;
+  const own = await store.load(threadId).catch(() => undefined);
+  if (own) return own.sessionId;
+  return (await store.list()).find((r) => r.threadId === threadId)?.sessionId;
+}

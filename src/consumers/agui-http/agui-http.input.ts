@@ -1,3 +1,11 @@
+import type { PriorMessage } from '../../core/model.js';
+
+/** An AG-UI `context` entry: something the client tells the agent for this run. */
+export interface AgUiContextEntry {
+  readonly description: string;
+  readonly value: string;
+}
+
 /** The part of an AG-UI `RunAgentInput` the endpoint reads, after validation. */
 export interface AgUiRunRequest {
   /** The client's thread id: one agentrx session per thread. */
@@ -8,6 +16,14 @@ export interface AgUiRunRequest {
   readonly text: string;
   /** Id of that user message. */
   readonly messageId: string;
+  /**
+   * The conversation before that message (system/developer, user, assistant with its tool calls,
+   * tool results), oldest first; activity and reasoning messages are left out. Carried into a new
+   * session when the server has no session for the thread.
+   */
+  readonly history: readonly PriorMessage[];
+  /** The run's `context` entries (they reach the model with the message). */
+  readonly context: readonly AgUiContextEntry[];
 }
 
 /** Either the request, or every problem found in the body. */
@@ -89,8 +105,73 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
   }
   if (body['forwardedProps'] !== undefined && !isRecord(body['forwardedProps'])) problems.push(`forwardedProps: must be an object; got ${kind(body['forwardedProps'])}`);
 
+  const context = contextEntries(body['context'], problems);
+  const history = Array.isArray(messages) && lastUserIndex > 0 ? priorMessages(messages.slice(0, lastUserIndex), problems) : [];
+
   if (problems.length > 0 || last === undefined) return { ok: false, problems };
-  return { ok: true, request: { threadId, runId, text: last.text, messageId: last.messageId } };
+  return { ok: true, request: { threadId, runId, text: last.text, messageId: last.messageId, history, context } };
+}
+
+/**
+ * The messages before the prompt as PriorMessages; records a problem for an assistant tool call or
+ * a tool message that is malformed, and for a tool message answering a call no earlier assistant
+ * message made.
+ */
+function priorMessages(messages: readonly unknown[], problems: string[]): PriorMessage[] {
+  const calls = new Set<string>();
+  const out: PriorMessage[] = [];
+  messages.forEach((m, i) => {
+    const at = `messages[${i}]`;
+    // A message that is not an object or has an unknown role was reported already.
+    if (!isRecord(m) || typeof m['role'] !== 'string' || !ROLES.has(m['role'])) return;
+    const role = m['role'];
+    if (role === 'activity' || role === 'reasoning') return;
+    if (role === 'user') {
+      // Its content was checked with the other messages: problems are not listed twice.
+      const text = userText(m['content'], `${at}.content`, []);
+      if (text !== undefined) out.push({ role: 'user', content: text });
+      return;
+    }
+    const content = m['content'] ?? '';
+    if (typeof content !== 'string') return void problems.push(`${at}.content: must be a string; got ${kind(content)}`);
+    if (role === 'system' || role === 'developer') return void out.push({ role: 'system', content });
+    if (role === 'tool') {
+      const id = m['toolCallId'];
+      if (typeof id !== 'string') return void problems.push(`${at}.toolCallId: required on a tool message, a string`);
+      if (!calls.has(id)) return void problems.push(`${at}.toolCallId: ${JSON.stringify(id.slice(0, 100))} answers no tool call of an earlier assistant message`);
+      return void out.push({ role: 'tool', content, toolCallId: id });
+    }
+    const raw = m['toolCalls'];
+    if (raw !== undefined && !Array.isArray(raw)) return void problems.push(`${at}.toolCalls: must be an array; got ${kind(raw)}`);
+    const toolCalls = ((raw ?? []) as unknown[]).flatMap((c, j) => {
+      const fn = isRecord(c) && isRecord(c['function']) ? c['function'] : undefined;
+      if (!isRecord(c) || typeof c['id'] !== 'string' || !fn || typeof fn['name'] !== 'string' || typeof fn['arguments'] !== 'string') {
+        problems.push(`${at}.toolCalls[${j}]: must be { id, type: 'function', function: { name, arguments } } with strings`);
+        return [];
+      }
+      calls.add(c['id']);
+      return [{ id: c['id'], name: fn['name'], arguments: fn['arguments'] }];
+    });
+    out.push(toolCalls.length > 0 ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content });
+  });
+  return out;
+}
+
+/** The `context` entries (validated: objects with string `description` and `value`). */
+function contextEntries(raw: unknown, problems: string[]): AgUiContextEntry[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((c: unknown, i) => {
+    if (isRecord(c) && typeof c['description'] === 'string' && typeof c['value'] === 'string') return [{ description: c['description'], value: c['value'] }];
+    problems.push(`context[${i}]: must be { description, value } with strings`);
+    return [];
+  });
+}
+
+/** The message text a run sends: the user's text, then the run's context entries as a delimited block. */
+export function withContext(text: string, context: readonly AgUiContextEntry[]): string {
+  if (context.length === 0) return text;
+  const lines = context.map((c) => `- ${c.description}: ${c.value}`);
+  return `${text}\n\n<context>\nContext the client provides for this message:\n${lines.join('\n')}\n</context>`;
 }
 
 /** The text of a user message's content, or undefined after recording why there is none. */

@@ -26,6 +26,8 @@ header button{margin-left:auto;background:transparent;color:#fff;border:1px soli
 .tool .head{font-weight:600;display:flex;gap:8px;align-items:center}
 .tool .state{font-weight:400;color:#8a6d00}
 .tool.done .state{color:#1c7c3c}
+.tool.failed{background:#fdecec;border-color:#f3b4b4}
+.tool.failed .state{color:#9b1c1c}
 .tool .label{color:#6b7280;font-size:12px;margin-top:4px}
 .tool pre{margin:2px 0 0;padding:5px 8px;background:#fff;border:1px solid #eee3b5;border-radius:6px;white-space:pre-wrap;word-break:break-word;font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}
 .error{align-self:stretch;background:#fdecec;border:1px solid #f3b4b4;color:#9b1c1c;border-radius:8px;padding:8px 12px}
@@ -65,7 +67,7 @@ const SCRIPT = `
   async function run(text) {
     const userMsg = { id: newId('user'), role: 'user', content: text };
     history.push(userMsg);
-    add(el('div', 'msg user', text));
+    const bubble = add(el('div', 'msg user', text));
     const runId = newId('run');
     const texts = new Map(), tools = new Map();
     let terminal = false;
@@ -87,16 +89,20 @@ const SCRIPT = `
           const state = head.appendChild(el('span', 'state', 'running…'));
           card.appendChild(el('div', 'label', 'arguments'));
           const args = card.appendChild(el('pre', 'args', ''));
-          tools.set(ev.toolCallId, { card, state, args, raw: '' });
+          tools.set(ev.toolCallId, { card, state, args, raw: '', name: ev.toolCallName });
           break;
         }
         case 'TOOL_CALL_ARGS': { const t = tools.get(ev.toolCallId); if (t) { t.raw += ev.delta; t.args.textContent = pretty(t.raw); } break; }
-        case 'TOOL_CALL_END': break;
+        case 'TOOL_CALL_END': { const t = tools.get(ev.toolCallId); if (t) history.push({ id: newId('call'), role: 'assistant', content: '', toolCalls: [{ id: ev.toolCallId, type: 'function', function: { name: t.name, arguments: t.raw || '{}' } }] }); break; }
         case 'TOOL_CALL_RESULT': {
           const t = tools.get(ev.toolCallId); if (!t) break;
-          t.card.appendChild(el('div', 'label', 'result'));
-          t.card.appendChild(el('pre', 'result', typeof ev.content === 'string' ? ev.content : JSON.stringify(ev.content)));
-          t.card.classList.add('done'); t.state.textContent = '\\u2713 done';
+          const content = typeof ev.content === 'string' ? ev.content : JSON.stringify(ev.content);
+          // AG-UI results carry no error flag: agentrx's own result event rides in rawEvent.
+          const failed = !!(ev.rawEvent && ev.rawEvent.result && ev.rawEvent.result.isError);
+          t.card.appendChild(el('div', 'label', failed ? 'error' : 'result'));
+          t.card.appendChild(el('pre', 'result', content));
+          t.card.classList.add(failed ? 'failed' : 'done'); t.state.textContent = failed ? '\\u2717 failed' : '\\u2713 done';
+          history.push({ id: ev.messageId || newId('result'), role: 'tool', toolCallId: ev.toolCallId, content });
           break;
         }
         case 'RUN_FINISHED': terminal = true; status.textContent = 'run finished'; break;
@@ -109,7 +115,9 @@ const SCRIPT = `
         let detail = '';
         try { const b = await res.json(); detail = b.message + (b.problems ? ': ' + b.problems.join('; ') : ''); } catch { detail = res.statusText; }
         if (res.status === 401) { tokenBox.hidden = false; tokenBox.focus(); }
+        // Refused: the message was not sent. It goes back into the input (after a 401), not twice into the log.
         history.pop();
+        if (res.status === 401) bubble.remove();
         add(el('div', 'error', 'HTTP ' + res.status + ' \\u2014 ' + detail));
         setBusy(false, res.status === 401 ? 'enter the bearer token, then send again' : 'request refused');
         if (res.status === 401) input.value = text;

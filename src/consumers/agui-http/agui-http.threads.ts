@@ -9,7 +9,7 @@ import type { ConfirmTool, SessionOptions } from '../../core/session/session-opt
 import type { SessionStore } from '../../core/store/session-store.js';
 import type { AgUiHttpOptions } from './agui-http.config.js';
 import { ThreadFrames, isTerminal, type FrameGroup } from './agui-http.frames.js';
-import type { AgUiRunRequest } from './agui-http.input.js';
+import { withContext, type AgUiRunRequest } from './agui-http.input.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
 import { AgUiEventStream } from './agui-http.stream.js';
 
@@ -40,6 +40,8 @@ interface Run {
   graceTimer: NodeJS.Timeout | undefined;
   /** Reconnected readers following this run (they hold off the grace timer). */
   followers: number;
+  /** The client address it counts against (`maxRunsPerClient`). */
+  readonly client: string;
 }
 
 /** One client thread: its live session and the run streaming now, if any. */
@@ -94,6 +96,8 @@ export interface LocalThread {
 export class AgUiThreads {
   /** Runs streaming now. */
   activeRuns = 0;
+  /** Runs streaming now, per client address. */
+  private readonly clientRuns = new Map<string, number>();
   /** By thread id, least recently used first. */
   private readonly threads = new Map<string, Thread>();
   private closing: Promise<void> | undefined;
@@ -111,14 +115,18 @@ export class AgUiThreads {
 
   /**
    * Starts streaming a run of `request` to `res`, or answers 503 (closing, or the session cannot
-   * start), 429 (`maxConcurrentRuns` or `maxThreads` reached, with `Retry-After`) or 409 (a run
-   * of that thread is still streaming).
+   * start), 429 (`maxConcurrentRuns`, `maxRunsPerClient` for `client` or `maxThreads` reached,
+   * with `Retry-After`) or 409 (a run of that thread is still streaming). A thread this endpoint
+   * does not run continues `resumeSessionId` (its stored session) when given, else starts a
+   * session with the client's history.
    */
-  startRun(req: IncomingMessage, res: ServerResponse, request: AgUiRunRequest, cors: HeaderMap): void {
+  startRun(req: IncomingMessage, res: ServerResponse, request: AgUiRunRequest, cors: HeaderMap, client: string, resumeSessionId?: string): void {
     if (this.closing) return sendJson(res, 503, { error: 'unavailable', message: 'the endpoint is shutting down' }, cors);
     const tooMany = (why: string): void =>
       sendJson(res, 429, { error: 'too_many_runs', message: why, retryAfterSeconds: this.options.retryAfterSeconds }, { ...cors, 'retry-after': String(this.options.retryAfterSeconds) });
     if (this.activeRuns >= this.options.maxConcurrentRuns) return tooMany(`${this.activeRuns} runs are streaming (limit ${this.options.maxConcurrentRuns}); retry later`);
+    const mine = this.clientRuns.get(client) ?? 0;
+    if (mine >= this.options.maxRunsPerClient) return tooMany(`this client has ${mine} runs streaming (limit ${this.options.maxRunsPerClient} per client); retry later`);
     let thread = this.threads.get(request.threadId);
     if (thread?.run) {
       return sendJson(res, 409, { error: 'thread_busy', message: `thread ${request.threadId} is still streaming run ${thread.run.runId}; wait for its terminal event (or abort it) first` }, cors);
@@ -135,13 +143,15 @@ export class AgUiThreads {
       detached: false,
       graceTimer: undefined,
       followers: 0,
+      client,
     };
     this.activeRuns++;
+    this.clientRuns.set(client, mine + 1);
     try {
       if (thread) {
         thread.run = run;
         try {
-          thread.session.message(request.text);
+          thread.session.message(withContext(request.text, request.context));
         } catch (e) {
           // The session closed between its last run and this request: start a new one.
           if (!isAgentRxError(e, 'session_closed')) throw e;
@@ -152,11 +162,14 @@ export class AgUiThreads {
       }
       if (!thread) {
         const confirmTool = this.hooks.confirmTool;
-        thread = this.adopt(request.threadId, this.rx.start({ prompt: request.text, threadId: request.threadId, ...(confirmTool ? { confirmTool } : {}) }));
+        const prompt = withContext(request.text, request.context);
+        // Continue the thread's stored session, else start one carrying the client's history.
+        const where = resumeSessionId !== undefined ? { sessionId: resumeSessionId } : request.history.length > 0 ? { history: request.history } : {};
+        thread = this.adopt(request.threadId, this.rx.start({ prompt, threadId: request.threadId, ...where, ...(confirmTool ? { confirmTool } : {}) }));
         thread.run = run;
       }
     } catch (e) {
-      this.activeRuns--;
+      this.runOver(run);
       if (thread) thread.run = undefined;
       const err = toAgentRxError(e);
       return sendJson(res, 503, { error: 'unavailable', message: `cannot start the run: ${err.message}`, code: err.code }, cors);
@@ -310,12 +323,20 @@ export class AgUiThreads {
     }
   }
 
+  /** A run stops counting against the limits (once: its callers set `done` first, or it never started). */
+  private runOver(run: Run): void {
+    this.activeRuns--;
+    const left = (this.clientRuns.get(run.client) ?? 1) - 1;
+    if (left > 0) this.clientRuns.set(run.client, left);
+    else this.clientRuns.delete(run.client);
+  }
+
   /** The run reached its terminal event: end the response; the session stays for the next message. */
   private endRun(thread: Thread, run: Run): void {
     if (run.done) return;
     run.done = true;
     clearTimeout(run.graceTimer);
-    this.activeRuns--;
+    this.runOver(run);
     if (thread.run === run) thread.run = undefined;
     run.stream.end();
     if (!thread.ended) this.armIdle(thread);
@@ -364,7 +385,7 @@ export class AgUiThreads {
     if (run.done) return;
     run.done = true;
     clearTimeout(run.graceTimer);
-    this.activeRuns--;
+    this.runOver(run);
     if (thread.run === run) thread.run = undefined;
     // Forget the thread now: its next request must start a new session, not wait on this one.
     this.forget(thread);

@@ -50,7 +50,7 @@ interface ResolvedOptions extends RunSpansOptions {
  * agentrx.session                     one per session (start → stop); gen_ai.conversation.id
  * └─ invoke_agent <agent>             one per run (RUN_STARTED → RUN_FINISHED | RUN_ERROR); run usage
  *    └─ agentrx.turn                  one per turn: its model request, then its tool calls
- *       ├─ chat <model>               the model request (turn start → STATE_SNAPSHOT); turn usage
+ *       ├─ chat <model>               the model request (turn start → the turn's end event); turn usage
  *       └─ execute_tool <tool>        one per tool call (TOOL_CALL_START → TOOL_CALL_RESULT)
  * ```
  *

@@ -1,7 +1,7 @@
 import { SpanKind, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { AgUiEvent, ToolCallResultEvent } from '../../core/events/agui-event.js';
 import type { Usage } from '../../core/model.js';
-import { isCount, toolResultOf, turnSnapshotOf, type RunOutcome } from '../agentrx-payloads.js';
+import { hostToolResultOf, isCount, isTurnEndEvent, toolResultOf, turnSnapshotOf, type RunOutcome } from '../agentrx-payloads.js';
 import { Attr, chatSpan, fail, finishReason, outputMessages, runAttributes, toolSpan, type Failure, type SpanLabels, type ToolCallInfo, type ToolOutcome } from './otel.attributes.js';
 
 /** What {@link RunSpans} needs: the tracer, the labels, and whether to record content. */
@@ -36,7 +36,7 @@ interface TurnState extends Timed {
  * The spans of one run: the `invoke_agent` span, one `agentrx.turn` span per turn with its
  * `chat` span (the model request), and one `execute_tool` span per tool call.
  *
- * A turn starts when the previous one ended (or at RUN_STARTED) and ends at its STATE_SNAPSHOT or
+ * A turn starts when the previous one ended (or at RUN_STARTED) and ends at its turn end (CUSTOM `agentrx.turn_end`) or
  * at its last tool result, whichever is later; a tool span starts when the call is announced, so
  * it includes any wait for a concurrency slot. A tool call that never gets a result (a host-side
  * tool, or a run that failed first) still gets a span, with `agentrx.tool.result_received: false`.
@@ -88,8 +88,8 @@ export class RunSpans implements Timed {
         if (call) call.args += ev.delta;
         return;
       }
-      case 'STATE_SNAPSHOT':
-        return this.snapshot(turnSnapshotOf(ev), at);
+      case 'CUSTOM':
+        return isTurnEndEvent(ev) ? this.snapshot(turnSnapshotOf(ev), at) : undefined;
       case 'TOOL_CALL_RESULT':
         return this.toolResult(ev, at);
       default:
@@ -143,7 +143,7 @@ export class RunSpans implements Timed {
     return turn;
   }
 
-  /** STATE_SNAPSHOT: the model request of the turn is over; the turn ends once its tools have. */
+  /** The turn's end (CUSTOM `agentrx.turn_end`): the model request of the turn is over; the turn ends once its tools have. */
   private snapshot(snap: ReturnType<typeof turnSnapshotOf>, at: number): void {
     const turn = this.turnFor(at);
     if (snap.turn !== undefined) {
@@ -169,10 +169,13 @@ export class RunSpans implements Timed {
 
   private toolResult(ev: ToolCallResultEvent, at: number): void {
     const raw = toolResultOf(ev);
+    // A host-run tool's result (no duration, never replayed) still says whether it failed.
+    const host = raw ? undefined : hostToolResultOf(ev);
     const outcome: ToolOutcome = {
       received: true,
       content: ev.content,
       ...(raw ? { isError: raw.result.isError, replayed: raw.replayed } : {}),
+      ...(host ? { isError: host.result.isError } : {}),
       ...(raw && isCount(raw.durationMs) ? { durationMs: raw.durationMs } : {}),
     };
     const turn = this.turn;

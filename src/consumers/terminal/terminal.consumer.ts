@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { AgUiEvent } from '../../core/events/agui-event.js';
 import type { ConsumerContext, EventConsumer, StopReason } from '../../core/plugin/event-consumer.js';
-import { runOutcomeOf, toolResultOf, type RunOutcome } from '../agentrx-payloads.js';
+import { hostToolResultOf, runOutcomeOf, toolResultOf, type RunOutcome } from '../agentrx-payloads.js';
 
 /** Options of the terminal renderer. */
 export interface TerminalConsumerOptions {
@@ -100,7 +100,7 @@ export class TerminalConsumer implements EventConsumer {
         break;
       }
       case 'TOOL_CALL_RESULT':
-        this.toolDone(ev.toolCallId, ev.content, toolResultOf(ev)?.result.isError === true);
+        this.toolDone(ev.toolCallId, ev.content, (toolResultOf(ev) ?? hostToolResultOf(ev))?.result.isError === true);
         break;
       case 'RUN_ERROR':
         this.clearStatus();

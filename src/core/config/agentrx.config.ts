@@ -26,7 +26,10 @@ export type ProviderId = (typeof PROVIDER_IDS)[number];
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly LogLevel[];
 
-export const STORE_TYPES = ['memory', 'file'] as const;
+export const STORE_TYPES = ['memory', 'file', 'redis'] as const;
+/** `runtime.mode`: sessions run in this process, or on a pool of workers (`agentrx worker`) placed through BullMQ. */
+export const RUNTIME_MODES = ['embedded', 'distributed'] as const;
+export type RuntimeMode = (typeof RUNTIME_MODES)[number];
 export type StoreType = (typeof STORE_TYPES)[number];
 
 const AGENT_NAME = /^[a-zA-Z0-9_-]+$/;
@@ -226,7 +229,47 @@ export class StoreRetentionConfig {
   intervalMs?: number;
 }
 
-/** Where sessions and the tool ledger are kept. `file` survives a process restart. */
+/**
+ * Where sessions run. `embedded` (default): in the process that starts them. `distributed`:
+ * `rx.submit()` and `agentrx serve` enqueue session requests on Redis (BullMQ) and any
+ * `agentrx worker` runs them; needs `store.type: 'redis'` (the queue lives on the same server).
+ */
+export class RuntimeConfig {
+  @IsIn(RUNTIME_MODES)
+  mode: RuntimeMode = 'embedded';
+
+  /** `distributed`: the BullMQ queue the session requests go to (workers of one deployment share it). Default `agentrx-sessions`. */
+  @IsString()
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { context: { expected: 'a queue name of 1 to 64 letters, digits, "_" or "-"' } })
+  queueName: string = 'agentrx-sessions';
+
+  /** `agentrx worker`: sessions one worker runs at once (`--concurrency` overrides it). Default 10. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  concurrency: number = 10;
+
+  /** `agentrx worker`: a live session with no request and no input for this long is closed (ms). Default 10 minutes. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1_000)
+  @Max(MAX_TIMEOUT_MS)
+  idleMs: number = 600_000;
+
+  /** `agentrx worker`: on SIGTERM, running requests may finish for this long (ms) before they are handed back. Default 30 s. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_TIMEOUT_MS)
+  graceMs: number = 30_000;
+}
+
+/**
+ * Where sessions and the tool ledger are kept. `memory` (the library's default) lives as long as
+ * the process; `file` survives a restart on one machine; `redis` is shared by every process that
+ * points at the same server (any node can resume or serve any session).
+ */
 export class StoreConfig {
   @IsIn(STORE_TYPES)
   type: StoreType = 'memory';
@@ -258,6 +301,32 @@ export class StoreConfig {
   @Min(0)
   @Max(100_000_000)
   memoryMaxSessions: number = 1_000;
+
+  /**
+   * `type: 'redis'`: the server, `redis://[user:pass@]host[:port][/db]` or `rediss://…` (TLS).
+   * Required for that type. Credentials in it are redacted in every error and log line. Needs the
+   * optional peer dependency `ioredis`.
+   */
+  @ValidateIf((o: StoreConfig) => o.type === 'redis' || o.url !== undefined)
+  @IsString({ context: { expected: "a redis:// or rediss:// URL (required when store.type is 'redis')" } })
+  @Matches(/^rediss?:\/\/\S+$/, { context: { expected: "a redis:// or rediss:// URL (required when store.type is 'redis')" } })
+  url?: string;
+
+  /** `type: 'redis'`: the prefix of every key (several deployments may share one server). Default `agentrx:`. */
+  @IsString()
+  @Matches(/^\S{1,64}$/, { context: { expected: 'a prefix of 1 to 64 characters without spaces, e.g. "agentrx:"' } })
+  keyPrefix: string = 'agentrx:';
+
+  /**
+   * `type: 'redis'`: how long a session's lease lasts without renewal (ms; renewed every third of
+   * it while the session runs). A process that stops renewing loses its sessions to another after
+   * this long; a write with its stale fencing epoch is refused. Default 10,000.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1_000)
+  @Max(600_000)
+  leaseMs: number = 10_000;
 
   /** Deletion of old sessions by age and count; absent: sessions are kept forever. */
   @IsOptional()
@@ -307,6 +376,11 @@ export class AgentRxConfig {
   @ValidateNested()
   @Type(() => TimeoutsConfig)
   timeouts: TimeoutsConfig = new TimeoutsConfig();
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => RuntimeConfig)
+  runtime: RuntimeConfig = new RuntimeConfig();
 
   /** Keep raw provider events in `SessionResult.events`. */
   @CoerceBoolean()

@@ -20,7 +20,7 @@ import {
   type ValidationError,
 } from 'class-validator';
 import { AgentRxError } from '../errors.js';
-import { IS_SECRET, isSecretKey, REDACTED, redactedView, Secret } from './secret.js';
+import { IS_SECRET, isSecretKey, REDACTED, redactedView, redactUrlCredentials, Secret } from './secret.js';
 
 /**
  * One problem found in a configuration. Secret-free: the value of a secret-looking field is
@@ -97,13 +97,17 @@ function whatsWrong(e: ValidationError, names: string[]): string {
   return [...new Set(messages)].join(' and ');
 }
 
-/** One issue, made safe to show: a secret-looking key or a Secret value is `[redacted]`. */
+/**
+ * One issue, made safe to show: a secret-looking key or a Secret value is `[redacted]`, and a
+ * URL-shaped value under any key loses its credentials (`https://[redacted]@host`).
+ */
 export function configIssue(path: string, key: string, message: string, value: unknown, expected: string): ConfigIssue {
   const secret = (isSecretKey(key) && value !== undefined) || value instanceof Secret;
+  const hidden = typeof value === 'string' && value.length > 0 ? (secret ? REDACTED : redactUrlCredentials(value)) : undefined;
   return shown(
     {
       path,
-      message: secret && typeof value === 'string' && value.length > 0 ? message.split(value).join(REDACTED) : message,
+      message: hidden !== undefined && hidden !== value ? message.split(value as string).join(hidden) : message,
       value: secret ? REDACTED : safeValue(value),
       expected,
     },
@@ -127,6 +131,16 @@ function unknownKey(path: string, key: string, value: unknown, known: string[]):
     },
     render(safe),
   );
+}
+
+/**
+ * The issue of a `provider` that no registered provider plugin has: listed with the other
+ * problems of the config (one `invalid_config`), with the known ids and the closest one.
+ */
+export function unknownProviderIssue(id: string, known: readonly string[]): ConfigIssue {
+  const guess = closest(id, known);
+  const hint = guess === undefined ? '' : ` (did you mean "${guess}"?)`;
+  return configIssue('provider', 'provider', 'no provider plugin has this id', id, `the id of a registered provider${hint}; known: ${known.join(', ') || '(none)'}`);
 }
 
 /** class-validator messages start with the property name; the path already says it. */
@@ -207,7 +221,7 @@ function redactStrings(value: unknown): unknown {
 
 function safeValue(value: unknown): unknown {
   if (value === undefined || value === null || typeof value === 'number' || typeof value === 'boolean') return value;
-  if (typeof value === 'string') return truncate(value);
+  if (typeof value === 'string') return truncate(redactUrlCredentials(value));
   if (value instanceof Secret) return REDACTED;
   if (typeof value === 'object') {
     try {
@@ -232,7 +246,7 @@ function render(value: unknown): string {
   if (value === undefined) return 'undefined';
   if (value instanceof Secret) return REDACTED;
   if (value === REDACTED) return REDACTED;
-  if (typeof value === 'string') return truncate(JSON.stringify(value));
+  if (typeof value === 'string') return truncate(JSON.stringify(redactUrlCredentials(value)));
   const safe = safeValue(value);
   return typeof safe === 'string' ? safe : String(safe);
 }

@@ -1,4 +1,4 @@
-export { REDACTED, Secret, isSecret, SecretField, IsSecret, IS_SECRET, isSecretKey, redactedView } from './secret.js';
+export { REDACTED, Secret, isSecret, SecretField, IsSecret, IS_SECRET, isSecretKey, redactedView, redactUrlCredentials } from './secret.js';
 export {
   AgentRxConfig,
   AgentConfig,

@@ -4,7 +4,7 @@ import { validateSync, type ValidatorOptions } from 'class-validator';
 import { AgentRxError } from '../errors.js';
 import { AgentRxConfig } from './agentrx.config.js';
 import { type ConfigSection, sectionPath } from './config-section.js';
-import { collectIssues, configError, type ConfigIssue, configIssue, inSource, knownKeys } from './config-issue.js';
+import { collectIssues, configError, type ConfigIssue, configIssue, inSource, knownKeys, unknownProviderIssue } from './config-issue.js';
 import { type ConfigEnv, interpolateEnv } from './interpolate-env.js';
 import { describeType, isPlainObject } from './plain-object.js';
 import { readConfigFile } from './read-config-file.js';
@@ -19,6 +19,11 @@ export interface LoadConfigOptions {
   sections?: readonly ConfigSection[];
   /** Source of `${VAR}` values; default `process.env`. */
   env?: ConfigEnv;
+  /**
+   * The ids of the provider plugins the host registered. When given, a `provider` that is none of
+   * them is one more issue of the same `invalid_config` (`AgentRx.create` passes them).
+   */
+  providerIds?: readonly string[];
 }
 
 /** A validated configuration: the core config plus each validated section instance by key. */
@@ -50,24 +55,26 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
 export async function loadConfig(input: object | string | undefined, opts: LoadConfigOptions = {}): Promise<LoadedConfig> {
   if (typeof input === 'string') {
     const plain = await readConfigFile(input);
-    return validate(plain, opts.sections ?? [], opts.env ?? process.env, input);
+    return validate(plain, opts.sections ?? [], opts.env ?? process.env, input, opts.providerIds);
   }
-  return validateConfig(input ?? {}, opts.sections ?? [], opts.env ?? process.env);
+  return validateConfig(input ?? {}, opts.sections ?? [], opts.env ?? process.env, opts.providerIds);
 }
 
 /**
  * The synchronous core of `loadConfig` for callers that hold an object: interpolates,
- * validates, and returns validated instances with defaults filled. Throws like `loadConfig`.
+ * validates, and returns validated instances with defaults filled. Throws like `loadConfig`;
+ * `providerIds` as in {@link LoadConfigOptions.providerIds}.
  */
 export function validateConfig(
   plain: object,
   sections: readonly ConfigSection[] = [],
   env: ConfigEnv = process.env,
+  providerIds?: readonly string[],
 ): LoadedConfig {
-  return validate(plain, sections, env, undefined);
+  return validate(plain, sections, env, undefined, providerIds);
 }
 
-function validate(plain: object, sections: readonly ConfigSection[], env: ConfigEnv, source: string | undefined): LoadedConfig {
+function validate(plain: object, sections: readonly ConfigSection[], env: ConfigEnv, source: string | undefined, providerIds: readonly string[] | undefined): LoadedConfig {
   if (!isPlainObject(plain)) {
     throw new AgentRxError('invalid_config', `invalid configuration${inSource(source)}: expected an object, got ${describeType(plain)}`, { source });
   }
@@ -82,6 +89,13 @@ function validate(plain: object, sections: readonly ConfigSection[], env: Config
   const coreRaw = Object.fromEntries(Object.entries(raw).filter(([k]) => !rootKeys.has(k)));
   const config = plainToInstance(AgentRxConfig, coreRaw, { exposeDefaultValues: true });
   collectIssues(validateSync(config, VALIDATOR_OPTIONS), '', issues, [...rootKeys]);
+  if (config.runtime?.mode === 'distributed' && config.store?.type !== 'redis' && !issues.some((i) => i.path.startsWith('runtime') || i.path.startsWith('store'))) {
+    issues.push(configIssue('runtime.mode', 'mode', "'distributed' needs store.type 'redis' (the queue and the sessions live on that server)", 'distributed', "'embedded', or set store: { type: 'redis', url }"));
+  }
+  // A malformed id is already reported as such; a well-formed one must name a registered plugin.
+  if (providerIds !== undefined && !issues.some((i) => i.path === 'provider') && !providerIds.includes(config.provider)) {
+    issues.push(unknownProviderIssue(config.provider, providerIds));
+  }
 
   const providersRaw = isPlainObject(raw.providers) ? raw.providers : {};
   const validated = new Map<string, object>();

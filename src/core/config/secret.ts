@@ -97,17 +97,36 @@ export function isSecretKey(key: string): boolean {
   return /secret|key|password|passwd|authorization|credential|token$/i.test(key);
 }
 
+/** `scheme://anything up to the last @`: the user-info part of a URL, however malformed. */
+const SCHEME_USERINFO = /([a-z][a-z0-9+.-]*:\/\/)[^@]*@/gi;
+/** `user:anything@` at the start of a value with no scheme (`admin:s3cret@127.0.0.1:6379`). */
+const BARE_USERINFO = /^[^\s:/@]+:[^@]*@/;
+
+/**
+ * `text` with the credentials of every URL-shaped part replaced by `[redacted]`, whatever the key
+ * it came from: `https://user:pass@host/v1` → `https://[redacted]@host/v1`, and a scheme-less
+ * `user:pass@host` → `[redacted]@host`. Works on malformed URLs too (those are the ones an error
+ * shows), so it errs towards hiding more: everything from `://` to the last `@` goes.
+ */
+export function redactUrlCredentials(text: string): string {
+  if (!text.includes('@')) return text;
+  const schemed = text.replace(SCHEME_USERINFO, (_all, scheme: string) => `${scheme}${REDACTED}@`);
+  return schemed === text && !text.includes('://') ? text.replace(BARE_USERINFO, `${REDACTED}@`) : schemed;
+}
+
 /**
  * A deep copy of `value` for showing (inspect, JSON): Secrets stay Secrets, and a string,
  * number or boolean under a secret-looking key becomes a placeholder Secret, so both render as
- * `[redacted]`. Arrays, plain objects and class instances are copied (class instances keep their
+ * `[redacted]`; any other string has its URL credentials redacted ({@link redactUrlCredentials}).
+ * Arrays, plain objects and class instances are copied (class instances keep their
  * prototype, so inspect still names the class); other built-ins (Date, Map…) are kept as they are.
  */
 export function redactedView(value: unknown, key = '', seen: WeakMap<object, unknown> = new WeakMap()): unknown {
   if (value instanceof Secret) return value;
   if (value === null || typeof value !== 'object') {
     const shown = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint';
-    return shown && isSecretKey(key) ? new Secret(REDACTED) : value;
+    if (shown && isSecretKey(key)) return new Secret(REDACTED);
+    return typeof value === 'string' ? redactUrlCredentials(value) : value;
   }
   const known = seen.get(value);
   if (known !== undefined) return known;

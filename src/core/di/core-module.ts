@@ -11,6 +11,7 @@ import { ToolHandler } from '../plugin/tool-handler.js';
 import { ConsumerHub, type ConsumerError } from '../session/consumer-hub.js';
 import { FileSessionStore } from '../store/file-session-store.js';
 import { MemorySessionStore } from '../store/memory-session-store.js';
+import { RedisSessionStore } from '../store/redis/redis-session-store.js';
 import { SessionStore } from '../store/session-store.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { ContainerModule, type ResolutionContext, type ServiceIdentifier } from './inversify.js';
@@ -33,11 +34,28 @@ export const coreModule = new ContainerModule((options) => {
     if (!options.isBound(token)) options.bind<T>(token).toDynamicValue((ctx) => build(ctx, ctx.get<AgentRxConfig>(AgentRxConfigToken))).inSingletonScope();
   };
   bindOnce<Logger>(Logger, (_ctx, config) => new StderrLogger(config.logLevel));
-  bindOnce<SessionStore>(SessionStore, (ctx, config) => {
-    if (config.store.type !== 'file') return new MemorySessionStore(config.store.memoryLogLimit, config.store.memoryMaxSessions);
-    const logger = ctx.get<Logger>(Logger);
-    return new FileSessionStore(config.store.dir!, (file, what) => logger.warn(`session store: ${what} (${file})`));
-  });
+  if (!options.isBound(SessionStore)) {
+    options
+      .bind<SessionStore>(SessionStore)
+      .toDynamicValue((ctx) => {
+        const config = ctx.get<AgentRxConfig>(AgentRxConfigToken);
+        const logger = ctx.get<Logger>(Logger);
+        const onRepair = (where: string, what: string): void => logger.warn(`session store: ${what} (${where})`);
+        switch (config.store.type) {
+          case 'file':
+            return new FileSessionStore(config.store.dir!, onRepair);
+          case 'redis':
+            return new RedisSessionStore({ url: config.store.url!, keyPrefix: config.store.keyPrefix, leaseMs: config.store.leaseMs, onRepair });
+          default:
+            return new MemorySessionStore(config.store.memoryLogLimit, config.store.memoryMaxSessions);
+        }
+      })
+      .inSingletonScope()
+      // A store with connections (Redis) closes them when the instance stops.
+      .onDeactivation(async (store) => {
+        await (store as SessionStore & { close?: () => Promise<void> }).close?.();
+      });
+  }
   bindOnce(ToolRegistry, (ctx) => new PluginRegistry<ToolHandler>('tool', ctx.getAll<ToolHandler>(ToolHandler), (t) => t.name, ctx.get<Logger>(Logger)));
   bindOnce(ConsumerRegistry, (ctx) => new PluginRegistry<EventConsumer>('consumer', ctx.getAll<EventConsumer>(EventConsumer), (c) => c.id, ctx.get<Logger>(Logger)));
   bindOnce(ToolDispatcher, (ctx) => new ToolDispatcher(ctx.get<PluginRegistry<ToolHandler>>(ToolRegistry).all));

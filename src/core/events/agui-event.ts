@@ -1,3 +1,5 @@
+import type { JsonPatchOperation } from '@ag-ui/core';
+
 /**
  * AG-UI 1.0 event types (the subset of fields agentrx produces, named exactly as `@ag-ui/core`).
  * Optional fields are omitted, never null.
@@ -16,6 +18,7 @@ export const AgUiEventType = {
   TOOL_CALL_END: 'TOOL_CALL_END',
   TOOL_CALL_RESULT: 'TOOL_CALL_RESULT',
   STATE_SNAPSHOT: 'STATE_SNAPSHOT',
+  STATE_DELTA: 'STATE_DELTA',
   RAW: 'RAW',
   CUSTOM: 'CUSTOM',
 } as const;
@@ -43,6 +46,8 @@ export interface ToolCallArgsEvent extends Base { readonly type: 'TOOL_CALL_ARGS
 export interface ToolCallEndEvent extends Base { readonly type: 'TOOL_CALL_END'; readonly toolCallId: string }
 export interface ToolCallResultEvent extends Base { readonly type: 'TOOL_CALL_RESULT'; readonly messageId: string; readonly toolCallId: string; readonly content: string; readonly role?: 'tool' }
 export interface StateSnapshotEvent extends Base { readonly type: 'STATE_SNAPSHOT'; readonly snapshot: unknown }
+/** A change of the shared state as a JSON Patch (RFC 6902), applied to the last snapshot. */
+export interface StateDeltaEvent extends Base { readonly type: 'STATE_DELTA'; readonly delta: JsonPatchOperation[] }
 export interface RawAgUiEvent extends Base { readonly type: 'RAW'; readonly event: unknown; readonly source?: string }
 export interface CustomEvent extends Base { readonly type: 'CUSTOM'; readonly name: string; readonly value: unknown }
 
@@ -60,5 +65,6 @@ export type AgUiEvent =
   | ToolCallEndEvent
   | ToolCallResultEvent
   | StateSnapshotEvent
+  | StateDeltaEvent
   | RawAgUiEvent
   | CustomEvent;

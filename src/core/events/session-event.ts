@@ -1,3 +1,4 @@
+import type { JsonPatchOperation } from '@ag-ui/core';
 import type { RawEvent, ToolResult, ToolUse, TurnResult, Usage } from '../model.js';
 
 /** What every envelope carries, whatever its source. */
@@ -51,6 +52,25 @@ export interface TurnEnd {
 export interface ToolStarted { readonly type: 'agentrx.tool_started'; readonly toolUse: ToolUse }
 /** A custom tool's result (`replayed`: taken from the ledger, not run again). */
 export interface ToolResultEvent { readonly type: 'agentrx.tool_result'; readonly toolUse: ToolUse; readonly result: ToolResult; readonly replayed: boolean; readonly durationMs: number }
+/**
+ * The result of a tool the host ran itself (a server tool, an MCP tool run by the host), right
+ * after the host event that carried it (the provider's `hostToolResult`). The call itself is
+ * announced by the turn's `agentrx.turn_end` (`serverToolUses`), usually after its result.
+ */
+export interface HostToolResultEvent {
+  readonly type: 'agentrx.host_tool_result';
+  /** The host's tool use id; `name` when the host event names the tool. */
+  readonly toolUse: { readonly id: string; readonly name?: string };
+  /** The result text the model reads; `isError` as the host reported it. */
+  readonly result: { readonly content: string; readonly isError: boolean };
+}
+/**
+ * The agent's state at the start of a request (the session's `state`, as a client such as an
+ * AG-UI page sent it): a JSON object, shared with tools (`ctx.state`).
+ */
+export interface StateSnapshot { readonly type: 'agentrx.state_snapshot'; readonly snapshot: Readonly<Record<string, unknown>> }
+/** A tool changed the agent's state: the change as a JSON Patch (RFC 6902), from the last snapshot or delta. */
+export interface StateDelta { readonly type: 'agentrx.state_delta'; readonly delta: readonly JsonPatchOperation[] }
 /** The stream dropped; the Session re-attaches after `delayMs`. */
 export interface Reconnecting { readonly type: 'agentrx.reconnecting'; readonly attempt: number; readonly delayMs: number; readonly reason: string }
 /** The stream is back and the missed history was fed. */
@@ -75,6 +95,9 @@ export type AgentRxEvent =
   | TurnEnd
   | ToolStarted
   | ToolResultEvent
+  | HostToolResultEvent
+  | StateSnapshot
+  | StateDelta
   | Reconnecting
   | ReconnectedEvent
   | Reprompt

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import { AgentRxError } from '../errors.js';
-import type { AgentSpec, Outcome, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
+import type { AgentSpec, Outcome, PriorMessage, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
 
 /** Extension point for loop hosts (see {@link AgentProvider} for the contract). */
 export const AgentProvider = Symbol('AgentProvider');
@@ -17,6 +17,12 @@ export interface OpenOptions {
   readonly handle?: unknown;
   /** Client-held history to restore (providers whose history lives in the conn). */
   readonly history?: readonly RawEvent[];
+  /**
+   * A fresh session's earlier conversation, carried over from a client (an AG-UI thread the
+   * server does not know): given only to a provider with `acceptsPriorMessages`, which makes it
+   * the history the model sees before the first prompt. The session is still a fresh one.
+   */
+  readonly priorMessages?: readonly PriorMessage[];
   /** Aborted when the session is cancelled or times out. */
   readonly signal: AbortSignal;
   /**
@@ -113,6 +119,11 @@ export interface ProviderBase<Conn = unknown, Input = unknown> {
   /** Stable kebab-case id (`local`, `claude-managed-agents`, `bedrock-agentcore`). */
   readonly id: string;
   readonly mode: ProviderMode;
+  /**
+   * `open` takes `OpenOptions.priorMessages` as real history (the host accepts prior messages).
+   * Without it, the Session carries them as a delimited block before the first prompt.
+   */
+  readonly acceptsPriorMessages?: boolean;
 
   /** Creates (or looks up) the provider-side agent for `spec`; returns a durable handle. */
   provision?(spec: AgentSpec, signal: AbortSignal): Promise<unknown>;
@@ -161,6 +172,15 @@ export interface ProviderBase<Conn = unknown, Input = unknown> {
    * conn, never on the provider. Default: no deltas.
    */
   textDelta?(conn: Conn, event: RawEvent): string | { readonly text: string; readonly messageId?: string } | undefined;
+  /**
+   * Maps one raw event of the session `conn` to the result of a tool the host ran itself (a server
+   * tool, an MCP tool run by the host), or undefined. Called once per ingested event, in order,
+   * like `textDelta`; a recognized event is followed by an `agentrx.host_tool_result`, which
+   * `toAgUi` turns into the call's TOOL_CALL_RESULT (and consumers' `onToolResult` with
+   * `hostRun: true`). `content` is the result text (blocks joined). Must not throw (a throw counts
+   * as no result). Default: host-run tools are announced without results.
+   */
+  hostToolResult?(conn: Conn, event: RawEvent): { readonly toolUseId: string; readonly content: string; readonly isError: boolean } | undefined;
   /** Dedupe key of an event. Default: its string `id` field. */
   eventId?(event: RawEvent): string | undefined;
   /** The client-held conversation history, verbatim, if the provider keeps one. */

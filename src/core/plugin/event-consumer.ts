@@ -1,4 +1,7 @@
 import type { AgUiEvent } from '../events/agui-event.js';
+import type { ToolCallResult } from '../events/tool-call-result.js';
+
+export type { ToolCallResult } from '../events/tool-call-result.js';
 
 /**
  * Extension point for event consumers (the AG-UI consumer contract in TypeScript). Each consumer
@@ -61,9 +64,31 @@ export interface EventConsumer {
   onTextStart?(messageId: string, role: string, ctx: ConsumerContext): void | Promise<void>;
   onTextContent?(messageId: string, delta: string, ctx: ConsumerContext): void | Promise<void>;
   onTextEnd?(messageId: string, ctx: ConsumerContext): void | Promise<void>;
+  /**
+   * A tool call is known (TOOL_CALL_START): a custom tool agentrx runs locally, or one the host
+   * runs itself. Calls are announced when their turn ends.
+   */
   onToolStart?(toolCallId: string, toolName: string, ctx: ConsumerContext): void | Promise<void>;
+  /**
+   * One chunk of the call's JSON arguments, as the AG-UI stream carries it (each TOOL_CALL_ARGS);
+   * concatenated in order they are the whole arguments. No hook marks the end of the arguments
+   * (TOOL_CALL_END): use `onEvent` for it.
+   */
   onToolArgs?(toolCallId: string, argsDelta: string, ctx: ConsumerContext): void | Promise<void>;
-  onToolResult?(toolCallId: string, result: string, ctx: ConsumerContext): void | Promise<void>;
+  /**
+   * The execution produced its result (TOOL_CALL_RESULT): `result.value` is what the tool returned
+   * (the parsed value when the tool returned JSON, else the text), with the text, `isError`,
+   * `hostRun` (the host ran it: a server or MCP tool) and `replayed` (taken from the ledger, not
+   * run again). Followed by `onToolEnd`. A call whose execution never reports (the run failed
+   * first, a host-run tool its host reports no result for) gets neither hook; a result redriven
+   * after a reconnect or a resume may come without an `onToolStart` in the same run.
+   */
+  onToolResult?(toolCallId: string, result: ToolCallResult, ctx: ConsumerContext): void | Promise<void>;
+  /**
+   * The execution is over: called right after `onToolResult` settled (or at the result, for a
+   * consumer without that hook), for local and host-run tools alike. Skipped when this consumer's
+   * `onToolResult` threw or rejected (reported on `consumerErrors$`).
+   */
   onToolEnd?(toolCallId: string, ctx: ConsumerContext): void | Promise<void>;
   onStateSnapshot?(snapshot: unknown, ctx: ConsumerContext): void | Promise<void>;
   onRunFinished?(threadId: string, runId: string, ctx: ConsumerContext): void | Promise<void>;
@@ -82,7 +107,7 @@ export abstract class BaseEventConsumer implements EventConsumer {
   onTextEnd(_messageId: string, _ctx: ConsumerContext): void | Promise<void> {}
   onToolStart(_toolCallId: string, _toolName: string, _ctx: ConsumerContext): void | Promise<void> {}
   onToolArgs(_toolCallId: string, _argsDelta: string, _ctx: ConsumerContext): void | Promise<void> {}
-  onToolResult(_toolCallId: string, _result: string, _ctx: ConsumerContext): void | Promise<void> {}
+  onToolResult(_toolCallId: string, _result: ToolCallResult, _ctx: ConsumerContext): void | Promise<void> {}
   onToolEnd(_toolCallId: string, _ctx: ConsumerContext): void | Promise<void> {}
   onStateSnapshot(_snapshot: unknown, _ctx: ConsumerContext): void | Promise<void> {}
   onRunFinished(_threadId: string, _runId: string, _ctx: ConsumerContext): void | Promise<void> {}

@@ -1,5 +1,6 @@
 import type { Observable, Subject, Subscription } from 'rxjs';
-import type { AgUiEvent } from '../events/agui-event.js';
+import type { AgUiEvent, ToolCallResultEvent } from '../events/agui-event.js';
+import { toolCallResultOf } from '../events/tool-call-result.js';
 import type { ConsumerContext, EventConsumer, StopReason } from '../plugin/event-consumer.js';
 import { messageOf, withTimeout } from '../util/async.js';
 
@@ -239,6 +240,14 @@ class ConsumerLane {
   }
 }
 
+/** `onToolResult` (its value built only for a consumer that has the hook), then `onToolEnd` once it settled. */
+function toolResultHooks(c: EventConsumer, ev: ToolCallResultEvent, ctx: ConsumerContext): void | Promise<void> {
+  const end = (): void | Promise<void> => c.onToolEnd?.(ev.toolCallId, ctx);
+  if (c.onToolResult === undefined) return end();
+  const r = c.onToolResult(ev.toolCallId, toolCallResultOf(ev), ctx);
+  return isThenable(r) ? Promise.resolve(r).then(end) : end();
+}
+
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return typeof v === 'object' && v !== null && typeof (v as PromiseLike<unknown>).then === 'function';
 }
@@ -250,6 +259,11 @@ function dispatch(c: EventConsumer, ev: AgUiEvent, ctx: ConsumerContext): void |
   return typedHook(c, ev, ctx);
 }
 
+/**
+ * The contract's typed hook for one AG-UI event. The tool hooks follow the execution, not the
+ * wire: TOOL_CALL_END (the arguments are complete) has no typed hook, and a TOOL_CALL_RESULT is
+ * `onToolResult` then `onToolEnd` (the execution is over).
+ */
 function typedHook(c: EventConsumer, ev: AgUiEvent, ctx: ConsumerContext): void | Promise<void> {
   switch (ev.type) {
     case 'RUN_STARTED':
@@ -264,10 +278,8 @@ function typedHook(c: EventConsumer, ev: AgUiEvent, ctx: ConsumerContext): void 
       return c.onToolStart?.(ev.toolCallId, ev.toolCallName, ctx);
     case 'TOOL_CALL_ARGS':
       return c.onToolArgs?.(ev.toolCallId, ev.delta, ctx);
-    case 'TOOL_CALL_END':
-      return c.onToolEnd?.(ev.toolCallId, ctx);
     case 'TOOL_CALL_RESULT':
-      return c.onToolResult?.(ev.toolCallId, ev.content, ctx);
+      return toolResultHooks(c, ev, ctx);
     case 'STATE_SNAPSHOT':
       return c.onStateSnapshot?.(ev.snapshot, ctx);
     case 'RUN_FINISHED':

@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import { RecentKeys, dedupeById, extractTextDeltas, type TextDeltaResult } from '../events/operators/index.js';
+import { RecentKeys, dedupeById, extractHostToolResults, extractTextDeltas, type HostToolResultOf, type TextDeltaResult } from '../events/operators/index.js';
 import type { AgentRxEvent, EventDraft, SessionEvent } from '../events/session-event.js';
 import type { RawEvent } from '../model.js';
 import { defaultEventId, type AgentProvider, type IngestCursor } from '../plugin/agent-provider.js';
@@ -15,6 +15,8 @@ export interface IngestionOptions {
   eventId(raw: RawEvent): string | undefined;
   /** The provider's text of a provider event (bound to the session's conn), or undefined. */
   textDelta(raw: RawEvent): TextDeltaResult;
+  /** The provider's host-run tool result of a provider event (bound to the session's conn); absent: none. */
+  hostToolResult?(raw: RawEvent): HostToolResultOf;
   /** Ids of the most recently ingested provider events always remembered. */
   readonly dedupeWindow: number;
   /** Keep every provider event of a request in `history` (else a bounded window). */
@@ -22,7 +24,8 @@ export interface IngestionOptions {
 }
 
 /**
- * The ingestion pipeline of one session: drafts → dedupe by id → text deltas → `seq` → `events$`.
+ * The ingestion pipeline of one session: drafts → dedupe by id → text deltas → host tool results →
+ * `seq` → `events$`.
  * Provider events enter through `ingest`, the Session's own typed events through `emit`; both get
  * an envelope stamped with the next `seq`, gap-free, and a duplicate provider event (an id already
  * in the window) gets none. It also keeps the request's provider events for recovery and the turn
@@ -42,13 +45,15 @@ export class Ingestion {
   private requestEvents: RawEvent[] = [];
   private done = false;
 
-  /** The ingestion of one session of `provider`: its event ids, and its text deltas read with the session's conn. */
+  /** The ingestion of one session of `provider`: its event ids, and its text deltas and host tool results read with the session's conn. */
   static forProvider(provider: AgentProvider, conn: () => unknown, opts: Pick<IngestionOptions, 'dedupeWindow' | 'retainEvents'>): Ingestion {
     const textDelta = provider.textDelta?.bind(provider);
+    const hostToolResult = provider.hostToolResult?.bind(provider);
     return new Ingestion({
       providerId: provider.id,
       eventId: provider.eventId?.bind(provider) ?? defaultEventId,
       textDelta: textDelta ? (raw) => textDelta(conn(), raw) : () => undefined,
+      ...(hostToolResult ? { hostToolResult: (raw: RawEvent) => hostToolResult(conn(), raw) } : {}),
       dedupeWindow: opts.dedupeWindow,
       retainEvents: opts.retainEvents,
     });
@@ -57,12 +62,13 @@ export class Ingestion {
   constructor(private readonly opts: IngestionOptions) {
     this.seen = new RecentKeys(opts.dedupeWindow);
     this.events$ = this.bus.asObservable();
-    this.drafts
-      .pipe(
-        dedupeById((d: EventDraft) => (d.source === 'provider' ? d.id : undefined), { seen: this.seen }),
-        extractTextDeltas((raw) => opts.textDelta(raw)),
-      )
-      .subscribe((d) => this.stamp(d));
+    const translated = this.drafts.pipe(
+      dedupeById((d: EventDraft) => (d.source === 'provider' ? d.id : undefined), { seen: this.seen }),
+      extractTextDeltas((raw) => opts.textDelta(raw)),
+    );
+    // Only providers that report host-run tool results pay for the extra operator.
+    const hostToolResult = opts.hostToolResult?.bind(opts);
+    (hostToolResult ? translated.pipe(extractHostToolResults(hostToolResult)) : translated).subscribe((d) => this.stamp(d));
   }
 
   /** The turn within the current request: 0 before its first turn closes. */

@@ -1,6 +1,6 @@
 import { EmptyError, firstValueFrom, type Observable } from 'rxjs';
 import { AgentRxError } from '../errors.js';
-import { addUsage, emptyUsage, type SessionResult, type TurnResult, type Usage } from '../model.js';
+import { addUsage, emptyUsage, type SessionResult, type ToolUse, type TurnResult, type Usage } from '../model.js';
 import type { TurnGuard } from './session-options.js';
 
 /** The limits a request runs under. */
@@ -14,7 +14,8 @@ export interface RequestLimits {
 
 /**
  * The counters of the request in progress and the limits they are checked against: its run id,
- * summed usage, whether the terminal tool was called, reprompts, and the run timeout.
+ * summed usage, every turn's text and tool uses, whether the terminal tool was called, reprompts,
+ * and the run timeout.
  */
 export class RequestState {
   /** `<threadId>:run-<n>` of the request in progress. */
@@ -23,17 +24,39 @@ export class RequestState {
   reprompts = 0;
   private runNo = 0;
   private terminalToolCalled = false;
+  private texts: string[] = [];
+  private customToolUses: ToolUse[] = [];
+  private serverToolUses: ToolUse[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** The run timeout was started before the first request (a run times from the call). */
+  private armedEarly = false;
 
   constructor(private readonly limits: RequestLimits) {}
+
+  /**
+   * Starts the first request's timeout now: a run's `timeoutMs` covers it from the call (opening,
+   * resuming and waiting for what the host asks included), not only from its first request.
+   */
+  armFromCall(onTimeout: (error: AgentRxError) => void): void {
+    this.arm(onTimeout);
+    this.armedEarly = true;
+  }
 
   /** Starts a request on `threadId`; `onTimeout` fires if it has not ended within `timeoutMs`. */
   begin(threadId: string, onTimeout: (error: AgentRxError) => void): void {
     this.usage = emptyUsage();
     this.terminalToolCalled = false;
     this.reprompts = 0;
+    this.texts = [];
+    this.customToolUses = [];
+    this.serverToolUses = [];
     this.runNo++;
     this.runId = `${threadId}:run-${this.runNo}`;
+    if (this.armedEarly) this.armedEarly = false;
+    else this.arm(onTimeout);
+  }
+
+  private arm(onTimeout: (error: AgentRxError) => void): void {
     clearTimeout(this.timer);
     const { timeoutMs } = this.limits;
     this.timer = setTimeout(() => onTimeout(new AgentRxError('timeout', `the run did not finish within ${timeoutMs} ms`, { timeoutMs })), timeoutMs);
@@ -44,9 +67,12 @@ export class RequestState {
     clearTimeout(this.timer);
   }
 
-  /** Adds a closed turn's usage and notes a call of the terminal tool. */
+  /** Adds a closed turn's usage, text and tool uses, and notes a call of the terminal tool. */
   count(turn: TurnResult): void {
     this.usage = addUsage(this.usage, turn.usage);
+    this.texts.push(turn.text);
+    this.customToolUses.push(...turn.customToolUses);
+    this.serverToolUses.push(...turn.serverToolUses);
     if (turn.customToolUses.some((u) => u.name === this.limits.terminalTool)) this.terminalToolCalled = true;
   }
 
@@ -71,14 +97,15 @@ export class RequestState {
     }
   }
 
-  /** The SessionResult of a request that ended on `turn`. */
+  /** The SessionResult of a request that ended on `turn` (counted, or a verdict on the last counted one). */
   result(turn: TurnResult, session: Pick<SessionResult, 'sessionId' | 'provider' | 'turns' | 'transcript' | 'events'>): SessionResult {
     return {
       terminal: turn.terminal,
       stopReason: turn.stopReason,
       text: turn.text,
-      customToolUses: turn.customToolUses,
-      serverToolUses: turn.serverToolUses,
+      texts: [...this.texts],
+      customToolUses: [...this.customToolUses],
+      serverToolUses: [...this.serverToolUses],
       ...(turn.continueWithoutTools ? { continueWithoutTools: true } : {}),
       ...session,
       usage: this.usage,

@@ -2,7 +2,7 @@ import type { Observable, Subscription } from 'rxjs';
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import type { SessionEvent } from '../events/session-event.js';
 import type { RawEvent } from '../model.js';
-import { SESSION_LOG_VERSION, type SessionRecord, type SessionStatus, type SessionStore, type StoreLease } from '../store/session-store.js';
+import { SESSION_LOG_VERSION, type SessionRecord, type SessionStatus, type SessionStore, type StoreLease, type WriteOptions } from '../store/session-store.js';
 
 /** How long appended envelopes wait to be written together (a flush writes them at once). */
 const APPEND_BATCH_MS = 5;
@@ -42,6 +42,8 @@ export class SessionJournal {
     private readonly store: SessionStore,
     private readonly providerId: string,
     private readonly onError: (error: AgentRxError) => void,
+    /** True for a tool that may run again after a crash (declared idempotent): its start is not synced. */
+    private readonly rerunnable: (toolName: string) => boolean = () => false,
   ) {}
 
   /** The record of `sessionId` if the store has one (a resume); a record that cannot be read fails. */
@@ -63,40 +65,58 @@ export class SessionJournal {
       lastSeq = await this.store.lastSeq(sessionId);
       recent = prior && lastSeq > 0 ? await this.store.read(sessionId, Math.max(0, lastSeq - window), window) : [];
       // Checked before anything is written: a session that cannot be resumed is left as it was.
-      if (prior) checkLedgerAgainstLog(prior, recent);
+      if (prior) checkLedgerAgainstLog(prior, recent, this.rerunnable);
     } catch (e) {
       await lease.release().catch(() => undefined);
       throw e;
     }
     this.lease = lease;
+    // Another process took the session over (a Redis lease expired): stop, writing nothing more.
+    void lease.lost?.then((error) => {
+      if (this.lease === lease) this.onError(error);
+    });
     this.sessionId = sessionId;
     const now = Date.now();
     this.record = prior
       ? { ...prior, status: 'running', updatedAt: now }
       : { version: SESSION_LOG_VERSION, sessionId, provider: this.providerId, threadId, status: 'running', createdAt: now, updatedAt: now, ledger: [] };
-    await this.store.save(this.record);
+    // Durable with the first synced write: a crash before it leaves the session as it was.
+    await this.store.save(this.record, { sync: false });
     this.sub = events$.subscribe((env) => this.push(env));
     return { lastSeq, recentIds: recent.flatMap((e) => (e.source === 'provider' && e.id !== undefined ? [e.id] : [])) };
   }
 
-  /** Makes every envelope so far durable. */
-  async flush(): Promise<void> {
+  /**
+   * Hands every envelope so far to the store: the store keeps a session's writes in order, so the
+   * next synced write (a ledger transition, a checkpoint) makes them durable with it.
+   */
+  async handOver(): Promise<void> {
     if (this.sessionId === undefined) return;
     this.drain();
     await this.chain;
     if (this.failure) throw this.failure;
+  }
+
+  /** Makes every envelope so far durable. */
+  async flush(): Promise<void> {
+    await this.handOver();
+    if (this.sessionId === undefined) return;
     const id = this.sessionId;
     await this.guard(() => this.store.flush(id));
   }
 
-  /** Flushes the log, then saves the record with `patch` (its ledger as the store holds it). */
-  async checkpoint(patch: RecordPatch): Promise<void> {
+  /**
+   * Saves the record with `patch` (its ledger as the store holds it), after every envelope so far.
+   * `sync: false` when a synced write follows before anything depends on it (the record before
+   * tools run: the `executing` entry of a non-idempotent tool, or its recorded result, syncs it).
+   */
+  async checkpoint(patch: RecordPatch, options: WriteOptions = {}): Promise<void> {
     if (this.sessionId === undefined || this.record === undefined) return;
-    await this.flush();
+    await this.handOver();
     const stored = await this.guard(() => this.store.load(this.sessionId!));
     this.record = { ...this.record, ...(stored ? { ledger: stored.ledger } : {}), ...patch, updatedAt: Date.now() };
     const record = this.record;
-    await this.guard(() => this.store.save(record));
+    await this.guard(() => this.store.save(record, options));
   }
 
   /**
@@ -152,14 +172,15 @@ export class SessionJournal {
 }
 
 /**
- * A tool the log shows running to a result must be in the ledger: its `executing` entry is
- * durable before the tool starts. A result without an entry means the record and the log are not
- * of the same history (a replaced or restored record.json): resuming would run the tool again.
+ * A tool the log shows running to a result must be in the ledger: the `executing` entry of a tool
+ * that is not idempotent is durable before the tool starts. A result without an entry means the
+ * record and the log are not of the same history (a replaced or restored record): resuming would
+ * run the tool again. (An idempotent tool's start is not synced, so a crash may lose it.)
  */
-function checkLedgerAgainstLog(record: SessionRecord, recent: readonly SessionEvent[]): void {
+function checkLedgerAgainstLog(record: SessionRecord, recent: readonly SessionEvent[], rerunnable: (toolName: string) => boolean): void {
   const known = new Set(record.ledger.map((e) => e.toolUseId));
   for (const env of recent) {
-    if (env.source !== 'agentrx' || env.raw.type !== 'agentrx.tool_result' || env.raw.replayed || known.has(env.raw.toolUse.id)) continue;
+    if (env.source !== 'agentrx' || env.raw.type !== 'agentrx.tool_result' || env.raw.replayed || known.has(env.raw.toolUse.id) || rerunnable(env.raw.toolUse.name)) continue;
     throw new AgentRxError(
       'store_error',
       `session '${record.sessionId}': the log shows tool use ${env.raw.toolUse.id} ('${env.raw.toolUse.name}') returning a result at seq ${env.seq}, but the record's ledger has no entry for it; the record and the log disagree (was the record replaced or restored from an older copy?). Resuming could run the tool again, so the session is not resumed`,

@@ -1,5 +1,6 @@
 import { AgentRxError } from '../errors.js';
-import type { Outcome, ToolUse, Usage } from '../model.js';
+import type { Outcome, PriorMessage, ToolUse, Usage } from '../model.js';
+import { priorMessageProblems } from './prior-conversation.js';
 
 /**
  * A guard called after every turn that would continue the loop. Return `true` (or a reason
@@ -33,6 +34,20 @@ export interface SessionOptions {
    * the thread id its record has.
    */
   readonly threadId?: string;
+  /**
+   * The conversation before `prompt`, for a fresh session that continues one held elsewhere (a
+   * chat client's history). A host that accepts prior messages (Local) gets them as history;
+   * others get them as a delimited block before the prompt. Not with `sessionId` (a resumed
+   * session has its own history).
+   */
+  readonly history?: readonly PriorMessage[];
+  /**
+   * The agent's state (a JSON object), shared with a client such as an AG-UI page and with tools
+   * (`ctx.state`, which they may change in place). Published as an `agentrx.state_snapshot` at
+   * each request's start, and each tool's changes as an `agentrx.state_delta` (JSON Patch).
+   * `session.setState()` replaces it between requests.
+   */
+  readonly state?: Readonly<Record<string, unknown>>;
   /** Overrides the configured provider for this session. */
   readonly provider?: string;
   /** Per-request run timeout (ms). */
@@ -62,6 +77,8 @@ export interface ResolvedSessionOptions {
   readonly prompt: string | undefined;
   readonly sessionId: string | undefined;
   readonly threadId: string | undefined;
+  readonly history: readonly PriorMessage[] | undefined;
+  readonly state: Readonly<Record<string, unknown>> | undefined;
   readonly timeoutMs: number;
   readonly maxTurns: number;
   readonly signal: AbortSignal | undefined;
@@ -109,6 +126,11 @@ export function resolveSessionOptions(
   if (opts.prompt !== undefined && typeof opts.prompt !== 'string') problems.push(`prompt: must be a string; got ${typeof opts.prompt}`);
   if (opts.sessionId !== undefined && (typeof opts.sessionId !== 'string' || opts.sessionId.length === 0)) problems.push('sessionId: must be a non-empty string');
   if (opts.threadId !== undefined && (typeof opts.threadId !== 'string' || opts.threadId.length === 0)) problems.push('threadId: must be a non-empty string');
+  if (opts.history !== undefined) {
+    problems.push(...priorMessageProblems(opts.history));
+    if (opts.sessionId !== undefined) problems.push('history: not with sessionId (a resumed session has its own history); pass one or the other');
+  }
+  if (opts.state !== undefined && (typeof opts.state !== 'object' || opts.state === null || Array.isArray(opts.state))) problems.push(`state: must be a JSON object; got ${Array.isArray(opts.state) ? 'an array' : opts.state === null ? 'null' : typeof opts.state}`);
   int('timeoutMs', opts.timeoutMs, 1, 2 ** 31 - 1);
   int('maxTurns', opts.maxTurns, 1, 10_000);
   int('maxReprompts', opts.maxReprompts, 0, 100);
@@ -132,6 +154,8 @@ export function resolveSessionOptions(
     prompt: opts.prompt,
     sessionId: opts.sessionId,
     threadId: opts.threadId,
+    history: opts.history,
+    state: opts.state,
     timeoutMs: opts.timeoutMs ?? defaults.timeoutMs,
     maxTurns: opts.maxTurns ?? defaults.maxTurns,
     signal: opts.signal,

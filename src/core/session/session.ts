@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import type { AgUiEvent } from '../events/agui-event.js';
 import { toAgUi } from '../events/operators/index.js';
-import type { SessionEvent } from '../events/session-event.js';
+import type { AgentRxEvent, SessionEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
 import type { AgentSpec, RawEvent, SessionResult, TurnResult } from '../model.js';
 import type { AgentProvider } from '../plugin/agent-provider.js';
@@ -15,6 +15,8 @@ import type { ConsumerAttachment } from './consumer-hub.js';
 import type { HostLink, HostLinkEvents } from './host-link.js';
 import { Ingestion } from './ingestion.js';
 import { RequestState, firstResult } from './request-state.js';
+import { AgentState } from './agent-state.js';
+import { withPriorConversation } from './prior-conversation.js';
 import { SessionJournal } from './session-journal.js';
 import type { ResolvedSessionOptions } from './session-options.js';
 import { StreamAttachment } from './stream-attachment.js';
@@ -82,6 +84,7 @@ export class Session {
   private sessionIdValue: string | undefined;
   private readonly request$: RequestState;
   private threadId = '';
+  private readonly agentState: AgentState;
   /** `close()` was called: no request starts after the running one. */
   private closing = false;
   /** The loop waits for input between requests (nothing runs). */
@@ -96,7 +99,8 @@ export class Session {
     const provider = deps.provider;
     const conn = (): unknown => this.conn;
     this.ingestion = Ingestion.forProvider(provider, conn, opts);
-    this.journal = new SessionJournal(deps.store, provider.id, (error) => this.ctrl.abort(error));
+    this.agentState = new AgentState(opts.state as Record<string, unknown> | undefined);
+    this.journal = new SessionJournal(deps.store, provider.id, (error) => this.ctrl.abort(error), (name) => deps.dispatcher.isIdempotent(name));
     this.events$ = this.ingestion.events$;
     this.agui$ = this.events$.pipe(toAgUi(), share());
     this.results$ = this.results.asObservable();
@@ -116,8 +120,8 @@ export class Session {
         ? new StreamAttachment(provider, conn, this.ingestion, events, { live, ...opts, interruptTimeoutMs: deps.interruptTimeoutMs }, this.ctrl.signal, deps.logger)
         : new TurnPoller(provider, conn, this.ingestion, events, deps.logger);
     this.answerer = new ToolAnswerer(
-      { provider, dispatcher: deps.dispatcher, store: deps.store, logger: deps.logger, emit: (ev) => this.ingestion.emit(ev), sessionId: () => this.logId, history: () => this.ingestion.history,
-        beforeTools: () => (provider.transcript && deps.store.durable !== false ? this.journal.checkpoint({ transcript: provider.transcript(this.conn) }) : Promise.resolve()), beforeRecord: () => this.journal.flush() },
+      { provider, dispatcher: deps.dispatcher, store: deps.store, logger: deps.logger, emit: (ev) => this.emitWithState(ev), state: () => this.agentState.value, sessionId: () => this.logId, history: () => this.ingestion.history,
+        beforeTools: () => (provider.transcript && deps.store.durable !== false ? this.journal.checkpoint({ transcript: provider.transcript(this.conn) }, { sync: false }) : Promise.resolve()), beforeRecord: () => this.journal.handOver() },
       { confirmTool: opts.confirmTool, live, toolTimeoutMs: opts.toolTimeoutMs, toolConcurrency: opts.toolConcurrency },
     );
     if (opts.signal) followAbort(opts.signal, () => this.cancel(), this.closed);
@@ -132,6 +136,14 @@ export class Session {
   /** The session's key in the store: the provider-side id, else its thread id. */
   private get logId(): string {
     return this.sessionIdValue ?? this.threadId;
+  }
+
+  /**
+   * Replaces the agent's state (a JSON object; a client's state is the agent's): the next request
+   * publishes it as its snapshot, and tools see it as `ctx.state`.
+   */
+  setState(state: Readonly<Record<string, unknown>>): void {
+    this.agentState.replace(state as Record<string, unknown>);
   }
 
   /** Queues a follow-up user message; it is sent when the running request reaches a terminal. */
@@ -177,6 +189,8 @@ export class Session {
     try {
       // Start on a fresh macrotask: many sessions started in one tick then interleave with I/O
       // instead of running all their set-up in one long microtask drain.
+      // A run times from the call: opening, resuming and waiting for the host count (a live session without a prompt waits for one).
+      if (!this.live || this.opts.prompt !== undefined) this.request$.armFromCall((error) => this.ctrl.abort(error));
       await new Promise<void>((resolve) => setImmediate(resolve));
       await this.open(signal);
       let first: unknown = this.firstInput();
@@ -219,8 +233,10 @@ export class Session {
   private firstInput(): unknown {
     const p = this.deps.provider;
     if (p.resumed(this.conn)) return this.opts.prompt !== undefined ? p.userInput(this.opts.prompt) : undefined;
+    // Prior messages the host cannot take as history go before the prompt, as one delimited block.
+    const prompt = this.opts.history && !p.acceptsPriorMessages ? withPriorConversation(this.opts.prompt, this.opts.history) : this.opts.prompt;
     // No prompt stays undefined: the provider picks its default (or, with an outcome, sends none).
-    return p.kickoffInput({ prompt: this.opts.prompt, outcome: this.opts.outcome });
+    return p.kickoffInput({ prompt, outcome: this.opts.outcome });
   }
 
   private async open(signal: AbortSignal): Promise<void> {
@@ -228,7 +244,8 @@ export class Session {
     // A resume reads the stored record first: a host whose history lives with the client (Local) restores it.
     const prior = this.opts.sessionId !== undefined ? await abortable(this.journal.load(this.opts.sessionId), signal) : undefined;
     const handle = await abortable(this.deps.provision(), signal);
-    this.conn = await abortable(p.open({ sessionId: this.opts.sessionId, spec: this.deps.spec, handle, signal, maxTurns: this.opts.maxTurns, history: prior?.transcript }), signal);
+    const priorMessages = p.acceptsPriorMessages ? this.opts.history : undefined;
+    this.conn = await abortable(p.open({ sessionId: this.opts.sessionId, spec: this.deps.spec, handle, signal, maxTurns: this.opts.maxTurns, history: prior?.transcript, ...(priorMessages ? { priorMessages } : {}) }), signal);
     this.sessionIdValue = p.sessionId(this.conn) ?? this.opts.sessionId;
     this.ingestion.sessionId = this.sessionIdValue;
     this.threadId = prior?.threadId ?? this.opts.threadId ?? this.sessionIdValue ?? `thread-${randomUUID()}`;
@@ -313,6 +330,16 @@ export class Session {
     this.ingestion.beginRequest();
     this.request$.begin(this.threadId, (error) => this.ctrl.abort(error));
     this.ingestion.emit({ type: 'agentrx.run_started', runId: this.request$.runId, threadId: this.threadId, resumed: this.deps.provider.resumed(this.conn) });
+    const snapshot = this.agentState.snapshot();
+    if (snapshot) this.ingestion.emit({ type: 'agentrx.state_snapshot', snapshot });
+  }
+
+  /** Publishes a session event; after a tool's result, the state changes it made (a JSON Patch). */
+  private emitWithState(ev: AgentRxEvent): void {
+    this.ingestion.emit(ev);
+    if (ev.type !== 'agentrx.tool_result') return;
+    const delta = this.agentState.delta();
+    if (delta.length > 0) this.ingestion.emit({ type: 'agentrx.state_delta', delta });
   }
 
   /** A request's terminal: its record checkpoint (log durable, transcript saved), then its result. */
@@ -323,7 +350,8 @@ export class Session {
     const events = this.opts.retainEvents ? this.ingestion.history : [];
     const result = this.request$.result(turn, { sessionId: this.sessionIdValue, provider: p.id, turns: this.ingestion.turn, transcript: p.transcript?.(this.conn), events });
     this.ingestion.emit({ type: 'agentrx.run_finished', runId: this.request$.runId, threadId: this.threadId, terminal: result.terminal, stopReason: result.stopReason, turns: result.turns, usage: result.usage });
-    await this.journal.checkpoint({ status: 'idle', transcript: result.transcript });
+    // A run closes right after its terminal, and closing syncs the record: this one need not.
+    await this.journal.checkpoint({ status: 'idle', transcript: result.transcript }, { sync: this.live });
     this.results.next(result);
   }
 

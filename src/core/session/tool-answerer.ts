@@ -17,13 +17,18 @@ export interface ToolAnswererDeps {
   readonly logger: Logger;
   /** Publishes one of the session's events. */
   emit(ev: AgentRxEvent): void;
+  /** The agent's state tools see as `ctx.state` (undefined: the session has none). */
+  state?(): Record<string, unknown> | undefined;
   /** The provider-side session id (ledger key), once open. */
   sessionId(): string | undefined;
   /** The provider events of the current request, oldest first (for recovery). */
   history(): readonly RawEvent[];
   /** Called before tools run: the session's record is brought up to date (a resume may need its transcript). */
   beforeTools(): Promise<void>;
-  /** Called before a tool's result is stored in the ledger: the log up to it is made durable. */
+  /**
+   * Called before a tool's result is stored in the ledger: the log up to it is handed to the
+   * store, so the (synced) ledger write that follows makes it durable too.
+   */
   beforeRecord(): Promise<void>;
 }
 
@@ -230,16 +235,24 @@ export class ToolAnswerer {
     const sessionId = this.deps.sessionId();
     if (!sessionId) return;
     const changed = this.ledger.snapshot().filter((e) => this.stored.get(e.toolUseId) !== e.state);
-    // A recorded result is stored only after the log that led to it is durable.
+    // A recorded result is stored only after the log that led to it (the store keeps the order).
     if (changed.some((e) => e.state === 'executed')) await this.deps.beforeRecord();
-    for (const entry of changed) {
+    // One call per changed entry, issued together: the store keeps their order, and the synced
+    // ones share a sync (a batch of tools that finished together costs one).
+    const writes = changed.map(async (entry) => {
       const was = this.stored.get(entry.toolUseId);
-      if (was === entry.state) continue;
-      if (!(await this.deps.store.transition(sessionId, was, entry))) {
+      if (was === entry.state) return;
+      // Losing `posted` only makes a resume re-post a recorded result; losing an idempotent
+      // tool's `executing` only lets a resume run it again: neither needs its own sync.
+      const sync = !(entry.state === 'posted' || (entry.state === 'executing' && this.deps.dispatcher.isIdempotent(entry.name)));
+      if (!(await this.deps.store.transition(sessionId, was, entry, { sync }))) {
         throw new AgentRxError('store_error', `the stored ledger of session '${sessionId}' changed under this process at tool use ${entry.toolUseId} (expected ${was ?? 'no entry'}); is another process running this session?`, { sessionId, toolUseId: entry.toolUseId });
       }
       this.stored.set(entry.toolUseId, entry.state);
-    }
+    });
+    const outcomes = await Promise.allSettled(writes);
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 }
 

@@ -1,67 +1,70 @@
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
-import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { closeSync, fstatSync, mkdirSync, openSync } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { defer, type Observable } from 'rxjs';
 import { AgentRxError } from '../errors.js';
 import type { SessionEvent } from '../events/session-event.js';
 import type { LedgerEntry, LedgerState } from '../tools/tool-ledger.js';
 import { followLog } from './follow-log.js';
+import { transitionLine } from './journal-lines.js';
 import { ownerState, readOwner, takeLock } from './owner-lock.js';
 import { selectForPrune, type PrunableSessionStore, type PruneOptions } from './retention.js';
-import { SessionLedgerFile } from './session-ledger-file.js';
-import { SessionLogFile } from './session-log-file.js';
-import { writeRecord } from './session-record-file.js';
-import type { SessionRecord, SessionStore, StoreLease } from './session-store.js';
+import { nodeJournalIo, type JournalIo } from './journal-io.js';
+import { SessionJournalFile } from './session-journal-file.js';
+import { readSnapshot, writeSnapshot } from './session-record-file.js';
+import type { SessionRecord, SessionStore, StoreLease, WriteOptions } from './session-store.js';
+import { folderOf, parentsToSync, sessionIds } from './session-folder.js';
 import { storeError } from './store-error.js';
 
 /** Tuning of the file engine; the defaults suit a server and the CLI alike. */
 export interface FileSessionStoreOptions {
-  /** Buffered appends (bytes of JSON) that make `append` write before the next `flush`. Default 64 KiB. */
+  /** Buffered appends (bytes of JSON) that make `append` write before the next write of the session. Default 64 KiB. */
   readonly bufferBytes?: number;
   /** How often a `tail` looks for appends made by another process (only while subscribed). Default 100 ms. */
   readonly pollMs?: number;
   /**
-   * Session logs whose line offsets stay in memory, and held sessions whose record and ledger stay
-   * in memory with `ledger.jsonl` open; idle ones beyond it are dropped (re-read on use). Default 1,000.
+   * Session journals whose folded record and envelope offsets stay in memory (with the file open,
+   * for held sessions); idle ones beyond it are dropped (read again on use). Default 1,000.
    */
   readonly maxOpenLogs?: number;
-  /**
-   * `save` of a held session folds `ledger.jsonl` into `record.json` (an extra folder fsync) once
-   * the file holds this many bytes, or when the saved ledger is not the stored one. 0: every save
-   * with transitions since the last one. Default 64 KiB.
-   */
-  readonly ledgerCompactBytes?: number;
+  /** The write and sync calls (tests count syncs and inject faults through it). Default: node:fs. */
+  readonly io?: JournalIo;
 }
 
-const RECORD = 'record.json';
-const LOG = 'log.jsonl';
-const LEDGER = 'ledger.jsonl';
+const JOURNAL = 'journal.jsonl';
+const SNAPSHOT = 'record.json';
 const LOCK = 'owner.lock';
 
 /**
  * The embedded engine: a folder per session under `dir` (`encodeURIComponent(sessionId)`) holding
- * `record.json` (written atomically: temp file, fsync, rename, then an fsync of the folder when
- * needed — see `SessionLedgerFile.save`), `ledger.jsonl` (the ledger transitions since the last
- * save, one line each: one write and one fdatasync per `transition`; `load` merges them, `save`
- * folds them into the record and empties the file), `log.jsonl` (a `{"version":2}` header line,
- * then one envelope per line) and, while a process holds the session, `owner.lock`. Appends are
- * buffered per session and written in one write on `flush` (which fdatasyncs) or once
- * `bufferBytes` are buffered. While this instance holds a session (`acquire`), its record and
- * ledger stay in memory (it is their only writer); otherwise every call reads the files. A torn
- * last line (a crash mid-write) of either `.jsonl` is cut and reported through `onRepair`, as is
- * the takeover of a dead owner's lock; anything else wrong with a file is a `store_error` naming it.
+ * one append-only `journal.jsonl`: a header line (layout version and session id), then one JSON
+ * object per line — an envelope of the log, a ledger transition, or a record save holding only
+ * what changed (a transcript that extends the previous one is written as its new items). Loading
+ * folds the lines. While a process holds the session, `owner.lock` names it; on release a
+ * `record.json` snapshot of the folded record is written (atomically, not synced) for `list` and
+ * `prune`, trusted only while it names the journal's current size.
+ *
+ * Durability: a held session's writes go through one append fd as synchronous page-cache copies,
+ * in call order (buffered appends are written ahead of the next write of any kind, so a
+ * transition lands after every envelope appended before it). A synced write (`flush`, and
+ * `save`/`transition` unless `sync: false`) resolves once an fdatasync that started after it was
+ * written has completed; concurrent synced writes share one (group commit), and each makes every
+ * earlier write of the session durable. A failed write is cut back to the last whole line and is a
+ * `store_error` naming the file. A session not held is read afresh for each call (another process
+ * may write it) and written with a file opened for the call.
+ *
+ * A torn last line (a crash mid-write) is cut and reported through `onRepair`, as is the takeover
+ * of a dead owner's lock; anything else wrong with a file is a `store_error` naming it and the line.
  */
 export class FileSessionStore implements SessionStore, PrunableSessionStore {
-  private readonly logs = new Map<string, SessionLogFile>();
-  /** Record and ledger views of the sessions this instance holds (filled on first use). */
-  private readonly ledgers = new Map<string, SessionLedgerFile>();
+  private readonly journals = new Map<string, SessionJournalFile>();
   /** Sessions this instance holds (acquired, not released). */
   private readonly held = new Set<string>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly bufferBytes: number;
   private readonly pollMs: number;
   private readonly maxOpenLogs: number;
-  private readonly ledgerCompactBytes: number;
+  private readonly io: JournalIo;
 
   /**
    * @param dir the store's directory (created on the first write).
@@ -76,94 +79,102 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     this.bufferBytes = options.bufferBytes ?? 64 * 1024;
     this.pollMs = options.pollMs ?? 100;
     this.maxOpenLogs = options.maxOpenLogs ?? 1_000;
-    this.ledgerCompactBytes = options.ledgerCompactBytes ?? 64 * 1024;
+    this.io = options.io ?? nodeJournalIo;
   }
 
   async load(sessionId: string): Promise<SessionRecord | undefined> {
-    return this.withLedger(sessionId, async (ledger) => ledger.record);
+    return this.serial(sessionId, async () => (await this.view(sessionId)).fold.record);
   }
 
-  async save(record: SessionRecord): Promise<void> {
+  async save(record: SessionRecord, options: WriteOptions = {}): Promise<void> {
     const { sessionId } = record;
-    if (!this.held.has(sessionId)) {
-      // Not held: no view to tell what changed; the full write, then the stale lines are dropped.
-      const folder = this.folderOf(sessionId);
-      return this.serial(`r:${sessionId}`, async () => {
-        await writeRecord(join(folder, RECORD), record, { epoch: randomUUID() });
-        await SessionLedgerFile.compact(join(folder, LEDGER));
-      });
-    }
-    return this.withLedger(sessionId, (ledger) => ledger.save(record, this.ledgerCompactBytes));
+    const sync = options.sync !== false;
+    const journal = await this.serial(sessionId, async () => {
+      const j = await this.view(sessionId);
+      await this.commit(sessionId, j, j.fold.saveLine(record).text, sync);
+      j.fold.applySave(record);
+      return j;
+    });
+    if (sync) await this.whenDurable(sessionId, journal);
   }
 
   async delete(sessionId: string): Promise<void> {
-    const folder = this.folderOf(sessionId);
-    return this.serial(`r:${sessionId}`, () =>
-      this.serial(`l:${sessionId}`, async () => {
-        await this.dropLedger(sessionId);
-        this.held.delete(sessionId); // the lock goes with the folder
-        try {
-          await rm(folder, { recursive: true, force: true });
-        } catch (e) {
-          throw storeError(folder, `cannot delete session '${sessionId}'`, e);
-        }
-        this.logs.get(sessionId)?.reset();
-      }),
-    );
+    const folder = folderOf(this.dir, sessionId);
+    return this.serial(sessionId, async () => {
+      const j = this.journals.get(sessionId);
+      await j?.settled();
+      this.closeFd(j);
+      this.held.delete(sessionId); // the lock goes with the folder
+      try {
+        await rm(folder, { recursive: true, force: true });
+      } catch (e) {
+        throw storeError(folder, `cannot delete session '${sessionId}'`, e);
+      }
+      j?.reset();
+    });
   }
 
   async list(): Promise<SessionRecord[]> {
     const records: SessionRecord[] = [];
-    for (const sessionId of await this.sessionIds()) {
-      const record = await this.load(sessionId);
+    for (const sessionId of await sessionIds(this.dir)) {
+      const record = await this.summary(sessionId);
       if (record) records.push(record);
     }
     return records.sort((a, b) => b.updatedAt - a.updatedAt);
   }
 
-  async transition(sessionId: string, expected: LedgerState | undefined, entry: LedgerEntry): Promise<boolean> {
-    return this.withLedger(sessionId, (ledger) => ledger.transition(expected, entry));
+  async transition(sessionId: string, expected: LedgerState | undefined, entry: LedgerEntry, options: WriteOptions = {}): Promise<boolean> {
+    const sync = options.sync !== false;
+    const journal = await this.serial(sessionId, async () => {
+      const j = await this.view(sessionId);
+      if (!j.fold.hasRecord) throw new AgentRxError('store_error', `session '${sessionId}' has no record to hold its ledger; save the record first (${j.file})`, { sessionId, file: j.file });
+      if (j.fold.entry(entry.toolUseId)?.state !== expected) return undefined;
+      const at = Date.now();
+      await this.commit(sessionId, j, transitionLine(entry, at), sync);
+      j.fold.applyTransition(entry, at);
+      return j;
+    });
+    if (!journal) return false;
+    if (sync) await this.whenDurable(sessionId, journal);
+    return true;
   }
 
   async append(sessionId: string, envelopes: readonly SessionEvent[]): Promise<void> {
-    const log = this.logOf(sessionId);
-    return this.serial(`l:${sessionId}`, async () => {
-      if (!log.isLoaded) await log.refresh();
-      await log.append(envelopes);
+    return this.serial(sessionId, async () => {
+      const j = await this.view(sessionId);
+      if (j.append(envelopes)) await this.commit(sessionId, j, '', false);
     });
   }
 
   async flush(sessionId: string): Promise<void> {
-    const log = this.logOf(sessionId);
-    return this.serial(`l:${sessionId}`, async () => {
-      if (!log.isLoaded) await log.refresh();
-      await log.write(true);
+    const journal = await this.serial(sessionId, async () => {
+      const j = await this.view(sessionId);
+      await this.commit(sessionId, j, '', true);
+      return j;
     });
+    await this.whenDurable(sessionId, journal);
   }
 
   read(sessionId: string, afterSeq: number, limit = 1_000): Promise<SessionEvent[]> {
-    return this.page(sessionId, afterSeq, limit, true);
+    return this.serial(sessionId, async () => (await this.view(sessionId)).read(afterSeq, limit));
   }
 
   async lastSeq(sessionId: string): Promise<number> {
-    const log = this.logOf(sessionId);
-    return this.serial(`l:${sessionId}`, async () => {
-      await log.refresh();
-      return log.lastSeq;
-    });
+    return this.serial(sessionId, async () => (await this.view(sessionId)).lastSeq);
   }
 
   tail(sessionId: string, afterSeq: number): Observable<SessionEvent> {
     return defer(() =>
       // Appends by other processes (or other instances on the same dir) are seen by polling the file size.
-      followLog(afterSeq, (after, refresh) => this.page(sessionId, after, 1_000, refresh), this.logOf(sessionId).appended, this.pollMs),
+      followLog(afterSeq, (after) => this.read(sessionId, after, 1_000), this.journalOf(sessionId).appended, this.pollMs),
     );
   }
 
   async acquire(sessionId: string): Promise<StoreLease> {
-    const folder = this.folderOf(sessionId);
+    const folder = folderOf(this.dir, sessionId);
+    let created: string | undefined;
     try {
-      await mkdir(folder, { recursive: true });
+      created = mkdirSync(folder, { recursive: true });
     } catch (e) {
       throw storeError(folder, `cannot create the folder of session '${sessionId}'`, e);
     }
@@ -171,21 +182,23 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     const unlock = await takeLock(lockFile, sessionId, (dead) =>
       this.onRepair(lockFile, `took over session '${sessionId}' from process ${dead.pid}, which is no longer running`),
     );
-    this.held.add(sessionId);
-    const release = async (): Promise<void> => {
-      this.held.delete(sessionId);
-      try {
-        await this.serial(`r:${sessionId}`, () => this.dropLedger(sessionId));
-      } finally {
-        await unlock();
-      }
-    };
-    // Another process may have written the log while it held the session: read it afresh.
-    const log = this.logs.get(sessionId);
-    if (log) {
-      await this.serial(`l:${sessionId}`, async () => {
-        if (!log.hasPending) log.reset();
+    try {
+      await this.serial(sessionId, async () => {
+        const j = this.journalOf(sessionId);
+        // Another process may have written the journal while it held the session: read it afresh.
+        j.reset(true);
+        j.newFolder = created !== undefined;
+        this.held.add(sessionId);
+        await this.view(sessionId);
+        j.catchUp();
+        if (j.written === 0) j.newNames.push(folder); // the journal's name is durable once its folder is synced
+        j.newNames.push(...parentsToSync(folder, created));
       });
+    } catch (e) {
+      this.held.delete(sessionId);
+      this.closeFd(this.journals.get(sessionId));
+      await unlock();
+      throw e;
     }
     let released = false;
     return {
@@ -194,8 +207,11 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
         released = true;
         try {
           await this.flush(sessionId);
+          await this.serial(sessionId, async () => this.snapshot(sessionId));
         } finally {
-          await release();
+          this.held.delete(sessionId);
+          await this.serial(sessionId, async () => this.closeFd(this.journals.get(sessionId)));
+          await unlock();
         }
       },
     };
@@ -203,19 +219,19 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
 
   /**
    * Deletes sessions by age and count (see `PruneOptions`), never one held by a live process or
-   * `running`. A session whose record cannot be read is kept and reported through `onRepair`.
+   * `running`. A session whose journal cannot be read is kept and reported through `onRepair`.
    * A folder without a record (a session that never saved one) is aged by the folder's mtime.
    */
   async prune(options: PruneOptions): Promise<string[]> {
     if (options.maxAgeMs === undefined && options.maxSessions === undefined) return [];
     const sessions: { sessionId: string; updatedAt: number; status?: string }[] = [];
-    for (const sessionId of await this.sessionIds()) {
+    for (const sessionId of await sessionIds(this.dir)) {
       try {
-        const record = await this.load(sessionId);
-        const updatedAt = record?.updatedAt ?? (await stat(this.folderOf(sessionId))).mtimeMs;
+        const record = await this.summary(sessionId);
+        const updatedAt = record?.updatedAt ?? (await stat(folderOf(this.dir, sessionId))).mtimeMs;
         sessions.push({ sessionId, updatedAt, status: record?.status });
       } catch (e) {
-        this.onRepair(join(this.folderOf(sessionId), RECORD), `kept by retention: ${(e as Error).message}`);
+        this.onRepair(join(folderOf(this.dir, sessionId), JOURNAL), `kept by retention: ${(e as Error).message}`);
       }
     }
     const running = new Set(sessions.filter((s) => s.status === 'running').map((s) => s.sessionId));
@@ -240,133 +256,132 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
   }
 
   private async isHeld(sessionId: string): Promise<boolean> {
-    const owner = await readOwner(join(this.folderOf(sessionId), LOCK)).catch(() => 'unreadable' as const);
+    const owner = await readOwner(join(folderOf(this.dir, sessionId), LOCK)).catch(() => 'unreadable' as const);
     return owner === 'unreadable' || (owner !== undefined && ownerState(owner) !== 'dead');
   }
 
   /**
-   * Runs `fn` on the session's record and ledger view, under the session's record mutex: the
-   * cached one of a held session (read on first use), else one read from the files for this call.
-   * A call that fails drops the cached view (the next one reads the files again).
+   * The record of a session for `list`/`prune`: the folded one of a held session, else the
+   * `record.json` snapshot when it names the journal's current size, else the journal folded.
    */
-  private withLedger<T>(sessionId: string, fn: (ledger: SessionLedgerFile) => Promise<T>): Promise<T> {
-    const folder = this.folderOf(sessionId);
-    return this.serial(`r:${sessionId}`, async () => {
-      const held = this.held.has(sessionId);
-      let ledger = held ? this.ledgers.get(sessionId) : undefined;
-      if (ledger) {
-        // Most recently used last, so eviction drops the ones used longest ago.
-        this.ledgers.delete(sessionId);
-        this.ledgers.set(sessionId, ledger);
-      } else {
-        const hooks = {
-          foreignOwner: async () => {
-            const owner = await readOwner(join(folder, LOCK)).catch(() => undefined);
-            return owner !== undefined && ownerState(owner) === 'live';
-          },
-          onRepair: this.onRepair,
-        };
-        ledger = await SessionLedgerFile.read(join(folder, RECORD), join(folder, LEDGER), sessionId, hooks, held);
-        if (held) {
-          this.ledgers.set(sessionId, ledger);
-          if (this.ledgers.size > this.maxOpenLogs) this.evictLedgers();
+  private async summary(sessionId: string): Promise<SessionRecord | undefined> {
+    const folder = folderOf(this.dir, sessionId);
+    if (!this.held.has(sessionId)) {
+      const snap = await readSnapshot(join(folder, SNAPSHOT));
+      if (snap) {
+        const size = await stat(join(folder, JOURNAL)).then((st) => st.size, () => -1);
+        if (size === snap.journalSize) return snap.record ?? undefined;
+      }
+    }
+    return this.load(sessionId);
+  }
+
+  /** Writes the `record.json` snapshot of a held session (best effort: it is only a shortcut for `list`). */
+  private snapshot(sessionId: string): void {
+    const j = this.journals.get(sessionId);
+    if (!j || !this.held.has(sessionId) || j.written === 0) return;
+    writeSnapshot(join(folderOf(this.dir, sessionId), SNAPSHOT), { journalSize: j.written, record: j.fold.record ?? null });
+  }
+
+  /**
+   * The session's journal, up to date (call under the session's mutex): a held one as this
+   * instance wrote it (read once, the file opened for appends), another one refreshed from the file.
+   */
+  private async view(sessionId: string): Promise<SessionJournalFile> {
+    const j = this.journalOf(sessionId);
+    const held = this.held.has(sessionId);
+    if (!held || !j.isLoaded) await j.refresh(held);
+    return j;
+  }
+
+  /**
+   * Writes the buffered envelopes and `text` (call under the session's mutex). Held: through its
+   * fd (the caller then awaits `durable` outside the mutex, so concurrent writes share a sync).
+   * Not held: through a file opened for the call, synced before it is closed when `sync`.
+   */
+  private async commit(sessionId: string, j: SessionJournalFile, text: string, sync: boolean): Promise<void> {
+    if (text === '' && !j.hasPending && !(sync && j.unsynced)) return;
+    if (this.held.has(sessionId)) {
+      if (j.fd === undefined) {
+        try {
+          j.fd = openSync(j.file, 'a'); // opened at the first write: a session that writes nothing leaves no file
+        } catch (e) {
+          throw storeError(j.file, `cannot open the journal of session '${sessionId}'`, e);
         }
       }
-      try {
-        return await fn(ledger);
-      } catch (e) {
-        if (this.ledgers.get(sessionId) === ledger) this.ledgers.delete(sessionId);
-        await ledger.close();
-        throw e;
-      } finally {
-        if (this.ledgers.get(sessionId) !== ledger) await ledger.close();
-      }
-    });
-  }
-
-  /** Forgets the session's cached view and closes its `ledger.jsonl` (call under the record mutex). */
-  private async dropLedger(sessionId: string): Promise<void> {
-    const ledger = this.ledgers.get(sessionId);
-    this.ledgers.delete(sessionId);
-    await ledger?.close();
-  }
-
-  /** Drops the views used longest ago beyond `maxOpenLogs` (not one in use: its mutex is busy). */
-  private evictLedgers(): void {
-    for (const [id, ledger] of this.ledgers) {
-      if (this.ledgers.size <= this.maxOpenLogs) return;
-      if (this.queues.has(`r:${id}`)) continue;
-      this.ledgers.delete(id);
-      void ledger.close();
+      return j.write(j.fd, text);
     }
-  }
-
-  /** One page of the log, under the session's mutex; `refresh` looks at the file for other writers' appends first. */
-  private async page(sessionId: string, afterSeq: number, limit: number, refresh: boolean): Promise<SessionEvent[]> {
-    const log = this.logOf(sessionId);
-    return this.serial(`l:${sessionId}`, async () => {
-      if (refresh || !log.isLoaded) await log.refresh();
-      return log.read(afterSeq, limit);
-    });
-  }
-
-  /** The session ids that have a folder in `dir`. */
-  private async sessionIds(): Promise<string[]> {
-    let entries;
+    const folder = folderOf(this.dir, sessionId);
+    let fd: number;
     try {
-      entries = await readdir(this.dir, { withFileTypes: true });
+      if (mkdirSync(folder, { recursive: true }) !== undefined) j.newNames.push(dirname(folder));
+      fd = openSync(j.file, 'a');
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw storeError(this.dir, 'cannot list the session store', e);
+      throw storeError(j.file, `cannot open the journal of session '${sessionId}'`, e);
     }
-    const ids: string[] = [];
-    for (const entry of entries) {
-      if (!entry.isDirectory()) continue;
-      try {
-        ids.push(decodeURIComponent(entry.name));
-      } catch {
-        // Not a folder this store made (its name is not URI-encoded).
+    try {
+      const st = fstatSync(fd);
+      if (st.isFile() && st.size !== j.written) {
+        await j.refresh(false); // another instance wrote it since
+        if (fstatSync(fd).size !== j.written) throw storeError(j.file, `the journal of session '${sessionId}' is being written by another process`);
       }
+      j.catchUp();
+      if (j.written === 0) j.newNames.push(folder);
+      j.write(fd, text);
+      if (sync) await j.durable(fd);
+    } finally {
+      closeSync(fd);
     }
-    return ids;
   }
 
-  private folderOf(sessionId: string): string {
-    if (sessionId === '' || sessionId === '.' || sessionId === '..') {
-      throw new AgentRxError('store_error', `invalid session id ${JSON.stringify(sessionId)} for the file store in ${this.dir}`, { sessionId });
-    }
-    return join(this.dir, encodeURIComponent(sessionId));
+  /** Resolves once everything written to a held session's journal is durable (shared sync). */
+  private async whenDurable(sessionId: string, j: SessionJournalFile): Promise<void> {
+    if (this.held.has(sessionId)) {
+      if (j.fd !== undefined) await j.durable(j.fd);
+    } else if (j.unsynced) await this.serial(sessionId, () => this.commit(sessionId, j, '', true));
   }
 
-  private logOf(sessionId: string): SessionLogFile {
-    let log = this.logs.get(sessionId);
-    if (log) {
+  private closeFd(j: SessionJournalFile | undefined): void {
+    if (j?.fd === undefined) return;
+    const fd = j.fd;
+    j.fd = undefined;
+    closeSync(fd);
+  }
+
+  private journalOf(sessionId: string): SessionJournalFile {
+    let j = this.journals.get(sessionId);
+    if (j) {
       // Most recently used last, so eviction drops the idle ones used longest ago.
-      this.logs.delete(sessionId);
-      this.logs.set(sessionId, log);
-      return log;
+      this.journals.delete(sessionId);
+      this.journals.set(sessionId, j);
+      return j;
     }
-    const file = join(this.folderOf(sessionId), LOG);
-    log = new SessionLogFile(file, {
+    const folder = folderOf(this.dir, sessionId);
+    const hooks = {
       foreignOwner: async () => {
-        const owner = await readOwner(join(this.folderOf(sessionId), LOCK)).catch(() => undefined);
+        const owner = await readOwner(join(folder, LOCK)).catch(() => undefined);
         return owner !== undefined && ownerState(owner) === 'live';
       },
       onRepair: this.onRepair,
-    }, this.bufferBytes);
-    this.logs.set(sessionId, log);
-    if (this.logs.size > this.maxOpenLogs) this.evict();
-    return log;
+    };
+    j = new SessionJournalFile(join(folder, JOURNAL), sessionId, hooks, this.io, this.bufferBytes);
+    this.journals.set(sessionId, j);
+    if (this.journals.size > this.maxOpenLogs) this.evict();
+    return j;
   }
 
+  /** Drops the idle journals used longest ago beyond `maxOpenLogs` (a held one is read again on use). */
   private evict(): void {
-    for (const [id, log] of this.logs) {
-      if (this.logs.size <= this.maxOpenLogs) return;
-      if (!log.hasPending && !log.appended.observed && !this.queues.has(`l:${id}`)) this.logs.delete(id);
+    for (const [id, j] of this.journals) {
+      if (this.journals.size <= this.maxOpenLogs) return;
+      // Not one whose new folders wait for their first sync (a new view would not know them).
+      if (j.busy || j.newNames.length > 0 || j.appended.observed || this.queues.has(id)) continue;
+      this.closeFd(j);
+      this.journals.delete(id);
     }
   }
 
-  /** Runs `fn` after every earlier call with the same key (one session's log, or its record). */
+  /** Runs `fn` after every earlier call on the same session. */
   private serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const before = this.queues.get(key) ?? Promise.resolve();
     const run = before.then(fn, fn);

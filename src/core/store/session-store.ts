@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { AgentRxError } from '../errors.js';
 import type { SessionEvent } from '../events/session-event.js';
 import type { RawEvent } from '../model.js';
 import type { LedgerEntry, LedgerState } from '../tools/tool-ledger.js';
@@ -33,9 +34,26 @@ export interface SessionRecord {
   readonly error?: { readonly code: string; readonly message: string };
 }
 
+/** How a write becomes durable. */
+export interface WriteOptions {
+  /**
+   * False: the write may become durable only with the session's next synced write (a crash
+   * before that may lose it, never tear it). Default true: durable when the call resolves.
+   */
+  readonly sync?: boolean;
+}
+
 /** A session taken by one process: released when the session closes. */
 export interface StoreLease {
   release(): Promise<void>;
+  /**
+   * Resolves (never rejects) with a `store_error` once this process is known to have lost the
+   * session: another owner took it over, or the lease could not be renewed within its expiry.
+   * Never settles while held or after `release`. From then on every write of this process for the
+   * session is refused; the Session stops without further writes and reports the error. Absent
+   * for engines whose leases cannot be lost to another live owner (memory, files).
+   */
+  readonly lost?: Promise<AgentRxError>;
 }
 
 /**
@@ -43,6 +61,10 @@ export interface StoreLease {
  * `seq` is the log's own offset (1-based, gap-free). One contract, several engines (memory, files,
  * later Redis); `test/core/store/session-store.conformance.ts` holds what every engine must do.
  * Every failure is an AgentRxError `store_error` naming the session (and the file, for files).
+ *
+ * Ordering: the writes of one session (`save`, `transition`, `append`) take effect in call order,
+ * and a synced write (`flush`, or `save`/`transition` without `sync: false`) makes every earlier
+ * write of that session durable too. So a caller that appends, then transitions, needs one sync.
  */
 export const SessionStore = Symbol('SessionStore');
 
@@ -55,7 +77,7 @@ export interface SessionStore {
   /** The record, or undefined if there is none. A record that cannot be read is a `store_error`, never "none". */
   load(sessionId: string): Promise<SessionRecord | undefined>;
   /** Writes the whole record atomically (its ledger included). */
-  save(record: SessionRecord): Promise<void>;
+  save(record: SessionRecord, options?: WriteOptions): Promise<void>;
   /** Removes the record and the log. */
   delete(sessionId: string): Promise<void>;
   /** Every record, newest `updatedAt` first. */
@@ -63,10 +85,10 @@ export interface SessionStore {
   /**
    * Compare-and-set of one ledger entry: writes `entry` only if the entry for `entry.toolUseId` is
    * now in state `expected` (undefined: absent). Returns false, changing nothing, otherwise.
-   * Durable when it resolves, except a transition to `posted`, which an engine may make durable
-   * with its next sync: a crash that loses it only makes a resume re-post the recorded result.
+   * Callers pass `sync: false` where losing the write is harmless: `posted` (a resume re-posts the
+   * recorded result) and the `executing` entry of an idempotent tool (a resume may re-run it).
    */
-  transition(sessionId: string, expected: LedgerState | undefined, entry: LedgerEntry): Promise<boolean>;
+  transition(sessionId: string, expected: LedgerState | undefined, entry: LedgerEntry, options?: WriteOptions): Promise<boolean>;
   /**
    * Appends envelopes to the log, idempotent by `seq`: an envelope whose `seq` the log already
    * holds is skipped; one that would leave a gap (`seq` > last + 1) is a `store_error`. Durable

@@ -5,6 +5,7 @@ import type { ToolResult, ToolUse } from '../model.js';
 import { isToolOutcome, type ToolHandler } from '../plugin/tool-handler.js';
 import type { ToolLedger } from './tool-ledger.js';
 import { abortReason, messageOf } from '../util/async.js';
+import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/json-depth.js';
 
 /** Per-batch settings and hooks of a dispatch. */
 export interface DispatchOptions {
@@ -22,8 +23,8 @@ export interface DispatchOptions {
 
 /**
  * Runs custom tool uses locally, at most once per tool-use id: bounded concurrency, results in
- * call order, every failure (unknown tool, undecodable or invalid input, throw, rejection,
- * timeout, malformed return) an `is_error` result. Throws only `cancelled` when the session
+ * call order, every failure (unknown tool, undecodable, too deeply nested or invalid input,
+ * throw, rejection, timeout, malformed return) an `is_error` result. Throws only `cancelled` when the session
  * signal fires.
  */
 export class ToolDispatcher {
@@ -36,6 +37,11 @@ export class ToolDispatcher {
   /** Names of the available tools. */
   get names(): string[] {
     return [...this.byName.keys()];
+  }
+
+  /** True when `name` is a tool declared idempotent (running it twice is harmless). */
+  isIdempotent(name: string): boolean {
+    return this.byName.get(name)?.idempotent === true;
   }
 
   async dispatch(toolUses: readonly ToolUse[], opts: DispatchOptions): Promise<ToolResult[]> {
@@ -94,6 +100,11 @@ export class ToolDispatcher {
     }
     if (use.inputError !== undefined) {
       return errorResult(use, `invalid arguments for tool '${use.name}': ${use.inputError}`);
+    }
+    // Transformation and validation walk the input recursively: a host's input nested thousands
+    // of levels deep would overflow the stack there (and wherever it is serialized).
+    if (jsonDepthExceeds(use.input, MAX_JSON_DEPTH)) {
+      return errorResult(use, `invalid arguments for tool '${use.name}': the input is nested deeper than ${MAX_JSON_DEPTH} levels`);
     }
     let input: object;
     try {
@@ -170,7 +181,8 @@ function toResult(use: ToolUse, out: unknown): ToolResult {
   if (typeof out === 'number' || typeof out === 'boolean' || (typeof out === 'object' && out !== null)) {
     try {
       const content = JSON.stringify(out);
-      if (typeof content === 'string') return { toolUseId: use.id, content, isError: false };
+      // `json`: consumers get the value back (`onToolResult`), not only the text the model reads.
+      if (typeof content === 'string') return { toolUseId: use.id, content, isError: false, json: true };
     } catch (e) {
       return errorResult(use, `tool '${use.name}' returned a value that is not JSON-serializable: ${messageOf(e)}`);
     }

@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { AgentCoreRecordedRequest } from '../agentcore-emulator.js';
-import { exceptionFrame } from './frames.js';
+import { exceptionFrame, malformedHeaderFrame, rawFrame, withBadChecksum } from './frames.js';
 import type { AgentCoreFault } from './script.js';
 
 /**
@@ -31,11 +31,11 @@ export class InvokeWriter {
 
   /**
    * Writes the frames of a turn, applying its stalls (in `afterFrames` order) and its ending
-   * fault (`exception` or `truncate`), if any. Resolves true when the invoke completed.
+   * fault (`exception`, `truncate` or `corrupt`), if any. Resolves true when the invoke completed.
    */
   async play(res: ServerResponse, record: AgentCoreRecordedRequest, frames: readonly Uint8Array[], faults: readonly AgentCoreFault[]): Promise<boolean> {
     const stalls = faults.filter((f): f is Extract<AgentCoreFault, { kind: 'stall' }> => f.kind === 'stall').sort((a, b) => a.afterFrames - b.afterFrames);
-    const end = faults.find((f): f is Extract<AgentCoreFault, { kind: 'exception' | 'truncate' }> => f.kind === 'exception' || f.kind === 'truncate');
+    const end = faults.find((f): f is Extract<AgentCoreFault, { kind: 'exception' | 'truncate' | 'corrupt' }> => f.kind === 'exception' || f.kind === 'truncate' || f.kind === 'corrupt');
     const clamp = (n: number): number => Math.max(0, Math.min(n, frames.length));
     const endAt = end ? clamp(end.afterFrames) : frames.length;
     let pos = 0;
@@ -78,6 +78,21 @@ export class InvokeWriter {
       if (!(await sendUpTo(endAt, false))) return false;
       record.message = end.message ?? 'Emulated exception';
       const ok = await this.write(res, record, [exceptionFrame(end.exceptionType ?? 'internalServerException', { message: record.message })], 1, pos);
+      if (ok) res.end();
+      return false;
+    }
+    if (end.kind === 'corrupt') {
+      if (!(await sendUpTo(endAt, false))) return false;
+      record.message = `Emulated damaged frame (${end.damage})`;
+      const damaged =
+        end.damage === 'checksum'
+          ? withBadChecksum(frames[Math.min(endAt, frames.length - 1)]!)
+          : end.damage === 'headers'
+            ? malformedHeaderFrame()
+            : end.damage === 'payload'
+            ? rawFrame('event', 'contentBlockDelta', end.body ?? '{"contentBlockIndex":0,"delta":{"text":"cut')
+            : rawFrame('exception', end.exceptionType ?? 'internalServerException', end.body ?? 'upstream model failed: no JSON here');
+      const ok = await this.write(res, record, [damaged], 1, pos);
       if (ok) res.end();
       return false;
     }

@@ -65,7 +65,17 @@ export type AgentCoreFault =
    * socket stays open, until `release(n)` (the stream goes on) or `close()`. An invoke may stall
    * several times (one fault per stall), before an `exception` or `truncate` fault if any.
    */
-  | { readonly kind: 'stall'; readonly afterFrames: number; readonly midFrame?: boolean };
+  | { readonly kind: 'stall'; readonly afterFrames: number; readonly midFrame?: boolean }
+  /**
+   * `afterFrames` frames, then one damaged frame, then the end of the response (the invoke is not
+   * committed): `checksum` sends the next scripted frame with a wrong message CRC; `headers` a
+   * frame with right checksums whose header block is malformed (a string header longer than the
+   * block); `payload` an
+   * `event` frame (`:event-type` `contentBlockDelta`) whose payload is `body` (default: not
+   * JSON); `exception_body` an `exception` frame of `exceptionType` (default
+   * `internalServerException`) whose body is `body` (default: plain text, not JSON).
+   */
+  | { readonly kind: 'corrupt'; readonly afterFrames: number; readonly damage: 'checksum' | 'headers' | 'payload' | 'exception_body'; readonly exceptionType?: string; readonly body?: string };
 
 /** Faults by 0-based invoke index. */
 export type AgentCoreFaultPlan = Readonly<Record<number, AgentCoreFault | readonly AgentCoreFault[]>>;

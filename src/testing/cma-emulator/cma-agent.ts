@@ -198,7 +198,7 @@ export class CmaScriptedAgent {
       if (t.ask) {
         askIds.push(use['id'] as string);
         s.asks.set(use['id'] as string, t.result ?? 'ok');
-      } else broadcast(state.stamp({ type: 'agent.tool_result', tool_use_id: use['id'], content: [{ type: 'text', text: t.result ?? 'ok' }], is_error: false }));
+      } else broadcast(state.stamp(hostResult(use, t.mcpServer !== undefined, t.result ?? 'ok')));
     }
     const toolIds: string[] = [];
     for (const t of turn.toolUses ?? []) {
@@ -260,4 +260,10 @@ function splitText(text: string): string[] {
   const words = text.match(/\s*\S+\s*/g);
   if (!words || words.join('') !== text) return text === '' ? [] : [text];
   return words;
+}
+
+/** The host's result of a tool it ran: `agent.tool_result`, or `agent.mcp_tool_result` for an MCP tool (as the API sends them). */
+function hostResult(use: Record<string, unknown>, mcp: boolean, text: string): Record<string, unknown> {
+  const content = [{ type: 'text', text }];
+  return mcp ? { type: 'agent.mcp_tool_result', mcp_tool_use_id: use['id'], content, is_error: false } : { type: 'agent.tool_result', tool_use_id: use['id'], content, is_error: false };
 }

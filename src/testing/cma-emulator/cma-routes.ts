@@ -89,6 +89,11 @@ export class CmaRoutes {
       if (!resource) throw new HttpError(404, 'not_found_error', `${kind} ${id ?? ''} not found`);
       if (sub === undefined && method === 'GET') return sendJson(res, 200, resource);
       if (sub === 'archive' && method === 'POST') {
+        const fault = state.faults.archiveFaults?.[collection]?.[state.counters.archives[collection]++];
+        if (fault) {
+          sendStatusFault(res, fault);
+          return;
+        }
         if (resource['archived_at'] === null) resource['archived_at'] = state.now();
         state.changed();
         return sendJson(res, 200, resource);

@@ -92,6 +92,12 @@ export interface CmaFaultPlan {
   readonly stallAfter?: number;
   /** Write a frame whose data is not JSON right before event frame `n`. */
   readonly malformedFrameBefore?: number;
+  /**
+   * Right before event frame `before`, start a frame (`event: message`, `data: ` and `bytes` of
+   * JSON-ish text) that never ends: no line break, no blank line. Then write nothing more on that
+   * stream (no heartbeats either) and keep it open, as a broken or hostile server would.
+   */
+  readonly unboundedFrame?: { readonly before: number; readonly bytes: number };
   /** On every attach after a session's first (every attach of a seeded session), re-send its last `n` history events first (duplicates). */
   readonly duplicateOnReattach?: number;
   /** 0-based script-turn indexes whose first `requires_action` names only the first custom tool use (the rest are re-asked after its result: a split batch). */
@@ -104,6 +110,8 @@ export interface CmaFaultPlan {
   readonly sendFaults?: Readonly<Record<number, CmaPostFault>>;
   /** By 0-based index of create requests per collection. */
   readonly createFaults?: { readonly sessions?: Readonly<Record<number, CmaPostFault>>; readonly agents?: Readonly<Record<number, CmaPostFault>>; readonly environments?: Readonly<Record<number, CmaPostFault>> };
+  /** By 0-based index of archive requests per collection (`POST /v1/{agents|environments}/{id}/archive`): answered without archiving. */
+  readonly archiveFaults?: { readonly agents?: Readonly<Record<number, CmaGetFault>>; readonly environments?: Readonly<Record<number, CmaGetFault>> };
   /** By 0-based index of stream requests. */
   readonly streamFaults?: Readonly<Record<number, CmaGetFault>>;
   /** By 0-based index of `GET /v1/sessions/{id}/events` (list) requests. */

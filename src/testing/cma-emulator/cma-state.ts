@@ -107,7 +107,7 @@ export class CmaEmulatorState {
   /** Turns consumed in order, one per turn any session starts. */
   readonly script: readonly CmaScriptTurn[];
   readonly faults: CmaFaultPlan;
-  readonly counters = { event: 0, resource: 0, clock: 0, frame: 0, turn: 0, sends: 0, streams: 0, lists: 0, creates: { sessions: 0, agents: 0, environments: 0 } };
+  readonly counters = { event: 0, resource: 0, clock: 0, frame: 0, turn: 0, sends: 0, streams: 0, lists: 0, creates: { sessions: 0, agents: 0, environments: 0 }, archives: { agents: 0, environments: 0 } };
   private readonly changes = new EventEmitter();
 
   constructor(script: readonly CmaScriptTurn[], faults: CmaFaultPlan) {

@@ -12,6 +12,7 @@ export class CmaStreams {
   private readonly usedDrops = new Set<number>();
   private stallUsed = false;
   private malformedUsed = false;
+  private unboundedUsed = false;
 
   /** @param heartbeatMs Heartbeat comment interval on open streams, ms (0 = none). */
   constructor(
@@ -92,6 +93,26 @@ export class CmaStreams {
     if (fault) this.state.changed();
   }
 
+  /**
+   * The `unboundedFrame` fault: the stream stops being live (like a stall), then a frame opening
+   * and `bytes` of data without any line break are written in 16 KiB slices, each after the last
+   * one drained (a client that gave up and closed the connection ends it early).
+   */
+  private writeUnbounded(stream: Stream, bytes: number): void {
+    stream.live = false;
+    clearInterval(stream.heartbeat);
+    this.state.changed();
+    const slice = 'x'.repeat(16 * 1024);
+    let left = bytes;
+    const next = (): void => {
+      if (left <= 0 || stream.res.writableEnded || stream.res.destroyed) return;
+      const text = left >= slice.length ? slice : slice.slice(0, left);
+      left -= text.length;
+      this.writeRaw(stream, text, next);
+    };
+    this.writeRaw(stream, 'event: message\ndata: {"type":"agent.message","content":"', next);
+  }
+
   /** The fault (if any) due after event frame `n`; each fires once. */
   private frameFault(n: number): 'error' | 'close' | 'stall' | undefined {
     const faults = this.state.faults;
@@ -120,6 +141,12 @@ export class CmaStreams {
     if (this.state.faults.malformedFrameBefore === n && !this.malformedUsed) {
       this.malformedUsed = true;
       this.writeRaw(stream, 'event: message\ndata: {"type": "agent.message", this is not json\n\n');
+    }
+    const unbounded = this.state.faults.unboundedFrame;
+    if (unbounded?.before === n && !this.unboundedUsed) {
+      this.unboundedUsed = true;
+      this.writeUnbounded(stream, unbounded.bytes);
+      return;
     }
     this.writeWithFault(stream, frame(event), this.frameFault(n));
   }

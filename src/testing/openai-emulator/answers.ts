@@ -17,6 +17,8 @@ export interface Answer {
   readonly calls: readonly { id: string; name: string; arguments: string }[];
   readonly finishReason: string;
   readonly usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  /** `choices: []` instead of the answer (see `EmulatorTurn.noChoices`). */
+  readonly noChoices: boolean;
 }
 
 /** The answer to completion request `completion` (default call ids `call_e<completion>_<i>`). */
@@ -38,6 +40,7 @@ export function buildAnswer(turn: EmulatorTurn, completion: number, request: Jso
     calls,
     finishReason: turn.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop'),
     usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    noChoices: turn.noChoices === true,
   };
 }
 
@@ -52,7 +55,7 @@ export function completionBody(a: Answer): Json {
     object: 'chat.completion',
     created: a.created,
     model: a.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: a.finishReason }],
+    choices: a.noChoices ? [] : [{ index: 0, message, logprobs: null, finish_reason: a.finishReason }],
     usage: a.usage,
     system_fingerprint: 'fp_emulator',
   };
@@ -69,7 +72,12 @@ export function buildChunks(a: Answer, quirks: EmulatorQuirks, includeUsage: boo
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
     ...(includeUsage ? { usage: null } : {}),
   });
-  const out: Json[] = [chunk({ role: 'assistant', content: '', refusal: null })];
+  const out: Json[] = [];
+  if (a.noChoices) {
+    if (includeUsage) out.push({ id: a.id, object: 'chat.completion.chunk', created: a.created, model: a.model, system_fingerprint: 'fp_emulator', choices: [], usage: a.usage });
+    return out;
+  }
+  out.push(chunk({ role: 'assistant', content: '', refusal: null }));
   for (const piece of splitText(a.text ?? '')) out.push(chunk({ content: piece }));
 
   const perCall = a.calls.map((c, index) => {

@@ -6,7 +6,11 @@
 
 /** One tool call of a scripted turn. `arguments` as a string is sent verbatim (may be invalid JSON). */
 export interface EmulatorToolCall {
-  /** Default `call_e<completion>_<i>`. */
+  /**
+   * Default `call_e<completion>_<i>`. Any id may be scripted, one used before or by another call
+   * of the same turn included (servers that reuse ids); the request validation then pairs each
+   * `tool` message with one call of that id, in order.
+   */
   readonly id?: string;
   readonly name: string;
   readonly arguments: Readonly<Record<string, unknown>> | string;
@@ -22,6 +26,11 @@ export interface EmulatorTurn {
   readonly finishReason?: string;
   /** Default: a deterministic estimate (characters / 4). */
   readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number };
+  /**
+   * Answer with `choices: []` (a server that produced no answer): the body's choices are empty;
+   * streamed, no chunk carries a choice (only the usage chunk, when asked), then `[DONE]`.
+   */
+  readonly noChoices?: boolean;
 }
 
 /** Wire quirks of real OpenAI-compatible servers (streaming unless noted). */
@@ -49,7 +58,18 @@ export type EmulatorFault =
   /** Stream `afterChunks` chunks, then a `data:` line that is not JSON, then the rest. */
   | { readonly kind: 'malformed_chunk'; readonly afterChunks: number }
   /** Serve this request with these quirks. */
-  | ({ readonly kind: 'quirks' } & EmulatorQuirks);
+  | ({ readonly kind: 'quirks' } & EmulatorQuirks)
+  /**
+   * Answer with this status (default 200), content type and body, verbatim, whatever was asked
+   * (e.g. the HTML page of a web UI or a proxy at a wrong base URL); the turn is not consumed.
+   */
+  | { readonly kind: 'body'; readonly status?: number; readonly contentType: string; readonly body: string }
+  /**
+   * Stream `afterChunks` chunks, then start a `data:` line of `bytes` bytes that never ends (no
+   * line break, no blank line) and keep the socket open, writing nothing more (until the client
+   * leaves or `close()`). The turn is not consumed.
+   */
+  | { readonly kind: 'unbounded_frame'; readonly afterChunks: number; readonly bytes: number };
 
 /**
  * Faults per 0-based index of chat-completion requests (other endpoints don't count): an object

@@ -1,7 +1,8 @@
 /**
  * Request validation of the chat emulator, with OpenAI's semantics and error messages: a model,
  * non-empty messages of known roles, well-formed tools, and every assistant `tool_call` id
- * answered by exactly one `tool` message before the next non-tool message.
+ * answered by exactly one `tool` message before the next non-tool message (an id that two calls
+ * of one message share needs two).
  */
 
 type Json = Record<string, unknown>;
@@ -24,7 +25,7 @@ export function validateCompletionRequest(body: unknown): { message: string; par
       }
     }
   }
-  let pending: string[] = [];
+  const pending: string[] = [];
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as unknown;
     if (!isMap(m) || typeof m['role'] !== 'string' || !ROLES.has(m['role'])) {
@@ -42,7 +43,8 @@ export function validateCompletionRequest(body: unknown): { message: string; par
       if (typeof m['content'] !== 'string' && !Array.isArray(m['content'])) {
         return { message: `Invalid type for 'messages[${i}].content': expected a string.`, param: `messages.[${i}].content` };
       }
-      pending = pending.filter((p) => p !== id);
+      // One answer per call: a server that reused an id within the batch gets one per copy.
+      pending.splice(pending.indexOf(id), 1);
       continue;
     }
     if (pending.length > 0) {

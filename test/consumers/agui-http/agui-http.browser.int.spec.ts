@@ -1,14 +1,13 @@
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { demoToolsModule } from '../../../src/plugins/tools/tools.module.js';
+import { CHROMIUM, describeWith } from '../../support/system-program.js';
 import { startStack, type Stack } from './agui-http.fixtures.js';
 
-/** Debian's Chromium; CI installs it (`apt-get install chromium`). Never downloaded by the test. */
-const CHROMIUM = '/usr/bin/chromium';
+// Debian's Chromium (CHROMIUM.path); `.ci/run` installs it. Never downloaded by the test.
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -28,7 +27,7 @@ const SCREENSHOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..
 const PROMPT = 'what is (17 + 25) * 3';
 const FOLLOW_UP = 'and what is 2 + 2?';
 
-describe('the AG-UI chat page in headless Chromium', () => {
+describeWith(CHROMIUM, 'the AG-UI chat page in headless Chromium', () => {
   let stack: Stack | undefined;
   let context: BrowserContext | undefined;
   let profile: string | undefined;
@@ -40,13 +39,10 @@ describe('the AG-UI chat page in headless Chromium', () => {
 
   describe('when a prompt that needs a tool is sent from the page', () => {
     it('should stream the answer, show the tool call with its arguments and result, continue the thread, and save a screenshot', async () => {
-      if (!existsSync(CHROMIUM)) {
-        throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser test; it is never downloaded`);
-      }
       stack = await startStack({ demo: true, modules: [demoToolsModule] });
       profile = await mkdtemp(join(tmpdir(), 'agentrx-chromium-'));
       // launchPersistentContext passes the fresh profile as --user-data-dir.
-      context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 960, height: 800 } });
+      context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM.path, headless: true, args: CHROMIUM_ARGS, viewport: { width: 960, height: 800 } });
       const page = context.pages()[0] ?? (await context.newPage());
       const problems: string[] = [];
       page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));

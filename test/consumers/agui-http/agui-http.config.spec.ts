@@ -21,6 +21,13 @@ describe('resolveAgUiHttpOptions', () => {
         maxThreads: 1_000,
         page: true,
         basePath: '',
+        allowedHosts: [],
+        trustProxy: false,
+        bodyIdleTimeoutMs: 10_000,
+        bodyTimeoutMs: 30_000,
+        corsAllowHeaders: [],
+        corsMaxAgeSeconds: 600,
+        maxRunsPerClient: 8,
       });
       expect(o.token).toBeUndefined();
     });

@@ -14,7 +14,10 @@ describe('parseRunAgentInput', () => {
           { id: 's', role: 'system', content: 'late system note' },
         ],
       });
-      expect(r).toEqual({ ok: true, request: { threadId: 't', runId: 'r', text: 'second', messageId: 'u2' } });
+      expect(r).toEqual({
+        ok: true,
+        request: { threadId: 't', runId: 'r', text: 'second', messageId: 'u2', history: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'reply' }], context: [] },
+      });
     });
 
     it('should join the text parts of content-part messages and skip other parts', () => {

@@ -43,7 +43,7 @@ const EVERY_TYPE: AgUiEvent[] = [
   { type: 'TOOL_CALL_ARGS', toolCallId: 'c1', delta: '{"q":"x"}', timestamp: 7 },
   { type: 'TOOL_CALL_END', toolCallId: 'c1', timestamp: 8 },
   { type: 'TOOL_CALL_RESULT', messageId: 'c1:result', toolCallId: 'c1', content: 'found', role: 'tool', rawEvent: toolResult, timestamp: 9 },
-  { type: 'STATE_SNAPSHOT', snapshot: { turn: 1, terminal: 'requires_action', usage: { inputTokens: 3, outputTokens: 2 } }, timestamp: 10 },
+  { type: 'CUSTOM', name: 'agentrx.turn_end', value: { turn: 1, terminal: 'requires_action', usage: { inputTokens: 3, outputTokens: 2 } }, timestamp: 10 },
   { type: 'RAW', event: { type: 'host.event', n: 1 }, source: 'local', timestamp: 11 },
   { type: 'CUSTOM', name: 'agentrx.reconnecting', value: { attempt: 1 }, timestamp: 12 },
   { type: 'STEP_FINISHED', stepName: 'plan', timestamp: 13 },

@@ -98,9 +98,9 @@ describe('AgUiThreads (over HTTP)', () => {
       expect(stack.server.handler.threadCount).toBe(0);
     });
 
-    it('should cancel a run whose tools already ran (mid model call), and start a new session for the thread next time', async () => {
+    it('should cancel a run whose tools already ran (mid model call), and continue the thread’s stored conversation next time', async () => {
       stack = await startStack({
-        script: [{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }, { text: 'fresh start' }],
+        script: [{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }, { text: 'The echo said X.' }, { text: 'picked up' }],
         faults: { 1: { kind: 'hang' } },
         tools: [EchoToolHandler, AddToolHandler],
       });
@@ -110,9 +110,17 @@ describe('AgUiThreads (over HTTP)', () => {
       expect((await stack.emulator.waitForClose(1)).clientAborted).toBe(true);
       await stack.sessions[0]!.session.closed;
 
-      const next = await postJson(stack.endpoint, runInput({ threadId: 'tools-gone', runId: 'r2' }));
+      const next = await postJson(stack.endpoint, runInput({ threadId: 'tools-gone', runId: 'r2' }, 'and now?'));
       expect(sseEvents(next.text).map((e) => e.type).at(-1)).toBe('RUN_FINISHED');
       expect(stack.sessions).toHaveLength(2);
+      // The new session resumed the stored one: it first finished the interrupted turn (the model
+      // answers the tool result), then sent the new message; the model's last request holds it all.
+      const last = stack.emulator.requests.filter((r) => r.completion !== undefined).at(-1)!;
+      const messages = (last.body as { messages: { role: string; content?: string; tool_call_id?: string }[] }).messages;
+      expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+      expect(messages[2]!.tool_call_id).toBe('c1');
+      expect(messages[3]!.content).toBe('The echo said X.');
+      expect(messages.at(-1)!.content).toBe('and now?');
     });
   });
 

@@ -32,7 +32,7 @@ export const toolCall = (id: string, name: string, args: string): AgUiEvent[] =>
   { type: 'TOOL_CALL_ARGS', toolCallId: id, delta: args },
   { type: 'TOOL_CALL_END', toolCallId: id },
 ];
-export const snapshot = (turn: number, terminal: string, stopReason: unknown, inputTokens = 10, outputTokens = 5): AgUiEvent => ({ type: 'STATE_SNAPSHOT', snapshot: { turn, terminal, stopReason, usage: { inputTokens, outputTokens } } });
+export const snapshot = (turn: number, terminal: string, stopReason: unknown, inputTokens = 10, outputTokens = 5): AgUiEvent => ({ type: 'CUSTOM', name: 'agentrx.turn_end', value: { turn, terminal, stopReason, usage: { inputTokens, outputTokens } } });
 export const result = (id: string, content: string, rawEvent?: ToolResultEvent): AgUiEvent => ({ type: 'TOOL_CALL_RESULT', messageId: `${id}:result`, toolCallId: id, content, role: 'tool', ...(rawEvent !== undefined ? { rawEvent } : {}) });
 export const finished = (turns: number, inputTokens: number, outputTokens: number, terminal = 'end_turn', threadId = 'thread-1', runId = 'run-1'): AgUiEvent => ({
   type: 'RUN_FINISHED',

@@ -39,7 +39,7 @@ const run: AgUiEvent[] = [
   { type: 'TOOL_CALL_START', toolCallId: 'b', toolCallName: 'read_file' },
   { type: 'TOOL_CALL_ARGS', toolCallId: 'b', delta: '{"path":"nope.txt"}' },
   { type: 'TOOL_CALL_END', toolCallId: 'b' },
-  { type: 'STATE_SNAPSHOT', snapshot: { turn: 1 } },
+  { type: 'CUSTOM', name: 'agentrx.turn_end', value: { turn: 1 } },
   { type: 'TOOL_CALL_RESULT', messageId: 'a:r', toolCallId: 'a', content: '2+2 = 4', rawEvent: toolResultRaw('a', 'calculate', '2+2 = 4', false) },
   { type: 'TOOL_CALL_RESULT', messageId: 'b:r', toolCallId: 'b', content: "tool 'read_file' failed: 'nope.txt' does not exist", rawEvent: toolResultRaw('b', 'read_file', "tool 'read_file' failed: 'nope.txt' does not exist", true) },
   { type: 'TEXT_MESSAGE_START', messageId: 'm2', role: 'assistant' },
@@ -112,6 +112,20 @@ describe('TerminalConsumer', () => {
         play(new TerminalConsumer({ out: screen, env: {} }), run);
         expect(screen.text).toContain('\u001b[36m⚙\u001b[0m calculate({"expression":"2+2"}) → 2+2 = 4\n');
         expect(screen.text).toContain("\u001b[31m⚙\u001b[0m read_file({\"path\":\"nope.txt\"}) → tool 'read_file' failed");
+      });
+
+      it('should mark a host-run tool whose result is an error red', () => {
+        const screen = new Screen(true);
+        const denied: AgUiEvent[] = [
+          { type: 'RUN_STARTED', threadId: 't', runId: 'r' },
+          { type: 'TOOL_CALL_START', toolCallId: 'h', toolCallName: 'web_fetch' },
+          { type: 'TOOL_CALL_ARGS', toolCallId: 'h', delta: '{}' },
+          { type: 'TOOL_CALL_END', toolCallId: 'h' },
+          { type: 'TOOL_CALL_RESULT', messageId: 'h:result', toolCallId: 'h', content: 'denied', rawEvent: { type: 'agentrx.host_tool_result', toolUse: { id: 'h' }, result: { content: 'denied', isError: true } } },
+          { type: 'RUN_FINISHED', threadId: 't', runId: 'r', result: { terminal: 'end_turn', turns: 1 } },
+        ];
+        play(new TerminalConsumer({ out: screen, env: {} }), denied);
+        expect(screen.text).toContain('\u001b[31m⚙\u001b[0m web_fetch({}) → denied\n');
       });
 
       it('should color errors red unless NO_COLOR is set', () => {

@@ -518,6 +518,59 @@ describe('load-config', () => {
     });
   });
 
+  describe('.validateConfig with a URL that carries credentials', () => {
+    const PASSWORD = 'hunter2-URLPASS';
+
+    describe('when the URL fails validation under a non-secret key', () => {
+      it('should show the URL without its user and password, in every rendering', () => {
+        const error = thrown(() => validateConfig({ providers: { local: { ...validLocal, baseUrl: `http://admin:${PASSWORD} x@127.0.0.1:11434/v1` } } }, [localSection], {}));
+        expect(pathsOf(error)).toEqual(['providers.local.baseUrl']);
+        expect(error.message).toContain('got "http://[redacted]@127.0.0.1:11434/v1"');
+        expect(issueAt(error, 'providers.local.baseUrl')?.value).toBe('http://[redacted]@127.0.0.1:11434/v1');
+        for (const text of renderings(error)) expect(text).not.toContain(PASSWORD);
+      });
+    });
+
+    describe('when the URL is the value of any other failing key, bare or inside an array', () => {
+      it('should redact the credentials whatever the key name', () => {
+        const error = thrown(() =>
+          validateConfig({ provider: `https://me:${PASSWORD}@example.com`, providers: { mirror: [`redis://default:${PASSWORD}@127.0.0.1:6379`], cache: `me:${PASSWORD}@127.0.0.1:6379` } }, [], {}),
+        );
+        expect(pathsOf(error).sort()).toEqual(['provider', 'providers.cache', 'providers.mirror']);
+        expect(error.message).toContain('https://[redacted]@example.com');
+        expect(error.message).toContain('redis://[redacted]@127.0.0.1:6379');
+        expect(error.message).toContain('[redacted]@127.0.0.1:6379');
+        for (const text of renderings(error)) expect(text).not.toContain(PASSWORD);
+      });
+    });
+  });
+
+  describe('.validateConfig with the registered provider ids', () => {
+    describe('when the provider is none of them and another field is wrong too', () => {
+      it('should list both issues in one invalid_config, with the known ids and the closest one', () => {
+        const error = thrown(() => validateConfig({ provider: 'locl', limits: { maxTurns: 0 } }, [], {}, ['local', 'claude-managed-agents']));
+        expect(error.code).toBe('invalid_config');
+        expect(pathsOf(error)).toEqual(['limits.maxTurns', 'provider']);
+        expect(error.message).toContain('- provider: no provider plugin has this id; got "locl"; expected the id of a registered provider (did you mean "local"?); known: local, claude-managed-agents');
+      });
+    });
+
+    describe('when the provider id is malformed', () => {
+      it('should report it once, as malformed', () => {
+        const error = thrown(() => validateConfig({ provider: 'Not An Id' }, [], {}, ['local']));
+        expect(issuesOf(error)).toHaveLength(1);
+        expect(issueAt(error, 'provider')?.expected).toContain('a kebab-case provider id');
+      });
+    });
+
+    describe('when the provider is registered, or no ids are given', () => {
+      it('should accept it', () => {
+        expect(validateConfig({ provider: 'claude-managed-agents' }, [], {}, ['local', 'claude-managed-agents']).config.provider).toBe('claude-managed-agents');
+        expect(validateConfig({ provider: 'anything' }, [], {}).config.provider).toBe('anything');
+      });
+    });
+  });
+
   describe('.loadConfig', () => {
     let dir: string;
 

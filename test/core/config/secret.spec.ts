@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { plainToInstance } from 'class-transformer';
 import { IsOptional, validateSync } from 'class-validator';
-import { IsSecret, REDACTED, Secret, SecretField } from '../../../src/core/config/index.js';
+import { IsSecret, REDACTED, redactedView, redactUrlCredentials, Secret, SecretField } from '../../../src/core/config/index.js';
 
 const VALUE = 'sk-unit-7Q4zXw9-never-print-me';
 
@@ -117,6 +117,29 @@ describe('SecretField + IsSecret', () => {
       const errors = validateSync(plainToInstance(WithSecret, { apiKey: VALUE, token: '' }));
       expect(errors.map((e) => e.property)).toEqual(['token']);
       expect(JSON.stringify(errors.map((e) => e.constraints))).not.toContain(VALUE);
+    });
+  });
+});
+
+describe('redactUrlCredentials', () => {
+  describe('when a string holds URLs with user info', () => {
+    it('should replace the user info of each, well-formed or not, and keep host and path', () => {
+      expect(redactUrlCredentials('https://user:pa55@api.example.com/v1')).toBe('https://[redacted]@api.example.com/v1');
+      expect(redactUrlCredentials('redis://:pa55@127.0.0.1:6379/0')).toBe('redis://[redacted]@127.0.0.1:6379/0');
+      expect(redactUrlCredentials('http://u:pa 5/s#s@127.0.0.1:8080')).toBe('http://[redacted]@127.0.0.1:8080');
+      expect(redactUrlCredentials('admin:pa55@127.0.0.1:6379')).toBe('[redacted]@127.0.0.1:6379');
+    });
+  });
+
+  describe('when a string holds no credentials', () => {
+    it('should return it unchanged', () => {
+      for (const s of ['http://127.0.0.1:11434/v1', 'not a url', 'someone@example.com', '']) expect(redactUrlCredentials(s)).toBe(s);
+    });
+  });
+
+  describe('through redactedView', () => {
+    it('should redact URLs under any key, nested too', () => {
+      expect(JSON.stringify(redactedView({ a: { mirror: ['https://u:pa55@h/x'] } }))).toBe('{"a":{"mirror":["https://[redacted]@h/x"]}}');
     });
   });
 });

@@ -95,8 +95,8 @@ describe('ProviderCatalog (through AgentRx)', () => {
   });
 
   describe('when the configured provider is unknown', () => {
-    it('should fail create with unknown_plugin listing the known ids', async () => {
-      await expect(create('delta')).rejects.toMatchObject({ code: 'unknown_plugin', message: expect.stringContaining('known: alpha, beta, gamma') });
+    it('should fail create with invalid_config listing the known ids', async () => {
+      await expect(create('delta')).rejects.toMatchObject({ code: 'invalid_config', message: expect.stringContaining('known: alpha, beta, gamma') });
     });
   });
 

@@ -1,5 +1,7 @@
-import { UNRETAINED_HISTORY } from '../../../src/core/session/ingestion.js';
-import { agentrxTypes, recordingIngestion } from './session-parts.fixtures.js';
+import type { SessionEvent } from '../../../src/core/events/session-event.js';
+import { Ingestion, UNRETAINED_HISTORY } from '../../../src/core/session/ingestion.js';
+import { ev } from '../../../src/testing/scripted-provider.js';
+import { agentrxTypes, recordingIngestion, streamingProvider } from './session-parts.fixtures.js';
 
 describe('Ingestion', () => {
   describe('.ingest and .emit', () => {
@@ -68,6 +70,56 @@ describe('Ingestion', () => {
         ingestion.closeTurn();
         ingestion.beginRequest();
         expect([ingestion.turn, ingestion.history.length, ingestion.ingest({ id: 'a' })]).toEqual([0, 0, false]);
+      });
+    });
+  });
+
+  describe('.forProvider', () => {
+    describe('when the provider reports host-run tool results', () => {
+      const { scripted } = streamingProvider({ turns: [] });
+      const conns: unknown[] = [];
+      const hostToolResult = scripted.hostToolResult.bind(scripted);
+      scripted.hostToolResult = (conn, event) => {
+        conns.push(conn);
+        return hostToolResult(conn, event);
+      };
+      const conn = { sessionId: 'sess', resumed: false };
+      const ingestion = Ingestion.forProvider(scripted, () => conn, { dedupeWindow: 10, retainEvents: false });
+      const envs: SessionEvent[] = [];
+      ingestion.events$.subscribe((e) => envs.push(e));
+      const result = ev.hostToolResult('r1', 'srv-1', 'denied', true);
+      const fresh = [ingestion.ingest(ev.serverToolUse('s1', 'web_search')), ingestion.ingest(result), ingestion.ingest(result), ingestion.ingest(ev.text('t1', 'ok'))];
+
+      it('should follow the provider event with an agentrx.host_tool_result right after it, once', () => {
+        expect(fresh).toEqual([true, true, false, true]);
+        expect(envs.map((e) => [e.seq, e.source === 'provider' ? `p:${String(e.raw['id'])}` : e.raw.type])).toEqual([
+          [1, 'p:s1'],
+          [2, 'p:r1'],
+          [3, 'agentrx.host_tool_result'],
+          [4, 'p:t1'],
+          [5, 'agentrx.text_delta'],
+        ]);
+        expect(envs[2]!.raw).toEqual({ type: 'agentrx.host_tool_result', toolUse: { id: 'srv-1' }, result: { content: 'denied', isError: true } });
+        expect(envs[2]!.turn).toBe(1);
+      });
+
+      it('should call the hook with the session\'s conn, once per ingested event, and keep only provider events as history', () => {
+        expect(conns).toHaveLength(3);
+        expect(conns.every((c) => c === conn)).toBe(true);
+        expect(ingestion.history.map((e) => e['id'])).toEqual(['s1', 'r1', 't1']);
+      });
+    });
+
+    describe('when the provider has no hostToolResult', () => {
+      it('should synthesize nothing for its events', () => {
+        const { scripted } = streamingProvider({ turns: [] });
+        const provider = Object.assign(Object.create(scripted) as typeof scripted, { hostToolResult: undefined });
+        const ingestion = Ingestion.forProvider(provider, () => ({}), { dedupeWindow: 10, retainEvents: false });
+        const envs: SessionEvent[] = [];
+        ingestion.events$.subscribe((e) => envs.push(e));
+        ingestion.ingest(ev.hostToolResult('r1', 'srv-1', 'found'));
+        expect(agentrxTypes(envs)).toEqual([]);
+        expect(envs).toHaveLength(1);
       });
     });
   });

@@ -29,24 +29,24 @@ describe('Session with a failing file store', () => {
       config: { provider: 'scripted', logLevel: 'silent', consumers: { terminal: false }, store: { type: 'file', dir } },
     });
 
-  describe('when the disk is full (the log is /dev/full)', () => {
-    it('should end the run with store_error naming the log file, before a tool result is recorded as durable', async () => {
+  describe('when the disk is full (the journal is /dev/full)', () => {
+    it('should end the run with store_error naming the journal at the first write, before any tool runs', async () => {
       mkdirSync(join(dir, SESSION), { recursive: true });
-      symlinkSync('/dev/full', join(dir, SESSION, 'log.jsonl'));
+      symlinkSync('/dev/full', join(dir, SESSION, 'journal.jsonl'));
       rx = await create();
-      await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({ code: 'store_error', message: expect.stringMatching(/log\.jsonl.*ENOSPC|ENOSPC.*log\.jsonl/s) });
-      // The tool ran, but its result was never recorded as executed: the log could not be made durable first.
-      expect(EchoToolHandler.calls).toHaveLength(1);
-      expect((await rx.sessionStore.load(SESSION))!.ledger).toEqual([expect.objectContaining({ toolUseId: 'u1', state: 'executing' })]);
+      await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({ code: 'store_error', message: expect.stringMatching(/journal\.jsonl.*ENOSPC|ENOSPC.*journal\.jsonl/s) });
+      // One file holds the record, the ledger and the log: nothing could be written, so nothing ran.
+      expect(EchoToolHandler.calls).toHaveLength(0);
+      expect(await rx.sessionStore.load(SESSION)).toBeUndefined();
     });
   });
 
   describe('when a stored record was written by a newer agentrx', () => {
     it('should refuse to resume with store_error naming the file, never starting afresh', async () => {
       mkdirSync(join(dir, 'newer'), { recursive: true });
-      writeFileSync(join(dir, 'newer', 'record.json'), JSON.stringify({ version: 99, sessionId: 'newer' }));
+      writeFileSync(join(dir, 'newer', 'journal.jsonl'), '{"version":99,"sessionId":"newer"}\n');
       rx = await create();
-      await expect(rx.run({ sessionId: 'newer', prompt: 'go' })).rejects.toMatchObject({ code: 'store_error', message: expect.stringContaining('record.json') });
+      await expect(rx.run({ sessionId: 'newer', prompt: 'go' })).rejects.toMatchObject({ code: 'store_error', message: expect.stringMatching(/newer agentrx.*journal\.jsonl/s) });
       expect(EchoToolHandler.calls).toHaveLength(0);
     });
   });

@@ -153,7 +153,7 @@ describe('Session', () => {
         expect(byId['d']).toMatchObject({ isError: true, content: expect.stringContaining('malformed') });
         expect(byId['e']).toMatchObject({ isError: true, content: expect.stringContaining('a must be an integer') });
         expect(byId['f']).toMatchObject({ isError: true, content: expect.stringContaining("unknown tool 'nope'") });
-        expect(byId['g']).toEqual({ toolUseId: 'g', content: '{"sum":3}', isError: false });
+        expect(byId['g']).toEqual({ toolUseId: 'g', content: '{"sum":3}', isError: false, json: true });
         expect(HangingToolHandler.aborted).toBe(1);
       });
     });

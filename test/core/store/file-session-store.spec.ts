@@ -4,6 +4,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileSessionStore } from '../../../src/core/store/file-session-store.js';
+import { JOURNAL_VERSION } from '../../../src/core/store/journal-lines.js';
+import type { RawEvent } from '../../../src/core/model.js';
 import { describeSessionStore, recorder, seqs, storeErrorOf } from './session-store.conformance.js';
 import { SessionStoreFixtures as F } from './session-store.fixtures.js';
 
@@ -15,16 +17,27 @@ describeSessionStore('FileSessionStore', async () => {
 });
 
 const lines = (...values: unknown[]): string => values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)) + '\n').join('');
-const HEADER = { version: 2 };
+const header = (id: string): { version: number; sessionId: string } => ({ version: JOURNAL_VERSION, sessionId: id });
+const env = (id: string, seq: number): { e: unknown } => ({ e: F.envelope(id, seq) });
+const executing = (id: string) => ({ toolUseId: id, name: 'echo', state: 'executing' }) as const;
+const executed = (id: string) => ({ toolUseId: id, name: 'echo', state: 'executed', result: { toolUseId: id, content: `ok ${id}`, isError: false } }) as const;
 
 describe('FileSessionStore', () => {
   let dir: string;
   let repairs: string[];
   let store: FileSessionStore;
-  const logOf = (id: string): string => join(dir, encodeURIComponent(id), 'log.jsonl');
-  const recordOf = (id: string): string => join(dir, encodeURIComponent(id), 'record.json');
+  const journalOf = (id: string): string => join(dir, encodeURIComponent(id), 'journal.jsonl');
+  const snapshotOf = (id: string): string => join(dir, encodeURIComponent(id), 'record.json');
   const lockOf = (id: string): string => join(dir, encodeURIComponent(id), 'owner.lock');
-  const ledgerOf = (id: string): string => join(dir, encodeURIComponent(id), 'ledger.jsonl');
+  const journalLines = async (id: string): Promise<Record<string, unknown>[]> =>
+    (await readFile(journalOf(id), 'utf8'))
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const writeJournal = async (id: string, text: string): Promise<void> => {
+    await mkdir(join(dir, encodeURIComponent(id)), { recursive: true });
+    await writeFile(journalOf(id), text);
+  };
 
   beforeEach(async () => {
     dir = await tempDir();
@@ -36,14 +49,25 @@ describe('FileSessionStore', () => {
   });
 
   describe('layout', () => {
-    it('should keep a folder per session with record.json and a log headed by its version, and no temp files', async () => {
+    it('should keep one journal per session folder: a header, then envelopes, transitions and saves as lines, and no temp files', async () => {
       await store.save(F.record('a/b c'));
       await store.append('a/b c', F.envelopes('a/b c', 1, 2));
-      await store.flush('a/b c');
+      await store.transition('a/b c', undefined, executing('u1'));
       expect(await readdir(dir)).toEqual(['a%2Fb%20c']);
-      expect((await readdir(join(dir, 'a%2Fb%20c'))).sort()).toEqual(['log.jsonl', 'record.json']);
-      expect(JSON.parse(await readFile(recordOf('a/b c'), 'utf8'))).toEqual({ ...F.record('a/b c'), ledgerEpoch: expect.any(String) });
-      expect(await readFile(logOf('a/b c'), 'utf8')).toBe(lines(HEADER, ...F.envelopes('a/b c', 1, 2)));
+      expect(await readdir(join(dir, 'a%2Fb%20c'))).toEqual(['journal.jsonl']);
+      const [first, save, ...rest] = await journalLines('a/b c');
+      expect(first).toEqual(header('a/b c'));
+      expect(save).toEqual({ r: { version: 2, sessionId: 'a/b c', provider: 'scripted', threadId: 'thread-a/b c', status: 'idle', createdAt: 1_000, updatedAt: 1_000 }, L: [] });
+      expect(rest).toEqual([env('a/b c', 1), env('a/b c', 2), { l: executing('u1'), at: expect.any(Number) }]);
+    });
+
+    it('should write a record.json snapshot on release, and the lock should be gone', async () => {
+      const lease = await store.acquire('s');
+      await store.save(F.record('s', { status: 'completed' }));
+      await lease.release();
+      expect((await readdir(join(dir, 's'))).sort()).toEqual(['journal.jsonl', 'record.json']);
+      const size = (await readFile(journalOf('s'))).length;
+      expect(JSON.parse(await readFile(snapshotOf('s'), 'utf8'))).toEqual({ journalSize: size, record: F.record('s', { status: 'completed' }) });
     });
 
     it('should refuse the ids "." and ".." with a store_error', async () => {
@@ -52,13 +76,27 @@ describe('FileSessionStore', () => {
     });
   });
 
+  describe('.list', () => {
+    it('should trust a snapshot that names the journal size, and fold the journal once it changed', async () => {
+      const lease = await store.acquire('s');
+      await store.save(F.record('s'));
+      await lease.release();
+      const snap = JSON.parse(await readFile(snapshotOf('s'), 'utf8')) as { journalSize: number };
+      // A snapshot saying something else, with the right size, is believed: the journal is not read.
+      await writeFile(snapshotOf('s'), JSON.stringify({ ...snap, record: F.record('s', { status: 'failed' }) }));
+      expect((await new FileSessionStore(dir).list()).map((r) => r.status)).toEqual(['failed']);
+      await store.save(F.record('s', { status: 'completed', updatedAt: 5 }));
+      expect(await new FileSessionStore(dir).list()).toEqual([F.record('s', { status: 'completed', updatedAt: 5 })]);
+    });
+  });
+
   describe('.append', () => {
     describe('when called without a flush', () => {
       it('should keep the envelopes in memory until flush', async () => {
         await store.append('s', F.envelopes('s', 1, 3));
-        await expect(readFile(logOf('s'), 'utf8')).rejects.toThrow(/ENOENT/);
+        await expect(readFile(journalOf('s'), 'utf8')).rejects.toThrow(/ENOENT/);
         await store.flush('s');
-        expect(await readFile(logOf('s'), 'utf8')).toBe(lines(HEADER, ...F.envelopes('s', 1, 3)));
+        expect(await readFile(journalOf('s'), 'utf8')).toBe(lines(header('s'), ...[1, 2, 3].map((n) => env('s', n))));
       });
     });
 
@@ -66,7 +104,7 @@ describe('FileSessionStore', () => {
       it('should write the buffered envelopes in one batch', async () => {
         const small = new FileSessionStore(dir, undefined, { bufferBytes: 1 });
         await small.append('s', F.envelopes('s', 1, 3));
-        expect(await readFile(logOf('s'), 'utf8')).toBe(lines(HEADER, ...F.envelopes('s', 1, 3)));
+        expect(await readFile(journalOf('s'), 'utf8')).toBe(lines(header('s'), ...[1, 2, 3].map((n) => env('s', n))));
       });
     });
 
@@ -83,31 +121,22 @@ describe('FileSessionStore', () => {
     });
   });
 
-  describe('the ledger (ledger.jsonl)', () => {
-    const executing = (id: string) => ({ toolUseId: id, name: 'echo', state: 'executing' }) as const;
-    const executed = (id: string) => ({ toolUseId: id, name: 'echo', state: 'executed', result: { toolUseId: id, content: `ok ${id}`, isError: false } }) as const;
-    const ledgerLines = async (id: string): Promise<string[]> => (await readFile(ledgerOf(id), 'utf8')).split('\n').filter((l) => l !== '');
-    const epochOf = async (id: string): Promise<string> => (JSON.parse(await readFile(recordOf(id), 'utf8')) as { ledgerEpoch: string }).ledgerEpoch;
-
+  describe('the ledger', () => {
     describe.each([
       ['without holding the session', false],
       ['holding the session', true],
     ])('%s', (_, hold) => {
-      it('should append a line per transition, leave record.json as saved, and merge them for a new store instance', async () => {
+      it('should append a line per transition and fold them for a new store instance', async () => {
         const lease = hold ? await store.acquire('s') : undefined;
         await store.save(F.record('s'));
-        const saved = await readFile(recordOf('s'), 'utf8');
         expect(await store.transition('s', undefined, executing('u1'))).toBe(true);
         expect(await store.transition('s', undefined, executing('u2'))).toBe(true);
         expect(await store.transition('s', 'executing', executed('u1'))).toBe(true);
         expect(await store.transition('s', 'executing', executed('u1'))).toBe(false);
-        expect(await readFile(recordOf('s'), 'utf8')).toBe(saved);
-        const epoch = await epochOf('s');
-        expect((await ledgerLines('s')).map((l) => JSON.parse(l) as unknown)).toEqual([
-          { version: 2, epoch },
-          { t: expect.any(Number), e: executing('u1') },
-          { t: expect.any(Number), e: executing('u2') },
-          { t: expect.any(Number), e: executed('u1') },
+        expect((await journalLines('s')).slice(2)).toEqual([
+          { l: executing('u1'), at: expect.any(Number) },
+          { l: executing('u2'), at: expect.any(Number) },
+          { l: executed('u1'), at: expect.any(Number) },
         ]);
         const reloaded = await new FileSessionStore(dir).load('s');
         expect(reloaded!.ledger).toEqual([executed('u1'), executing('u2')]);
@@ -117,27 +146,7 @@ describe('FileSessionStore', () => {
         expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([executed('u1'), executed('u2')]);
       });
 
-      it('should fold the ledger into record.json on save (compaction) and empty ledger.jsonl', async () => {
-        const compacting = new FileSessionStore(dir, undefined, { ledgerCompactBytes: 0 });
-        const lease = hold ? await compacting.acquire('s') : undefined;
-        await compacting.save(F.record('s'));
-        const before = await epochOf('s');
-        await compacting.transition('s', undefined, executing('u1'));
-        await compacting.transition('s', 'executing', executed('u1'));
-        const stored = await compacting.load('s');
-        await compacting.save({ ...stored!, status: 'completed' });
-        expect(await readFile(ledgerOf('s'), 'utf8')).toBe('');
-        const record = JSON.parse(await readFile(recordOf('s'), 'utf8')) as { ledger: unknown; ledgerEpoch: string };
-        expect(record.ledger).toEqual([executed('u1')]);
-        expect(record.ledgerEpoch).not.toBe(before);
-        expect(await new FileSessionStore(dir).load('s')).toEqual({ ...stored, status: 'completed' });
-        await compacting.transition('s', undefined, executing('u2'));
-        expect(await ledgerLines('s')).toHaveLength(2);
-        expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([executed('u1'), executing('u2')]);
-        await lease?.release();
-      });
-
-      it('should give a saved ledger precedence over the lines before it', async () => {
+      it('should give a saved ledger precedence over the transitions before it', async () => {
         const lease = hold ? await store.acquire('s') : undefined;
         await store.save(F.record('s'));
         await store.transition('s', undefined, executing('u1'));
@@ -149,123 +158,118 @@ describe('FileSessionStore', () => {
       });
     });
 
-    it('should keep ledger.jsonl on a save that changes only the record, below ledgerCompactBytes', async () => {
+    it('should write a save that keeps the stored ledger without it', async () => {
       const lease = await store.acquire('s');
       await store.save(F.record('s'));
       await store.transition('s', undefined, executing('u1'));
       const updatedAt = Date.now() + 60_000;
       await store.save({ ...(await store.load('s'))!, status: 'running', updatedAt });
-      expect(await ledgerLines('s')).toHaveLength(2);
+      expect((await journalLines('s')).at(-1)).toEqual({ r: { status: 'running', updatedAt } });
       await lease.release();
       expect(await new FileSessionStore(dir).load('s')).toEqual(F.record('s', { status: 'running', updatedAt, ledger: [executing('u1')] }));
     });
 
-    it('should ignore lines of an older epoch (a crash between a save and the compaction)', async () => {
-      await store.save(F.record('s'));
-      await store.transition('s', undefined, executing('u1'));
-      const stale = await readFile(ledgerOf('s'), 'utf8');
-      await store.save(F.record('s', { ledger: [executed('u1')] }));
-      await writeFile(ledgerOf('s'), stale);
-      expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([executed('u1')]);
-      expect(await store.transition('s', 'executed', { ...executed('u1'), state: 'posted' })).toBe(true);
-      expect(await ledgerLines('s')).toHaveLength(2);
-      expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([{ ...executed('u1'), state: 'posted' }]);
-    });
-
-    describe('when the last line is torn', () => {
-      it('should cut it, report it, and keep the lines before it', async () => {
-        await store.save(F.record('s'));
-        await store.transition('s', undefined, executing('u1'));
-        const whole = await readFile(ledgerOf('s'), 'utf8');
-        await writeFile(ledgerOf('s'), whole + '{"t":1,"e":{"toolUseId":"u1","na');
-        const next = new FileSessionStore(dir, (file, what) => repairs.push(`${file}: ${what}`));
-        expect((await next.load('s'))!.ledger).toEqual([executing('u1')]);
-        expect(await readFile(ledgerOf('s'), 'utf8')).toBe(whole);
-        expect(repairs).toEqual([expect.stringContaining(`${ledgerOf('s')}: cut a torn last line 3`)]);
-        expect(await next.transition('s', 'executing', executed('u1'))).toBe(true);
-        expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([executed('u1')]);
-      });
-    });
-
-    describe('when a line before the last is corrupt', () => {
-      it('should be a store_error naming the file and the line', async () => {
-        await store.save(F.record('s'));
-        await store.transition('s', undefined, executing('u1'));
-        await store.transition('s', 'executing', executed('u1'));
-        const [header, , last] = await ledgerLines('s');
-        await writeFile(ledgerOf('s'), lines(header, '{"t":1,"e":', last));
-        const e = await storeErrorOf(new FileSessionStore(dir).load('s'));
-        expect(e.message).toContain(ledgerOf('s'));
-        expect(e.message).toContain('line 2 is corrupt');
-        await storeErrorOf(new FileSessionStore(dir).transition('s', 'executed', executed('u1')));
-      });
-    });
-
-    it('should be removed by delete and prune', async () => {
-      for (const id of ['gone', 'old']) {
-        await store.save(F.record(id, { updatedAt: 1 }));
-        await store.transition(id, undefined, executing('u1'));
-      }
-      await store.delete('gone');
-      await expect(readFile(ledgerOf('gone'))).rejects.toThrow(/ENOENT/);
-      expect(await store.load('gone')).toBeUndefined();
-      const lease = await store.acquire('old');
-      expect((await store.load('old'))!.ledger).toEqual([executing('u1')]);
-      await lease.release();
-      expect(await store.prune({ maxAgeMs: 1, now: Date.now() + 60_000 })).toEqual(['old']);
-      expect(await readdir(dir)).toEqual([]);
-      await store.save(F.record('old'));
-      expect((await store.load('old'))!.ledger).toEqual([]);
-    });
-
-    it('should close the ledgers of held sessions beyond maxOpenLogs and read them again on use', async () => {
+    it('should drop the journals of held sessions beyond maxOpenLogs and read them again on use', async () => {
       const few = new FileSessionStore(dir, undefined, { maxOpenLogs: 1 });
       const leases = [await few.acquire('a'), await few.acquire('b')];
       for (const id of ['a', 'b']) await few.save(F.record(id));
       expect(await few.transition('a', undefined, executing('u1'))).toBe(true);
-      expect(await few.transition('b', undefined, executing('u2'))).toBe(true); // 'a' is evicted
+      expect(await few.transition('b', undefined, executing('u2'))).toBe(true); // 'a' is dropped
       expect(await few.transition('a', undefined, executing('u1'))).toBe(false);
       expect(await few.transition('a', 'executing', executed('u1'))).toBe(true);
       expect((await few.load('a'))!.ledger).toEqual([executed('u1')]);
       expect((await few.load('b'))!.ledger).toEqual([executing('u2')]);
       for (const lease of leases) await lease.release();
+      expect((await new FileSessionStore(dir).load('a'))!.ledger).toEqual([executed('u1')]);
     });
   });
 
-  describe('a log after a crash', () => {
+  describe('the transcript', () => {
+    const msg = (i: number): RawEvent => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}` }) as unknown as RawEvent;
+    /** A fresh copy of each item, as Local's `transcript()` gives it. */
+    const copies = (n: number): RawEvent[] => Array.from({ length: n }, (_, i) => ({ ...msg(i) }));
+
+    it('should write a transcript that extends the previous one as its new items only, and fold it back whole', async () => {
+      const lease = await store.acquire('s');
+      await store.save(F.record('s', { transcript: copies(2) }));
+      await store.save(F.record('s', { transcript: copies(4) }));
+      await store.save(F.record('s', { transcript: copies(5), status: 'completed' }));
+      const saves = (await journalLines('s')).slice(1);
+      expect(saves.map((l) => [l['x'], (l['tx'] as unknown[]).length])).toEqual([
+        [0, 2],
+        [2, 2],
+        [4, 1],
+      ]);
+      expect((await store.load('s'))!.transcript).toEqual(copies(5));
+      await lease.release();
+      expect(await new FileSessionStore(dir).load('s')).toEqual(F.record('s', { transcript: copies(5), status: 'completed' }));
+    });
+
+    it('should keep the common prefix of a transcript that changed an earlier item, and drop a removed transcript and error', async () => {
+      await store.save(F.record('s', { transcript: copies(3), error: { code: 'x', message: 'y' } }));
+      const changed = [...copies(1), { role: 'user', content: 'edited' } as unknown as RawEvent, ...copies(3).slice(2)];
+      await store.save(F.record('s', { transcript: changed, error: { code: 'x', message: 'y' } }));
+      expect((await journalLines('s')).at(-1)).toEqual({ r: { error: { code: 'x', message: 'y' } }, x: 1, tx: changed.slice(1) });
+      expect((await new FileSessionStore(dir).load('s'))!.transcript).toEqual(changed);
+      await store.save(F.record('s'));
+      expect((await journalLines('s')).at(-1)).toEqual({ r: {}, d: ['error', 'transcript'] });
+      expect(await new FileSessionStore(dir).load('s')).toEqual(F.record('s'));
+    });
+  });
+
+  describe('a journal after a crash', () => {
     describe('when the last line is torn (no trailing newline)', () => {
       beforeEach(async () => {
-        await mkdir(join(dir, 's'), { recursive: true });
-        await writeFile(logOf('s'), lines(HEADER, ...F.envelopes('s', 1, 2)) + '{"source":"agentrx","seq":3,"ses');
+        await writeJournal('s', lines(header('s'), env('s', 1), env('s', 2)) + '{"e":{"source":"agentrx","seq":3,"ses');
       });
 
       it('should cut it, report it and continue after the last whole line', async () => {
         expect(await store.lastSeq('s')).toBe(2);
-        expect(await readFile(logOf('s'), 'utf8')).toBe(lines(HEADER, ...F.envelopes('s', 1, 2)));
-        expect(repairs).toEqual([expect.stringContaining(`${logOf('s')}: cut a torn last line 4`)]);
+        expect(await readFile(journalOf('s'), 'utf8')).toBe(lines(header('s'), env('s', 1), env('s', 2)));
+        expect(repairs).toEqual([expect.stringContaining(`${journalOf('s')}: cut a torn last line 4`)]);
         await store.append('s', [F.envelope('s', 3)]);
         await store.flush('s');
         expect(seqs(await new FileSessionStore(dir).read('s', 0))).toEqual([1, 2, 3]);
+      });
+
+      it('should cut it when the session is acquired', async () => {
+        const lease = await store.acquire('s');
+        expect(repairs).toEqual([expect.stringContaining('cut a torn last line 4')]);
+        await store.save(F.record('s'));
+        await lease.release();
+        expect(await new FileSessionStore(dir).load('s')).toEqual(F.record('s'));
+      });
+    });
+
+    describe('when the last line is a torn transition', () => {
+      it('should cut it and keep the ledger before it', async () => {
+        await store.save(F.record('s'));
+        await store.transition('s', undefined, executing('u1'));
+        const whole = await readFile(journalOf('s'), 'utf8');
+        await writeFile(journalOf('s'), whole + '{"l":{"toolUseId":"u1","na');
+        const next = new FileSessionStore(dir, (file, what) => repairs.push(`${file}: ${what}`));
+        expect((await next.load('s'))!.ledger).toEqual([executing('u1')]);
+        expect(await readFile(journalOf('s'), 'utf8')).toBe(whole);
+        expect(await next.transition('s', 'executing', executed('u1'))).toBe(true);
+        expect((await new FileSessionStore(dir).load('s'))!.ledger).toEqual([executed('u1')]);
       });
     });
 
     describe('when the last line is unparsable but ends with a newline', () => {
       it('should cut it too', async () => {
-        await mkdir(join(dir, 's'), { recursive: true });
-        await writeFile(logOf('s'), lines(HEADER, F.envelope('s', 1), '\u0000\u0000\u0000'));
+        await writeJournal('s', lines(header('s'), env('s', 1), '\u0000\u0000\u0000'));
         expect(seqs(await store.read('s', 0))).toEqual([1]);
-        expect(await readFile(logOf('s'), 'utf8')).toBe(lines(HEADER, F.envelope('s', 1)));
+        expect(await readFile(journalOf('s'), 'utf8')).toBe(lines(header('s'), env('s', 1)));
       });
     });
 
     describe('when only the header was torn', () => {
       it('should cut the file to empty and start at seq 1', async () => {
-        await mkdir(join(dir, 's'), { recursive: true });
-        await writeFile(logOf('s'), '{"vers');
+        await writeJournal('s', '{"vers');
         expect(await store.lastSeq('s')).toBe(0);
         await store.append('s', [F.envelope('s', 1)]);
         await store.flush('s');
-        expect(await readFile(logOf('s'), 'utf8')).toBe(lines(HEADER, F.envelope('s', 1)));
+        expect(await readFile(journalOf('s'), 'utf8')).toBe(lines(header('s'), env('s', 1)));
       });
     });
 
@@ -273,12 +277,11 @@ describe('FileSessionStore', () => {
       it('should leave the incomplete line alone and read the whole lines', async () => {
         const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
         try {
-          await mkdir(join(dir, 's'), { recursive: true });
+          const text = lines(header('s'), env('s', 1)) + '{"e":{"source":"agentrx","seq":2';
+          await writeJournal('s', text);
           await writeFile(lockOf('s'), JSON.stringify({ pid: child.pid, hostname: hostname(), at: Date.now() }));
-          const text = lines(HEADER, F.envelope('s', 1)) + '{"source":"agentrx","seq":2';
-          await writeFile(logOf('s'), text);
           expect(seqs(await store.read('s', 0))).toEqual([1]);
-          expect(await readFile(logOf('s'), 'utf8')).toBe(text);
+          expect(await readFile(journalOf('s'), 'utf8')).toBe(text);
           expect(repairs).toEqual([]);
         } finally {
           child.kill();
@@ -288,102 +291,104 @@ describe('FileSessionStore', () => {
     });
   });
 
-  describe('a log that cannot be trusted', () => {
+  describe('a journal that cannot be trusted', () => {
     const corrupt = async (text: string): Promise<Error> => {
-      await mkdir(join(dir, 's'), { recursive: true });
-      await writeFile(logOf('s'), text);
+      await writeJournal('s', text);
       const e = await storeErrorOf(store.read('s', 0));
-      expect(e.message).toContain(logOf('s'));
+      expect(e.message).toContain(journalOf('s'));
       await storeErrorOf(store.lastSeq('s'));
+      await storeErrorOf(store.load('s'));
       await storeErrorOf(store.append('s', [F.envelope('s', 9)]));
+      await storeErrorOf(store.list());
       return e;
     };
 
     it('should be a store_error naming the line for a corrupt line in the middle', async () => {
-      const e = await corrupt(lines(HEADER, F.envelope('s', 1), '{"seq":2,,,', F.envelope('s', 3)));
+      const e = await corrupt(lines(header('s'), env('s', 1), '{"e":{"seq":2,,,', env('s', 3)));
       expect(e.message).toMatch(/line 3 is corrupt/);
     });
 
-    it('should be a store_error for a log written by a newer version', async () => {
-      const e = await corrupt(lines({ version: 3 }, F.envelope('s', 1)));
-      expect(e.message).toMatch(/newer agentrx \(log version 3; this build reads version 2\)/);
+    it('should be a store_error for a journal written by a newer version, naming both versions', async () => {
+      const e = await corrupt(lines({ version: JOURNAL_VERSION + 1, sessionId: 's' }, env('s', 1)));
+      expect(e.message).toContain(`newer agentrx (journal version ${JOURNAL_VERSION + 1}; this build reads version ${JOURNAL_VERSION})`);
     });
 
     it('should be a store_error for a file without the header', async () => {
-      const e = await corrupt(lines(F.envelope('s', 1)));
-      expect(e.message).toMatch(/not a session log header/);
+      const e = await corrupt(lines(env('s', 1)));
+      expect(e.message).toMatch(/not a journal header/);
+    });
+
+    it("should be a store_error for another session's journal", async () => {
+      const e = await corrupt(lines(header('other'), env('other', 1)));
+      expect(e.message).toMatch(/holds session 'other', not 's' as its folder says/);
     });
 
     it('should be a store_error naming the line for a seq gap inside the file', async () => {
-      const e = await corrupt(lines(HEADER, F.envelope('s', 1), F.envelope('s', 3)));
+      const e = await corrupt(lines(header('s'), env('s', 1), env('s', 3)));
       expect(e.message).toMatch(/line 3 holds seq 3 where seq 2 was expected \(a gap/);
     });
 
     it('should be a store_error for a repeated seq', async () => {
-      const e = await corrupt(lines(HEADER, F.envelope('s', 1), F.envelope('s', 1)));
+      const e = await corrupt(lines(header('s'), env('s', 1), env('s', 1)));
       expect(e.message).toMatch(/a repeat/);
+    });
+
+    it('should be a store_error for a transition before any record', async () => {
+      const e = await corrupt(lines(header('s'), { l: executing('u1'), at: 1 }, env('s', 1)));
+      expect(e.message).toMatch(/line 2 cannot be applied \(a ledger transition before any record\)/);
     });
   });
 
-  describe('.load', () => {
-    const bad = async (content: string, pattern: RegExp): Promise<void> => {
+  describe('a folder in the layout before the journal', () => {
+    it('should be a store_error naming the old files and what to do, for every call', async () => {
       await mkdir(join(dir, 's'), { recursive: true });
-      await writeFile(recordOf('s'), content);
+      await writeFile(join(dir, 's', 'record.json'), JSON.stringify({ ...F.record('s'), ledgerEpoch: 'e' }));
+      await writeFile(join(dir, 's', 'log.jsonl'), lines({ version: 2 }, F.envelope('s', 1)));
       const e = await storeErrorOf(store.load('s'));
-      expect(e.message).toContain(recordOf('s'));
-      expect(e.message).toMatch(pattern);
+      expect(e.message).toMatch(/layout of an older agentrx \(.*log\.jsonl.*store version 2\)/);
+      expect(e.message).toContain(`agentrx sessions export s -o <file>), or delete the folder ${join(dir, 's')}`);
+      await storeErrorOf(store.acquire('s'));
+      expect(await readdir(join(dir, 's'))).not.toContain('owner.lock');
       await storeErrorOf(store.list());
-    };
-
-    it('should be a store_error when the record belongs to another session', async () => {
-      await bad(JSON.stringify(F.record('other')), /holds session 'other', not 's' as its folder says/);
     });
+  });
 
-    it('should be a store_error when the record is not JSON', async () => {
-      await bad('{"version":2,"sess', /not valid JSON/);
-    });
-
-    it('should be a store_error when the record is newer', async () => {
-      await bad(JSON.stringify({ ...F.record('s'), version: 3 }), /newer agentrx \(version 3/);
-    });
-
-    it('should be a store_error when the record is a v1 record', async () => {
-      await bad(JSON.stringify({ ...F.record('s'), version: 1 }), /not a version-2 session record/);
+  describe('a session folder deleted while the session is held', () => {
+    it('should make the next synced write a store_error saying the journal was deleted, never a silent success', async () => {
+      const lease = await store.acquire('s');
+      await store.save(F.record('s'));
+      await rm(join(dir, 's'), { recursive: true, force: true });
+      const e = await storeErrorOf(store.transition('s', undefined, executing('u1')));
+      expect(e.message).toContain(journalOf('s'));
+      expect(e.message).toMatch(/deleted while the session was open/);
+      await lease.release().catch(() => undefined);
     });
   });
 
   describe('disk full', () => {
-    it('should make flush a store_error naming the log, keep the envelopes, and write them once space is back', async () => {
-      await store.save(F.record('s'));
-      await symlink('/dev/full', logOf('s'));
+    it('should make flush a store_error naming the journal, keep the envelopes, and write them once space is back', async () => {
+      await mkdir(join(dir, 's'), { recursive: true });
+      await symlink('/dev/full', journalOf('s'));
       await store.append('s', F.envelopes('s', 1, 3));
       const e = await storeErrorOf(store.flush('s'));
-      expect(e.message).toContain(logOf('s'));
+      expect(e.message).toContain(journalOf('s'));
       expect(e.message).toContain('ENOSPC');
       expect(seqs(await store.read('s', 0))).toEqual([1, 2, 3]);
-      await rm(logOf('s'));
+      await rm(journalOf('s'));
       await store.flush('s');
-      expect(await readFile(logOf('s'), 'utf8')).toBe(lines(HEADER, ...F.envelopes('s', 1, 3)));
+      expect(await readFile(journalOf('s'), 'utf8')).toBe(lines(header('s'), ...[1, 2, 3].map((n) => env('s', n))));
     });
 
-    it('should make a buffer-full append a store_error with ENOSPC and keep the envelopes buffered', async () => {
-      const small = new FileSessionStore(dir, undefined, { bufferBytes: 1 });
+    it('should make a transition of a held session a store_error with ENOSPC, changing nothing', async () => {
       await mkdir(join(dir, 's'), { recursive: true });
-      await symlink('/dev/full', logOf('s'));
-      const e = await storeErrorOf(small.append('s', F.envelopes('s', 1, 2)));
-      expect(e.message).toContain(logOf('s'));
-      expect(e.message).toContain('ENOSPC');
-      expect(await small.lastSeq('s')).toBe(2);
-      await rm(logOf('s'));
-      await small.flush('s');
-      expect(await readFile(logOf('s'), 'utf8')).toBe(lines(HEADER, ...F.envelopes('s', 1, 2)));
-    });
-
-    it('should make a record write a store_error naming record.json and leave no temp file', async () => {
-      await mkdir(recordOf('s'), { recursive: true }); // a directory where the record goes: rename fails
+      await symlink('/dev/full', journalOf('s'));
+      const lease = await store.acquire('s');
       const e = await storeErrorOf(store.save(F.record('s')));
-      expect(e.message).toContain(recordOf('s'));
-      expect(await readdir(join(dir, 's'))).toEqual(['record.json']);
+      expect(e.message).toContain(journalOf('s'));
+      expect(e.message).toContain('ENOSPC');
+      expect(await store.load('s')).toBeUndefined();
+      await storeErrorOf(store.transition('s', undefined, executing('u1')));
+      await lease.release();
     });
   });
 
@@ -450,7 +455,7 @@ describe('FileSessionStore', () => {
         const lease = await store.acquire('s');
         await store.append('s', F.envelopes('s', 1, 2));
         await lease.release();
-        expect(await readdir(join(dir, 's'))).toEqual(['log.jsonl']);
+        expect((await readdir(join(dir, 's'))).sort()).toEqual(['journal.jsonl', 'record.json']);
         expect(seqs(await new FileSessionStore(dir).read('s', 0))).toEqual([1, 2]);
       });
     });
@@ -476,24 +481,44 @@ describe('FileSessionStore', () => {
     describe('when the log is corrupt', () => {
       it('should error with the store_error', async () => {
         await mkdir(join(dir, 's'), { recursive: true });
-        await writeFile(logOf('s'), lines({ version: 9 }));
+        await writeFile(journalOf('s'), lines({ version: 9, sessionId: 's' }));
         const e = await storeErrorOf(recorder(store.tail('s', 0)).upTo(1));
         expect(e.message).toMatch(/newer agentrx/);
       });
     });
   });
 
+  describe('.tail', () => {
+    describe('when a second store on the same directory holds the session', () => {
+      it('should replay, then follow what the holder writes', async () => {
+        await store.append('s', F.envelopes('s', 1, 2));
+        await store.flush('s');
+        const rec = recorder(store.tail('s', 0));
+        expect(seqs(await rec.upTo(2))).toEqual([1, 2]);
+        const writer = new FileSessionStore(dir);
+        const lease = await writer.acquire('s');
+        await writer.append('s', F.envelopes('s', 3, 5));
+        await writer.flush('s');
+        await writer.append('s', [F.envelope('s', 6)]);
+        await writer.flush('s');
+        expect(seqs(await rec.upTo(6))).toEqual([1, 2, 3, 4, 5, 6]);
+        rec.sub.unsubscribe();
+        await lease.release();
+      });
+    });
+  });
+
   describe('.prune', () => {
-    it('should keep a session held by a live process and one whose record cannot be read', async () => {
+    it('should keep a session held by a live process and one whose journal cannot be read', async () => {
       await store.save(F.record('held', { updatedAt: 1 }));
       await store.save(F.record('bad', { updatedAt: 1 }));
-      await writeFile(recordOf('bad'), '{');
+      await writeFile(journalOf('bad'), lines(header('bad'), '{', env('bad', 1)));
       await store.save(F.record('old', { updatedAt: 1 }));
       const other = new FileSessionStore(dir);
       const lease = await other.acquire('held');
       expect(await store.prune({ maxAgeMs: 1, now: 10 })).toEqual(['old']);
       expect((await readdir(dir)).sort()).toEqual(['bad', 'held']);
-      expect(repairs).toEqual([expect.stringMatching(/record\.json: kept by retention: .*not valid JSON/)]);
+      expect(repairs).toEqual([expect.stringMatching(/journal\.jsonl: kept by retention: .*line 2 is corrupt/)]);
       await lease.release();
     });
 

@@ -107,6 +107,17 @@ describe('ToolDispatcher', () => {
       });
     });
 
+    describe('when the input is nested 5,000 levels deep', () => {
+      it('should not run the tool and answer with an is_error result naming the depth limit', async () => {
+        const tool = new GateTool();
+        let input: Record<string, unknown> = { id: 'x' };
+        for (let i = 0; i < 5_000; i++) input = { id: 'x', nested: input };
+        const results = await new ToolDispatcher([tool]).dispatch([{ id: 'x', name: 'gate', input }], options());
+        expect(tool.calls).toEqual([]);
+        expect(results).toEqual([{ toolUseId: 'x', isError: true, content: "invalid arguments for tool 'gate': the input is nested deeper than 64 levels" }]);
+      });
+    });
+
     describe('when the input has an unknown property', () => {
       it('should reject it with a readable message', async () => {
         const tool = new GateTool();

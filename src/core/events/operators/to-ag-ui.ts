@@ -1,6 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { AgUiEvent } from '../agui-event.js';
-import type { RunError, RunFinished, RunStarted, SessionEvent, TextDelta, ToolResultEvent, TurnEnd } from '../session-event.js';
+import type { HostToolResultEvent, RunError, RunFinished, RunStarted, SessionEvent, TextDelta, ToolResultEvent, TurnEnd } from '../session-event.js';
 
 /** Options for {@link toAgUi}. */
 export interface ToAgUiOptions {
@@ -11,6 +11,12 @@ export interface ToAgUiOptions {
    */
   readonly raw?: boolean;
 }
+
+/**
+ * `name` of the CUSTOM event that closes each turn, `value` `{ turn, terminal, stopReason, usage }`
+ * (agentrx's bookkeeping: never in STATE_SNAPSHOT, which is the client's state).
+ */
+export const TURN_END_EVENT = 'agentrx.turn_end';
 
 /** `RUN_ERROR.message` when the source completes while a run is open. */
 const INCOMPLETE_MESSAGE = 'event stream ended without a terminal event';
@@ -24,8 +30,23 @@ const INCOMPLETE_MESSAGE = 'event stream ended without a terminal event';
  *
  * s: agentrx.run_started → R: RUN_STARTED
  * t: agentrx.text_delta  → M: TEXT_MESSAGE_START (first delta of a message id), C: TEXT_MESSAGE_CONTENT
- * e: agentrx.turn_end    → X: TEXT_MESSAGE_END (open messages), tool call triads, P: STATE_SNAPSHOT
+ * e: agentrx.turn_end    → X: TEXT_MESSAGE_END (open messages), tool call triads, P: CUSTOM `agentrx.turn_end`
  * f: agentrx.run_finished → Y: TEXT_MESSAGE_END (open messages), F: RUN_FINISHED
+ * ```
+ *
+ * Tool results: `agentrx.tool_result` (a local tool) → TOOL_CALL_RESULT at once.
+ * `agentrx.host_tool_result` (a tool the host ran) → TOOL_CALL_RESULT for a call this run
+ * announced; the host usually reports the result before the turn's end announces the call, so an
+ * early result is held and emitted right after that call's TOOL_CALL_END. A result whose call is
+ * never announced in the run is dropped at the run's end (at most {@link MAX_HELD_RESULTS} are
+ * held); a second result for one call is dropped.
+ *
+ * ```
+ * source:   --s--h--e-------f--|
+ * toAgUi(): --R-----(SAEQP)-F--|
+ *
+ * h: agentrx.host_tool_result of call c (not announced yet): held
+ * e: agentrx.turn_end with server tool use c → S, A, E: c's triad, Q: c's TOOL_CALL_RESULT, P: CUSTOM `agentrx.turn_end`
  * ```
  *
  * Only `source: 'agentrx'` envelopes are translated, by their event's `type` (a typed union). Nothing is emitted outside a
@@ -67,6 +88,9 @@ export function toAgUi(opts: ToAgUiOptions = {}): OperatorFunction<SessionEvent,
     });
 }
 
+/** Host-run tool results held for a call not announced yet, per run; beyond this the oldest is dropped. */
+export const MAX_HELD_RESULTS = 1_000;
+
 /** Shared empty result: most envelopes (provider events) translate to nothing. */
 const NONE: AgUiEvent[] = [];
 
@@ -85,6 +109,10 @@ class AgUiTranslator {
   private run: OpenRun | undefined;
   /** Open text message ids; a Set iterates in insertion (open) order. */
   private readonly openMessages = new Set<string>();
+  /** Tool calls this run announced: true once a host-run result was emitted for it. */
+  private readonly announced = new Map<string, boolean>();
+  /** Host-run results that came before their call was announced, by call id (insertion order: oldest first). */
+  private readonly held = new Map<string, { readonly ev: HostToolResultEvent; readonly content: string; readonly at: number | undefined }>();
   private lastAt: number | undefined;
 
   constructor(private readonly forwardRaw: boolean) {}
@@ -134,6 +162,12 @@ class AgUiTranslator {
         return this.turnEnd(ev, at);
       case 'agentrx.tool_result':
         return this.toolResult(ev, at);
+      case 'agentrx.host_tool_result':
+        return this.hostToolResult(ev, at);
+      case 'agentrx.state_snapshot':
+        return isObject(ev.snapshot) ? [stamp({ type: 'STATE_SNAPSHOT', snapshot: ev.snapshot }, at)] : NONE;
+      case 'agentrx.state_delta':
+        return Array.isArray(ev.delta) && ev.delta.length > 0 ? [stamp({ type: 'STATE_DELTA', delta: [...ev.delta] }, at)] : NONE;
       case 'agentrx.run_finished':
         return this.runFinished(ev, at);
       case 'agentrx.run_error':
@@ -172,9 +206,17 @@ class AgUiTranslator {
       // Unserializable input: the call is still announced, with no argument fragment.
       if (delta !== undefined) events.push(stamp({ type: 'TOOL_CALL_ARGS', toolCallId, delta }, at));
       events.push(stamp({ type: 'TOOL_CALL_END', toolCallId }, at));
+      if (!this.announced.has(toolCallId)) this.announced.set(toolCallId, false);
+      const early = this.held.get(toolCallId);
+      if (early !== undefined) {
+        this.held.delete(toolCallId);
+        this.announced.set(toolCallId, true);
+        events.push(hostResult(early.ev, toolCallId, early.content, at));
+      }
     }
-    const snapshot = compact({ turn: ev.turn, terminal: ev.terminal, stopReason: ev.stopReason, usage: ev.usage });
-    events.push(stamp({ type: 'STATE_SNAPSHOT', snapshot }, at));
+    // agentrx's bookkeeping is a CUSTOM event: STATE_SNAPSHOT/STATE_DELTA carry the client's state only.
+    const value = compact({ turn: ev.turn, terminal: ev.terminal, stopReason: ev.stopReason, usage: ev.usage });
+    events.push(stamp({ type: 'CUSTOM', name: TURN_END_EVENT, value }, at));
     return events;
   }
 
@@ -186,6 +228,24 @@ class AgUiTranslator {
     // AG-UI has no error flag on results: the verbatim `agentrx.tool_result` rides in `rawEvent`
     // (isError, replayed, durationMs) for consumers that want it.
     return [stamp({ type: 'TOOL_CALL_RESULT', messageId: `${toolCallId}:result`, toolCallId, content, role: 'tool', rawEvent: ev }, at)];
+  }
+
+  private hostToolResult(ev: HostToolResultEvent, at: number | undefined): AgUiEvent[] {
+    if (!isObject(ev.toolUse) || !isObject(ev.result)) return NONE;
+    const toolCallId: unknown = ev.toolUse.id;
+    const content: unknown = ev.result.content;
+    if (!isNonEmptyString(toolCallId) || typeof content !== 'string') return NONE;
+    const resulted = this.announced.get(toolCallId);
+    if (resulted === true) return NONE;
+    if (resulted === false) {
+      this.announced.set(toolCallId, true);
+      return [hostResult(ev, toolCallId, content, at)];
+    }
+    // Not announced yet (its turn has not ended): held until it is; the first result wins.
+    if (this.held.has(toolCallId)) return NONE;
+    if (this.held.size >= MAX_HELD_RESULTS) this.held.delete(this.held.keys().next().value as string);
+    this.held.set(toolCallId, { ev, content, at });
+    return NONE;
   }
 
   private runFinished(ev: RunFinished, at: number | undefined): AgUiEvent[] {
@@ -200,10 +260,12 @@ class AgUiTranslator {
     return [...this.closeRun(at), stamp({ type: 'RUN_ERROR', message: typeof message === 'string' ? message : 'run failed', ...(typeof code === 'string' ? { code } : {}) }, at)];
   }
 
-  /** Ends every open text message and forgets the run; returns the TEXT_MESSAGE_END events. */
+  /** Ends every open text message and forgets the run (its calls, and the results never announced); returns the TEXT_MESSAGE_END events. */
   private closeRun(at: number | undefined): AgUiEvent[] {
     const events = this.closeMessages(at);
     this.run = undefined;
+    this.announced.clear();
+    this.held.clear();
     return events;
   }
 
@@ -213,6 +275,14 @@ class AgUiTranslator {
     this.openMessages.clear();
     return events;
   }
+}
+
+/**
+ * The TOOL_CALL_RESULT of a host-run tool; the verbatim `agentrx.host_tool_result` rides in
+ * `rawEvent` (isError) like a local result's `agentrx.tool_result`.
+ */
+function hostResult(ev: HostToolResultEvent, toolCallId: string, content: string, at: number | undefined): AgUiEvent {
+  return stamp({ type: 'TOOL_CALL_RESULT', messageId: `${toolCallId}:result`, toolCallId, content, role: 'tool', rawEvent: ev }, at);
 }
 
 /** Sets `timestamp` on an event this translator just built (no copy: it is not shared yet). */

@@ -1,14 +1,17 @@
-import { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
-import { BedrockAgentCoreControlClient } from '@aws-sdk/client-bedrock-agentcore-control';
+import type { BedrockAgentCoreClient } from '@aws-sdk/client-bedrock-agentcore';
+import type { BedrockAgentCoreControlClient } from '@aws-sdk/client-bedrock-agentcore-control';
 import { AgentRxError } from '../../../core/errors.js';
 import { isTransientStatus } from '../../../core/http/retry.js';
 import type { AgentCoreProviderOptions } from './agentcore.config.js';
+import { decodingAwareMarshaller, type EventStreamMarshallerLike } from './agentcore-frames.js';
+import { loadControlSdk, loadDataSdk, type AgentCoreControlSdk, type AgentCoreDataSdk } from './agentcore-sdk.js';
 
 /**
  * The two official AWS SDK clients of the `bedrock-agentcore` provider (SigV4, credential chain,
  * event-stream decoding), built from the provider options, and the mapping of SDK errors to
  * typed `AgentRxError`s. SDK retries are off (`maxAttempts: 1`): the provider decides what may
- * be repeated.
+ * be repeated. The SDK packages are optional: they are imported when a client is first created
+ * (see `agentcore-sdk.ts`), never by loading this module.
  */
 
 /** Static AWS credentials as the SDK consumes them. */
@@ -59,23 +62,40 @@ export function credentialsOf(options: Pick<AgentCoreProviderOptions, 'accessKey
   });
 }
 
-/** The data-plane client (`InvokeHarness`). Throws `invalid_config` without a region. */
-export function createDataClient(options: AgentCoreProviderOptions, env: AgentCoreEnv = process.env): BedrockAgentCoreClient {
+/**
+ * The data-plane client (`InvokeHarness`), with its event-stream marshaller wrapped so that frame
+ * failures say whether the host sent an exception or agentrx could not decode a frame (see
+ * `agentcore-frames.ts`). Imports the SDK on first use. Rejects with `invalid_config` without a
+ * region or when the SDK is not installed.
+ */
+export async function createDataClient(options: AgentCoreProviderOptions, env: AgentCoreEnv = process.env, sdk?: AgentCoreDataSdk): Promise<BedrockAgentCoreClient> {
+  const region = resolveRegion(options, env);
   const credentials = credentialsOf(options);
-  return new BedrockAgentCoreClient({
-    region: resolveRegion(options, env),
+  const { BedrockAgentCoreClient } = sdk ?? (await loadDataSdk());
+  const client = new BedrockAgentCoreClient({
+    region,
     maxAttempts: 1,
     ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
     ...(credentials ? { credentials } : {}),
   });
+  // The resolved config is the SDK's serde context, read at each request: wrapping its marshaller
+  // here applies to every stream this client decodes.
+  const config = client.config as unknown as { eventStreamMarshaller?: EventStreamMarshallerLike };
+  if (config.eventStreamMarshaller) config.eventStreamMarshaller = decodingAwareMarshaller(config.eventStreamMarshaller);
+  return client;
 }
 
-/** The control-plane client (`CreateHarness`…). `controlEndpoint`, else `endpoint`. Throws `invalid_config` without a region. */
-export function createControlClient(options: AgentCoreProviderOptions, env: AgentCoreEnv = process.env): BedrockAgentCoreControlClient {
+/**
+ * The control-plane client (`CreateHarness`…). `controlEndpoint`, else `endpoint`. Imports the SDK
+ * on first use. Rejects with `invalid_config` without a region or when the SDK is not installed.
+ */
+export async function createControlClient(options: AgentCoreProviderOptions, env: AgentCoreEnv = process.env, sdk?: AgentCoreControlSdk): Promise<BedrockAgentCoreControlClient> {
+  const region = resolveRegion(options, env);
   const credentials = credentialsOf(options);
   const endpoint = options.controlEndpoint ?? options.endpoint;
+  const { BedrockAgentCoreControlClient } = sdk ?? (await loadControlSdk());
   return new BedrockAgentCoreControlClient({
-    region: resolveRegion(options, env),
+    region,
     maxAttempts: 1,
     ...(endpoint !== undefined ? { endpoint } : {}),
     ...(credentials ? { credentials } : {}),

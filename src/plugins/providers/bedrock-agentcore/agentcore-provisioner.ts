@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import {
+import type {
   CreateHarnessCommand,
+  CreateHarnessCommandInput,
   DeleteHarnessCommand,
   GetHarnessCommand,
+  Harness,
+  HarnessSummary,
+  HarnessTool,
   ListHarnessesCommand,
-  type CreateHarnessCommandInput,
-  type Harness,
-  type HarnessSummary,
-  type HarnessTool,
 } from '@aws-sdk/client-bedrock-agentcore-control';
 import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
 import { withRetry } from '../../../core/http/retry.js';
@@ -15,6 +15,7 @@ import { sleep } from '../../../core/util/async.js';
 import type { Logger } from '../../../core/logger.js';
 import type { AgentSpec } from '../../../core/model.js';
 import { controlError } from './agentcore-clients.js';
+import { loadControlSdk, type AgentCoreControlSdk } from './agentcore-sdk.js';
 
 /** The SDK's JSON document type (tool input schemas). */
 type Document = NonNullable<NonNullable<HarnessTool['config']>['inlineFunction']>['inputSchema'];
@@ -57,7 +58,12 @@ export interface AgentCoreProvisionerOptions {
   readonly retryBaseMs?: number;
   /** Budget of the rollback delete after a failed create, in ms. Default 30 000. */
   readonly rollbackTimeoutMs?: number;
+  /** The control-plane SDK (its command classes). Default: imported on the first call (`loadControlSdk`). */
+  readonly sdk?: () => Promise<Pick<AgentCoreControlSdk, 'CreateHarnessCommand' | 'DeleteHarnessCommand' | 'GetHarnessCommand' | 'ListHarnessesCommand'>>;
 }
+
+/** The command classes the provisioner builds. */
+type ControlCommands = Pick<AgentCoreControlSdk, 'CreateHarnessCommand' | 'DeleteHarnessCommand' | 'GetHarnessCommand' | 'ListHarnessesCommand'>;
 
 /** How the ready-wait treats a harness status. */
 export type HarnessStatusClass = 'ready' | 'waiting' | 'terminating' | 'failed' | 'unknown';
@@ -101,7 +107,8 @@ class Budget {
  * (`<prefix>_<agent name>_<digest8>` of the spec), so a 409 on create means an equivalent
  * harness exists and it is adopted. A harness this call created is deleted again when a later
  * step fails; a failed rollback is logged and recorded in `details.rollbackError`, never thrown
- * instead of the original error.
+ * instead of the original error. The SDK's command classes are imported at the first call (the
+ * SDK is an optional dependency), so building a provisioner does not load it.
  */
 export class AgentCoreProvisioner {
   private readonly controlRetries: number;
@@ -161,7 +168,7 @@ export class AgentCoreProvisioner {
     for (let round = 0; round < 3; round++) {
       let created: Harness | undefined;
       try {
-        created = ((await this.call('CreateHarness', () => new CreateHarnessCommand(input), false, budget, signal)) as { harness?: Harness }).harness;
+        created = ((await this.call('CreateHarness', (c) => new c.CreateHarnessCommand(input), false, budget, signal)) as { harness?: Harness }).harness;
       } catch (e) {
         if (!isAgentRxError(e) || e.details?.['status'] !== 409) throw e;
         const adopted = await this.recoverConflict(name, e, budget, signal);
@@ -191,7 +198,7 @@ export class AgentCoreProvisioner {
     if (handle.harnessId === undefined || !handle.created) return;
     const id = handle.harnessId;
     try {
-      await this.call('DeleteHarness', () => new DeleteHarnessCommand({ harnessId: id }), true, new Budget(this.opts.provisionTimeoutMs), signal);
+      await this.call('DeleteHarness', (c) => new c.DeleteHarnessCommand({ harnessId: id }), true, new Budget(this.opts.provisionTimeoutMs), signal);
       this.logger.info(`bedrock-agentcore: deleted harness ${handle.harnessName ?? id}`, { harnessId: id });
     } catch (e) {
       if (isAgentRxError(e) && e.details?.['status'] === 404) return;
@@ -209,7 +216,7 @@ export class AgentCoreProvisioner {
     const seen = new Set<string>();
     let token: string | undefined;
     for (;;) {
-      const page = (await this.call('ListHarnesses', () => new ListHarnessesCommand(token !== undefined ? { nextToken: token } : {}), true, budget, signal)) as {
+      const page = (await this.call('ListHarnesses', (c) => new c.ListHarnessesCommand(token !== undefined ? { nextToken: token } : {}), true, budget, signal)) as {
         harnesses?: HarnessSummary[];
         nextToken?: string;
       };
@@ -253,7 +260,7 @@ export class AgentCoreProvisioner {
   /** Polls `GetHarness` until READY; fails on terminating, failed or unknown statuses, or when the budget runs out. */
   private async waitReady(harnessId: string, budget: Budget, signal: AbortSignal): Promise<Harness> {
     for (;;) {
-      const h = ((await this.call('GetHarness', () => new GetHarnessCommand({ harnessId }), true, budget, signal)) as { harness?: Harness }).harness;
+      const h = ((await this.call('GetHarness', (c) => new c.GetHarnessCommand({ harnessId }), true, budget, signal)) as { harness?: Harness }).harness;
       const status = h?.status;
       switch (classifyHarnessStatus(status)) {
         case 'ready':
@@ -285,7 +292,7 @@ export class AgentCoreProvisioner {
     for (;;) {
       let status: unknown;
       try {
-        status = ((await this.call('GetHarness', () => new GetHarnessCommand({ harnessId }), true, budget, signal)) as { harness?: Harness }).harness?.status;
+        status = ((await this.call('GetHarness', (c) => new c.GetHarnessCommand({ harnessId }), true, budget, signal)) as { harness?: Harness }).harness?.status;
       } catch (e) {
         if (isAgentRxError(e) && e.details?.['status'] === 404) return;
         throw e;
@@ -305,7 +312,7 @@ export class AgentCoreProvisioner {
     const ms = this.opts.rollbackTimeoutMs ?? 30_000;
     try {
       // Its own signal: a cancelled provisioning still cleans up what it created.
-      await this.call('DeleteHarness', () => new DeleteHarnessCommand({ harnessId }), true, new Budget(ms), AbortSignal.timeout(ms));
+      await this.call('DeleteHarness', (c) => new c.DeleteHarnessCommand({ harnessId }), true, new Budget(ms), AbortSignal.timeout(ms));
       this.logger.warn(`bedrock-agentcore: provisioning failed, deleted the harness it created (${name})`, { harnessId, error: original.message });
       return new AgentRxError(original.code, original.message, { ...original.details, rolledBack: true }, { cause: original });
     } catch (e) {
@@ -319,8 +326,9 @@ export class AgentCoreProvisioner {
    * One control-plane call, bounded to its share of the remaining budget (remaining ÷ attempts
    * left, at least 1 ms); idempotent calls are retried on transient failures.
    */
-  private call(operation: string, command: () => Parameters<AgentCoreControlClientLike['send']>[0], retryable: boolean, budget: Budget, signal: AbortSignal): Promise<unknown> {
+  private async call(operation: string, command: (sdk: ControlCommands) => Parameters<AgentCoreControlClientLike['send']>[0], retryable: boolean, budget: Budget, signal: AbortSignal): Promise<unknown> {
     const attempts = retryable ? this.controlRetries + 1 : 1;
+    const sdk = await (this.opts.sdk ?? loadControlSdk)();
     return withRetry(
       async (attempt) => {
         const remaining = budget.remaining();
@@ -330,7 +338,7 @@ export class AgentCoreProvisioner {
         const share = Math.max(1, Math.floor(remaining / (attempts - attempt)));
         const timer = AbortSignal.timeout(share);
         try {
-          return await this.client.send(command(), { abortSignal: AbortSignal.any([signal, timer]) });
+          return await this.client.send(command(sdk), { abortSignal: AbortSignal.any([signal, timer]) });
         } catch (e) {
           if (!signal.aborted && timer.aborted) {
             throw new AgentRxError('timeout', `${operation} did not answer within ${share} ms (its share of the provisioning budget)`, {

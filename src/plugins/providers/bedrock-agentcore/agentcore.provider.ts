@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import type { BedrockAgentCoreClient, HarnessContentBlock, HarnessMessage, HarnessToolUseBlock, InvokeHarnessCommandInput } from '@aws-sdk/client-bedrock-agentcore';
+import type { HarnessContentBlock, HarnessMessage, HarnessToolUseBlock, InvokeHarnessCommandInput } from '@aws-sdk/client-bedrock-agentcore';
 import type { BedrockAgentCoreControlClient } from '@aws-sdk/client-bedrock-agentcore-control';
 import { Observable } from 'rxjs';
 import { inject, injectable } from '../../../core/di/inversify.js';
@@ -9,8 +9,9 @@ import type { AgentSpec, RawEvent, ToolResult, ToolUse, TurnResult } from '../..
 import type { KickoffOptions, OpenOptions, TurnProvider } from '../../../core/plugin/agent-provider.js';
 import type { LifecycleParticipant } from '../../../core/plugin/lifecycle-participant.js';
 import { createControlClient, createDataClient } from './agentcore-clients.js';
-import { ATTEMPT_FAILED, AgentCoreInvoker, rawTextOf, replayAwareEmit } from './agentcore-invoke.js';
-import { AgentCoreProvisioner, type AgentCoreHarnessHandle } from './agentcore-provisioner.js';
+import { ATTEMPT_FAILED, AgentCoreInvoker, rawTextOf, replayAwareEmit, type AgentCoreDataPlane } from './agentcore-invoke.js';
+import { loadDataSdk } from './agentcore-sdk.js';
+import { AgentCoreProvisioner, type AgentCoreControlClientLike, type AgentCoreHarnessHandle } from './agentcore-provisioner.js';
 import { AgentCoreProviderOptions } from './agentcore.config.js';
 import { ConverseAssembler } from './converse-assembler.js';
 import { newRuntimeSessionId, validateRuntimeSessionId } from './runtime-session-id.js';
@@ -56,9 +57,12 @@ const END_TURN = new Set(['end_turn', 'stop_sequence']);
  * them to the Session.
  *
  * Retries (`AgentCoreInvoker`): an invoke has no idempotency token and cannot be rejoined, so
- * the whole invoke is sent again only after a transport error, HTTP 5xx/429, an idle timeout, or
- * a truncated stream (no `messageStop`), with jittered exponential backoff — never after an
- * exception frame or another 4xx. Events of a failed attempt have already been emitted (raw events are never
+ * the whole invoke is sent again only after a transport error, HTTP 5xx/429, an idle timeout, a
+ * truncated stream (no `messageStop`) or a frame agentrx could not decode (bad checksum, payload
+ * that is not JSON — wherever in the stream), with jittered exponential backoff — never after an
+ * exception frame or another 4xx. What the harness reported (`harness_stream_error`,
+ * `details.origin: 'host'`) is never confused with what agentrx could not decode
+ * (`stream_error`, `details.origin: 'decode'`). Events of a failed attempt have already been emitted (raw events are never
  * dropped, and their text deltas reached consumers live); an `agentcore.attempt_failed` marker
  * follows them, and `normalize` counts text, tool uses, stop reason and usage only after the last
  * marker, so a failed attempt is never counted in the result or the usage. After the last
@@ -78,15 +82,24 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
   /** AgentCore has no outcome grading. */
   readonly supportsOutcomes = false;
 
-  private data: BedrockAgentCoreClient | undefined;
-  private control: BedrockAgentCoreControlClient | undefined;
+  /** The data plane once created (the SDK is imported on first use); a failed creation is not kept. */
+  private data: Promise<AgentCoreDataPlane> | undefined;
+  private control: Promise<BedrockAgentCoreControlClient> | undefined;
+  /** Clients created so far, for `stop` (which is synchronous). */
+  private readonly created = new Set<{ destroy(): void }>();
   private readonly invoker: AgentCoreInvoker;
 
+  /**
+   * Cheap and synchronous (DI registration and construction never touch the AWS SDK, which is
+   * an optional dependency): the SDK is imported and the clients are built at the first call that
+   * needs them — `open`, `provision`, `teardown` — which rejects with `invalid_config` saying what
+   * to install when the SDK is missing.
+   */
   constructor(
     @inject(AgentCoreProviderOptions) private readonly options: AgentCoreProviderOptions,
     @inject(Logger) private readonly logger: Logger,
   ) {
-    this.invoker = new AgentCoreInvoker(options, logger, () => this.dataClient());
+    this.invoker = new AgentCoreInvoker(options, logger, () => this.dataPlane());
   }
 
   /**
@@ -115,9 +128,10 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
   /** The provisioner over this provider's control-plane client (also for listing harnesses). */
   provisioner(): AgentCoreProvisioner {
     const o = this.options;
-    this.control ??= createControlClient(o);
+    // The provisioner's client sends through the lazily built SDK client.
+    const client: AgentCoreControlClientLike = { send: async (command, options) => (await this.controlClient()).send(command as Parameters<BedrockAgentCoreControlClient['send']>[0], options ?? {}) };
     return new AgentCoreProvisioner(
-      this.control,
+      client,
       {
         executionRoleArn: o.executionRoleArn ?? '',
         harnessNamePrefix: o.harnessNamePrefix,
@@ -145,7 +159,7 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
       });
     }
     const sessionId = opts.sessionId !== undefined ? validateRuntimeSessionId(opts.sessionId) : newRuntimeSessionId();
-    this.dataClient();
+    await this.dataPlane();
     return { sessionId, resumed: opts.sessionId !== undefined, harnessArn, signal: opts.signal, inflight: new Set(), closed: false, textOverrides: new WeakMap() };
   }
 
@@ -200,7 +214,9 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
   /**
    * Runs one turn: one `InvokeHarness` (retried as described on the class), emitting every
    * decoded Converse event as it arrives, then completing after a `messageStop`. Errors with
-   * `harness_stream_error` (an exception frame, `details.exceptionType`/`message`), `http_error`
+   * `harness_stream_error` (an exception frame, `details.exceptionType`/`message`, `origin:
+   * 'host'`), `stream_error` (frames that could not be decoded, after the last attempt; `origin:
+   * 'decode'`), `http_error`
    * (4xx at once; 5xx/429 after the last attempt), `early_termination`, `timeout` (idle), or the
    * session's abort reason. Unsubscribing aborts the request (the socket is closed).
    */
@@ -298,8 +314,8 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
 
   /** Kernel stop: releases the SDK clients' sockets. */
   stop(): void {
-    this.data?.destroy();
-    this.control?.destroy();
+    for (const c of this.created) c.destroy();
+    this.created.clear();
     this.data = undefined;
     this.control = undefined;
   }
@@ -311,9 +327,32 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
 
   // ── the invoke ──────────────────────────────────────────────────────────────────────────────
 
-  private dataClient(): BedrockAgentCoreClient {
-    this.data ??= createDataClient(this.options);
+  /** The data-plane client and SDK, imported and built once (a failure is not cached: the next call tries again). */
+  private dataPlane(): Promise<AgentCoreDataPlane> {
+    this.data ??= (async () => {
+      const sdk = await loadDataSdk();
+      const client = await createDataClient(this.options, process.env, sdk);
+      this.created.add(client);
+      return { client, sdk };
+    })().catch((e: unknown) => {
+      this.data = undefined;
+      throw e;
+    });
     return this.data;
+  }
+
+  /** The control-plane client, imported and built once (a failure is not cached). */
+  private controlClient(): Promise<BedrockAgentCoreControlClient> {
+    this.control ??= createControlClient(this.options)
+      .then((client) => {
+        this.created.add(client);
+        return client;
+      })
+      .catch((e: unknown) => {
+        this.control = undefined;
+        throw e;
+      });
+    return this.control;
   }
 
   private request(conn: AgentCoreConn, input: AgentCoreInput): InvokeHarnessCommandInput {

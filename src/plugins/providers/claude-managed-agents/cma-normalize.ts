@@ -50,7 +50,7 @@ export function normalizeCmaTurn(events: readonly RawEvent[]): TurnResult {
   const status = lastStatus(events);
   const base = {
     text: turnText(events),
-    serverToolUses: events.filter((e) => typeOf(e) === CmaEventType.agentToolUse).map(toToolUse),
+    serverToolUses: events.filter((e) => typeOf(e) === CmaEventType.agentToolUse || typeOf(e) === CmaEventType.agentMcpToolUse).map(hostToolUse),
     usage: usageOf(events),
     events: [...events],
   };
@@ -132,11 +132,45 @@ export function awaitingConfirmation(events: readonly RawEvent[], ids: readonly 
   for (const id of ids) {
     const e = uses.get(id);
     if (!e || answered.has(id) || out.has(id)) continue;
-    const use = toToolUse(e);
-    const server = e['mcp_server_name'];
-    out.set(id, typeOf(e) === CmaEventType.agentMcpToolUse && typeof server === 'string' ? { ...use, name: `${server}/${use.name}` } : use);
+    out.set(id, hostToolUse(e));
   }
   return [...out.values()];
+}
+
+/** A host-run tool use: `agent.tool_use`, or `agent.mcp_tool_use` named `<server>/<tool>`. */
+function hostToolUse(e: RawEvent): ToolUse {
+  const use = toToolUse(e);
+  const server = e['mcp_server_name'];
+  return typeOf(e) === CmaEventType.agentMcpToolUse && typeof server === 'string' ? { ...use, name: `${server}/${use.name}` } : use;
+}
+
+/**
+ * The result of a tool the host ran: an `agent.tool_result` (answers an `agent.tool_use`,
+ * `tool_use_id`) or an `agent.mcp_tool_result` (answers an `agent.mcp_tool_use`,
+ * `mcp_tool_use_id`). `content` is the blocks as text (text blocks; a search result as its title
+ * and text; other blocks as `[image]`, `[document]`), joined by newlines; `is_error` absent or
+ * null is false. Undefined for any other event or one without its id. Pure; never throws.
+ */
+export function cmaHostToolResult(event: RawEvent): { toolUseId: string; content: string; isError: boolean } | undefined {
+  const type = typeOf(event);
+  const key = type === CmaEventType.agentToolResult ? 'tool_use_id' : type === CmaEventType.agentMcpToolResult ? 'mcp_tool_use_id' : undefined;
+  if (key === undefined) return undefined;
+  const toolUseId = event[key];
+  if (typeof toolUseId !== 'string' || toolUseId.length === 0) return undefined;
+  return { toolUseId, content: blocksText(event['content']), isError: event['is_error'] === true };
+}
+
+function blocksText(content: unknown, depth = 0): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content) || depth > 8) return '';
+  const parts: string[] = [];
+  for (const block of content) {
+    if (!isMap(block)) continue;
+    if (block['type'] === 'text' && typeof block['text'] === 'string') parts.push(block['text']);
+    else if (block['type'] === 'search_result') parts.push([typeof block['title'] === 'string' ? block['title'] : '', blocksText(block['content'], depth + 1)].filter((s) => s !== '').join('\n'));
+    else if (typeof block['type'] === 'string') parts.push(`[${block['type']}]`);
+  }
+  return parts.join('\n');
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
+import { AgentRxError, isAgentRxError, toAgentRxError } from '../../../core/errors.js';
 import type { Logger } from '../../../core/logger.js';
 import type { AgentSpec } from '../../../core/model.js';
 import type { CmaClient } from './cma-client.js';
@@ -71,12 +71,21 @@ export interface ProvisionSettings {
   readonly environmentName: string;
   /** Environment `config`, verbatim. */
   readonly environment: Readonly<Record<string, unknown>>;
+  /** Budget of the rollback after a failed later step, ms. Default 30 000. */
+  readonly rollbackTimeoutMs?: number;
 }
 
 /**
  * Creates (or recovers) the environment and the agent for `spec`, unless ids are configured.
  * Rejects with the client's AgentRxError; a 409 whose resource cannot be found by name rejects
  * with `http_error` naming it.
+ *
+ * All or nothing: when creating the agent fails after this call created the environment, the
+ * environment is archived again (with its own deadline, so a cancelled provisioning still cleans
+ * up), and the rejection is the agent's error with `details.rolledBack` (and, when archiving
+ * failed too, `details.rollbackError` and a message naming the environment left behind). An
+ * environment that was configured or adopted by name (another process may use it) is never
+ * touched.
  */
 export async function provisionCma(client: CmaClient, spec: AgentSpec, settings: ProvisionSettings, signal: AbortSignal, logger: Logger): Promise<CmaHandle> {
   let environmentId = settings.environmentId;
@@ -97,7 +106,13 @@ export async function provisionCma(client: CmaClient, spec: AgentSpec, settings:
     const body = agentBodyOf(spec, settings.model);
     agentName = contentAddressedName(spec.name, body);
     const name = agentName;
-    const ensured = await ensure('agent', name, () => client.createAgent({ name, ...body }, signal), () => client.listAgents(signal), logger);
+    let ensured: { id: string; created: boolean };
+    try {
+      ensured = await ensure('agent', name, () => client.createAgent({ name, ...body }, signal), () => client.listAgents(signal), logger);
+    } catch (e) {
+      if (!createdEnvironment) throw e;
+      throw await rollbackEnvironment(client, environmentId, environmentName!, toAgentRxError(e), settings.rollbackTimeoutMs ?? 30_000, logger);
+    }
     agentId = ensured.id;
     createdAgent = ensured.created;
   }
@@ -108,6 +123,27 @@ export async function provisionCma(client: CmaClient, spec: AgentSpec, settings:
     ...(environmentName !== undefined ? { environmentName } : {}),
     provisioned: { agent: createdAgent, environment: createdEnvironment },
   };
+}
+
+/**
+ * Archives the environment a failed provisioning created and returns the original error, annotated
+ * with what the rollback did (never the rollback's error instead of the original one).
+ */
+async function rollbackEnvironment(client: CmaClient, id: string, name: string, original: AgentRxError, timeoutMs: number, logger: Logger): Promise<AgentRxError> {
+  try {
+    await client.archiveEnvironment(id, AbortSignal.timeout(timeoutMs));
+    logger.warn('claude-managed-agents: provisioning failed; archived the environment it had created', { environmentId: id, name, error: original.message });
+    return new AgentRxError(original.code, original.message, { ...original.details, rolledBack: true }, { cause: original });
+  } catch (e) {
+    const why = toAgentRxError(e).message;
+    logger.warn('claude-managed-agents: provisioning failed and archiving the environment it had created failed too', { environmentId: id, name, error: original.message, rollbackError: why });
+    return new AgentRxError(
+      original.code,
+      `${original.message}; rolling back also failed: the environment "${name}" (${id}) it created could not be archived (${why}): archive it with POST /v1/environments/${id}/archive`,
+      { ...original.details, rolledBack: false, rollbackError: why, environmentId: id },
+      { cause: original },
+    );
+  }
 }
 
 /** Creates the named resource, or adopts the active one of that name on a 409; says which. */

@@ -21,7 +21,12 @@ export type CmaSseItem =
   /** An `event: error` frame: the service reports a stream failure. */
   | { readonly kind: 'error'; readonly message: string; readonly errorType: string | undefined }
   /** A comment line or a `ping` frame: a heartbeat. */
-  | { readonly kind: 'heartbeat' };
+  | { readonly kind: 'heartbeat' }
+  /**
+   * The frame being read grew past `maxFrameBytes` without a boundary: the decoder stops (every
+   * later `feed` is ignored) and the stream must fail.
+   */
+  | { readonly kind: 'oversized'; readonly maxFrameBytes: number };
 
 /**
  * Incremental SSE decoder for the Managed Agents stream. `feed` any slice of the body text; each
@@ -30,17 +35,35 @@ export type CmaSseItem =
  */
 export class CmaSseDecoder {
   private readonly parser: EventSourceParser;
+  private stopped = false;
 
-  /** @param onItem Called once per complete frame or comment; must not throw. */
-  constructor(private readonly onItem: (item: CmaSseItem) => void) {
+  /**
+   * @param onItem Called once per complete frame or comment; must not throw.
+   * @param maxFrameBytes Cap of one frame's buffered text (a partial line plus the data lines of
+   *   the unfinished frame), counted in UTF-16 code units, which never exceed the UTF-8 bytes.
+   *   Past it the decoder reports `{kind:'oversized'}` once and stops. Unset: no cap.
+   */
+  constructor(
+    private readonly onItem: (item: CmaSseItem) => void,
+    maxFrameBytes?: number,
+  ) {
     this.parser = createParser({
       onEvent: (msg) => this.onFrame(msg),
       onComment: () => this.onItem({ kind: 'heartbeat' }),
+      // eventsource-parser enforces the cap itself, on the partial line and the unfinished frame
+      // together, and drops what it buffered.
+      ...(maxFrameBytes !== undefined ? { maxBufferSize: maxFrameBytes } : {}),
+      onError: (e) => {
+        if (e.type !== 'max-buffer-size-exceeded' || maxFrameBytes === undefined) return;
+        this.stopped = true;
+        this.onItem({ kind: 'oversized', maxFrameBytes });
+      },
     });
   }
 
-  /** Feeds the next slice of body text. */
+  /** Feeds the next slice of body text (ignored after an oversized frame). */
   feed(text: string): void {
+    if (this.stopped) return;
     this.parser.feed(text);
   }
 
@@ -79,6 +102,8 @@ export interface CmaEventStreamOptions {
   readonly idleTimeoutMs: number;
   /** `GET <path>` for messages (no secrets). */
   readonly target: string;
+  /** Longest frame accepted (see `CmaProviderOptionsClass.maxFrameBytes`); a longer one fails the stream. Unset: no cap. */
+  readonly maxFrameBytes?: number;
 }
 
 /**
@@ -88,7 +113,7 @@ export interface CmaEventStreamOptions {
  * skipped frame.
  *
  * It errors with `stream_error` when the body breaks, when it is idle for longer than
- * `idleTimeoutMs`, on an `event: error` frame, and on a clean end before a terminal event
+ * `idleTimeoutMs`, on an `event: error` frame, when a frame grows past `maxFrameBytes`, and on a clean end before a terminal event
  * (`session.status_terminated` / `session.deleted`) — a clean close before a terminal is a drop.
  * After a terminal event a clean end completes. Unsubscribing aborts the request (the signal
  * given to `open`) and destroys the body.
@@ -143,10 +168,19 @@ export function cmaEventStream(open: (signal: AbortSignal) => Promise<Readable>,
         case 'error':
           finish(new AgentRxError('stream_error', `the event stream ${opts.target} reported an error${item.errorType ? ` (${item.errorType})` : ''}: ${item.message}`, { errorType: item.errorType, events }));
           return;
+        case 'oversized':
+          finish(
+            new AgentRxError(
+              'stream_error',
+              `an SSE frame exceeded maxFrameBytes (${item.maxFrameBytes} bytes); the event stream ${opts.target} sent that much without ending a frame (after ${events} events). The service never sends such frames: check what answers at the base URL, or raise providers.claude-managed-agents.maxFrameBytes`,
+              { maxFrameBytes: item.maxFrameBytes, events, oversized: true },
+            ),
+          );
+          return;
         case 'heartbeat':
           return;
       }
-    });
+    }, opts.maxFrameBytes);
 
     open(ctrl.signal).then(
       (b) => {

@@ -21,6 +21,8 @@ export const CmaEventType = {
   agentCustomToolUse: 'agent.custom_tool_use',
   agentToolUse: 'agent.tool_use',
   agentMcpToolUse: 'agent.mcp_tool_use',
+  agentToolResult: 'agent.tool_result',
+  agentMcpToolResult: 'agent.mcp_tool_result',
   userMessage: 'user.message',
   userCustomToolResult: 'user.custom_tool_result',
   userDefineOutcome: 'user.define_outcome',

@@ -23,7 +23,11 @@ export class CmaProviderOptionsClass {
   @IsSecret()
   apiKey!: Secret;
 
-  /** API origin (no path). Tests point it at the loopback emulator. */
+  /**
+   * API origin, e.g. `https://api.anthropic.com`. Request paths start with `/v1`, so a base URL
+   * ending in `/v1` or `/v1/` (as other providers' base URLs do) is accepted and normalized to the
+   * origin (see `cmaApiOrigin`). Tests point it at the loopback emulator.
+   */
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   baseUrl: string = 'https://api.anthropic.com';
 
@@ -102,12 +106,38 @@ export class CmaProviderOptionsClass {
   streamPath: string = '/v1/sessions/{id}/events/stream';
 
   /**
+   * Longest SSE frame (bytes of data since the last frame boundary) the event stream accepts. A
+   * frame that grows past it — a stream that never sends the blank line ending a frame, by fault
+   * or malice — fails the stream with `stream_error` instead of buffering without bound until the
+   * idle timeout. The check counts UTF-16 code units of the decoded text, never more than its
+   * UTF-8 bytes, so no frame within the limit is refused. Default 8 MiB (far above any event the
+   * service sends); at least 1024. Like a drop, the failure makes the Session re-attach and
+   * recover missed events from the history.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1024)
+  maxFrameBytes: number = DEFAULT_MAX_FRAME_BYTES;
+
+  /**
    * Ask for `event_deltas` previews of `agent.message` on the stream, so text arrives while it is
    * produced (never twice: the final message only adds what the previews missed).
    */
   @CoerceBoolean()
   @IsBoolean()
   eventDeltas: boolean = false;
+}
+
+/** Default `maxFrameBytes`: 8 MiB. */
+export const DEFAULT_MAX_FRAME_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The API origin of `baseUrl`: trailing slashes and one trailing `/v1` removed, because every
+ * request path already starts with `/v1` (`https://api.anthropic.com/v1/` →
+ * `https://api.anthropic.com`).
+ */
+export function cmaApiOrigin(baseUrl: string): string {
+  return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
 }
 
 /** The `claude-managed-agents` config section: validated when `provider` is `claude-managed-agents`. */

@@ -9,11 +9,11 @@ import type { AgentSpec, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnRe
 import { missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type Reconnected, type StreamItem, type StreamingProvider } from '../../../core/plugin/agent-provider.js';
 import { DEFAULT_KICKOFF } from '../../../core/session/session.js';
 import { CmaClient } from './cma-client.js';
-import { CmaTextDeltas, awaitingConfirmation, blockedOnConfirmation, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
+import { CmaTextDeltas, awaitingConfirmation, blockedOnConfirmation, cmaHostToolResult, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
 import { isCmaHandle, provisionCma, type CmaHandle } from './cma-provision.js';
 import { cmaEventStream } from './cma-sse.js';
 import { CmaEventType, customToolResultEvent, defineOutcomeEvent, idOf, interruptEvent, toolConfirmationEvent, typeOf, userMessageEvent, type WireMap } from './cma-wire.js';
-import { CmaProviderOptions } from './cma.config.js';
+import { cmaApiOrigin, CmaProviderOptions, DEFAULT_MAX_FRAME_BYTES } from './cma.config.js';
 
 /** What `pushInput` sends: one POST of user events. */
 export interface CmaInput {
@@ -106,7 +106,7 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
     this.idleTimeoutMs = options?.streamIdleTimeoutMs ?? config?.limits?.streamIdleTimeoutMs ?? 300_000;
     if (options && options.apiKey && typeof options.apiKey.reveal === 'function' && !options.apiKey.isEmpty) {
       const http = httpClientFactory.create({
-        baseURL: options.baseUrl.replace(/\/+$/, ''),
+        baseURL: cmaApiOrigin(options.baseUrl),
         headers: {
           'x-api-key': options.apiKey.reveal(),
           'anthropic-version': options.anthropicVersion,
@@ -262,6 +262,7 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
       conn.flushers.add(flush);
       const inner = cmaEventStream((signal) => client.openEventStream(conn.sessionId, { signal, eventDeltas: this.options!.eventDeltas }), {
         idleTimeoutMs: this.idleTimeoutMs,
+        maxFrameBytes: this.options!.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
         target: `GET ${client.streamPathOf(conn.sessionId)}`,
       }).subscribe({
         next: (item) => {
@@ -345,6 +346,11 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
    */
   textDelta(conn: CmaConn, event: RawEvent): { readonly text: string; readonly messageId: string } | undefined {
     return conn.deltas.delta(event);
+  }
+
+  /** The result of a server or MCP tool the host ran (see `cmaHostToolResult`). Pure. */
+  hostToolResult(_conn: CmaConn, event: RawEvent): { toolUseId: string; content: string; isError: boolean } | undefined {
+    return cmaHostToolResult(event);
   }
 
   /** The event's `id`. */

@@ -1,12 +1,19 @@
 import type { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { AgentRxError } from '../../../core/errors.js';
+import { MAX_JSON_DEPTH, jsonDepthExceeds, jsonText } from '../../../core/util/json-depth.js';
 import { sharedScheduler, type TaskScheduler } from '../../../core/util/time-slice-scheduler.js';
 
 /** How long the rest of a body may take to end after `[DONE]` before it is destroyed. */
 const DRAIN_AFTER_DONE_MS = 1_000;
 /** Body text waiting for the scheduler beyond which the body is paused (backpressure). */
 const PAUSE_AT_CHARS = 64 * 1024;
+/**
+ * Deepest chunk (or whole completion) accepted: tool-call arguments
+ * (`choices[].delta.tool_calls[].function.arguments`, 7 levels down) may nest `MAX_JSON_DEPTH`
+ * levels more.
+ */
+const MAX_CHUNK_DEPTH = MAX_JSON_DEPTH + 8;
 
 /**
  * Wire helpers of the `local` provider: reading an OpenAI `chat.completion.chunk` SSE stream and
@@ -51,6 +58,7 @@ export class ChunkAccumulator {
   private finishReason: unknown = undefined;
   private usage: unknown = undefined;
   private lastIndex: number | undefined;
+  private sawChoice = false;
 
   /** Adds one parsed chunk. Ignores anything that is not chunk-shaped. */
   add(chunk: WireMap): void {
@@ -59,6 +67,7 @@ export class ChunkAccumulator {
     if (!Array.isArray(choices) || choices.length === 0) return;
     const choice = (choices.find((c) => isMap(c) && (c['index'] === 0 || c['index'] === undefined)) ?? choices[0]) as unknown;
     if (!isMap(choice)) return;
+    this.sawChoice = true;
     if (typeof choice['finish_reason'] === 'string') this.finishReason = choice['finish_reason'];
     const delta = choice['delta'];
     if (!isMap(delta)) return;
@@ -100,8 +109,8 @@ export class ChunkAccumulator {
       entry.args += args;
       entry.sawArgs = true;
     } else if (isMap(args)) {
-      // A server that sends decoded arguments sends them whole.
-      entry.args = JSON.stringify(args);
+      // A server that sends decoded arguments sends them whole (written iteratively: any depth).
+      entry.args = jsonText(args);
       entry.sawArgs = true;
     }
   }
@@ -127,6 +136,11 @@ export class ChunkAccumulator {
   get finished(): boolean {
     return this.finishReason !== undefined;
   }
+
+  /** False while no chunk carried a choice: a stream of `choices: []` chunks holds no answer at all. */
+  get hasChoices(): boolean {
+    return this.sawChoice;
+  }
 }
 
 /** Options of `readChatStream`. */
@@ -141,15 +155,23 @@ export interface ReadChatStreamOptions {
   readonly signal: AbortSignal;
   /** Where received body text is parsed and `onChunk` called. Default: the shared scheduler. */
   readonly scheduler?: TaskScheduler;
+  /**
+   * Longest frame buffered while waiting for its end (see `LocalProviderOptionsClass.maxFrameBytes`),
+   * counted in UTF-16 code units of the decoded text. Unset: no cap.
+   */
+  readonly maxFrameBytes?: number;
 }
 
 /**
  * Reads an SSE body of `chat.completion.chunk` frames until `data: [DONE]` (or a clean end after a
  * finish reason). Rejects with `AgentRxError`:
  * - `timeout` when the body is silent longer than `idleTimeoutMs`;
- * - `stream_error` for a non-JSON data frame, an error frame, or a body that ends or breaks before
- *   completion. `details.chunks` counts the chunks delivered before the failure and
- *   `details.transient` is true only for a break before the first chunk (safe to retry).
+ * - `stream_error` for a non-JSON data frame, an error frame, a frame longer than
+ *   `maxFrameBytes`, a chunk nested too deep, or a body that ends or breaks before completion.
+ *   `details.chunks` counts the chunks delivered before the failure and `details.transient` is
+ *   true only for a break before the first chunk (safe to retry).
+ * A chunk whose decoded (object) tool-call arguments nest too deep gets them as JSON text, as
+ * streaming servers normally send them: `toToolUse` then refuses them as bad input.
  * The body is destroyed on every failure; on success the rest of the body is discarded.
  *
  * Received text is not parsed in the socket's callback but queued and handled by a scheduler task
@@ -219,6 +241,18 @@ export function readChatStream(body: Readable, opts: ReadChatStreamOptions): Pro
       new AgentRxError('stream_error', `The model stream from ${opts.target} ${why} after ${chunks} chunks`, { chunks, transient: chunks === 0 });
 
     const parser = createParser({
+      ...(opts.maxFrameBytes !== undefined ? { maxBufferSize: opts.maxFrameBytes } : {}),
+      onError: (e) => {
+        if (e.type !== 'max-buffer-size-exceeded' || opts.maxFrameBytes === undefined) return;
+        fail(
+          new AgentRxError(
+            'stream_error',
+            `an SSE frame exceeded maxFrameBytes (${opts.maxFrameBytes} bytes); the model stream from ${opts.target} sent that much without ending a frame (after ${chunks} chunks). ` +
+              'An OpenAI-compatible server never sends such frames: check what answers at baseUrl, or raise providers.local.maxFrameBytes',
+            { chunks, maxFrameBytes: opts.maxFrameBytes, transient: false },
+          ),
+        );
+      },
       onEvent: (ev: EventSourceMessage) => {
         if (settled) return;
         const data = ev.data.trim();
@@ -237,6 +271,13 @@ export function readChatStream(body: Readable, opts: ReadChatStreamOptions): Pro
         if (!isMap(parsed)) {
           fail(new AgentRxError('stream_error', `The model stream from ${opts.target} sent a chunk that is not a JSON object after ${chunks} chunks`, { chunks, transient: false }));
           return;
+        }
+        if (jsonDepthExceeds(parsed, MAX_CHUNK_DEPTH)) {
+          stringifyDecodedArguments(parsed);
+          if (jsonDepthExceeds(parsed, MAX_CHUNK_DEPTH)) {
+            fail(new AgentRxError('stream_error', `The model stream from ${opts.target} sent a chunk nested deeper than ${MAX_CHUNK_DEPTH} levels after ${chunks} chunks`, { chunks, transient: false }));
+            return;
+          }
         }
         if (ev.event === 'error' || (parsed['error'] !== undefined && parsed['choices'] === undefined)) {
           fail(new AgentRxError('stream_error', `The model stream from ${opts.target} reported an error after ${chunks} chunks: ${truncate(errorText(parsed), 300)}`, { chunks, transient: false }));
@@ -347,7 +388,9 @@ export function readBodyText(body: Readable, maxChars = 65_536, timeoutMs = 30_0
 
 /**
  * Parses a non-streamed `chat.completion` body. Only `choices[0]` is used. Throws
- * `AgentRxError('provider_error')` when the shape is not `{choices:[{message, finish_reason}]}`.
+ * `AgentRxError('provider_error')` when the shape is not `{choices:[{message, finish_reason}]}`,
+ * when `choices` is empty (`noChoicesError`), or when the body nests deeper than a chunk may
+ * (decoded tool-call arguments nested too deep are turned into JSON text first, as for chunks).
  */
 export function parseChatCompletion(text: string, target: string): ChatCompletionResult {
   let parsed: unknown;
@@ -356,6 +399,13 @@ export function parseChatCompletion(text: string, target: string): ChatCompletio
   } catch {
     throw new AgentRxError('provider_error', `Malformed chat response from ${target}: not JSON: ${truncate(text, 200)}`, { transient: false });
   }
+  if (isMap(parsed) && Array.isArray(parsed['choices']) && parsed['choices'].length === 0) throw noChoicesError(target);
+  if (isMap(parsed) && jsonDepthExceeds(parsed, MAX_CHUNK_DEPTH)) {
+    stringifyDecodedArguments(parsed);
+    if (jsonDepthExceeds(parsed, MAX_CHUNK_DEPTH)) {
+      throw new AgentRxError('provider_error', `Malformed chat response from ${target}: nested deeper than ${MAX_CHUNK_DEPTH} levels`, { transient: false });
+    }
+  }
   const choice = isMap(parsed) && Array.isArray(parsed['choices']) ? (parsed['choices'][0] as unknown) : undefined;
   if (!isMap(parsed) || !isMap(choice) || !isMap(choice['message'])) {
     throw new AgentRxError('provider_error', `Malformed chat response from ${target}: expected {choices:[{message, finish_reason}]}: ${truncate(text, 200)}`, {
@@ -363,6 +413,20 @@ export function parseChatCompletion(text: string, target: string): ChatCompletio
     });
   }
   return { message: choice['message'], finish_reason: choice['finish_reason'] ?? undefined, usage: parsed['usage'] ?? undefined, streamed: false };
+}
+
+/**
+ * The failure of a completion that holds no choice at all (`choices: []`, streamed or not): the
+ * server answered 200 but produced no answer. Code `provider_error`, `details.reason`
+ * `no_choices`; not retried.
+ */
+export function noChoicesError(target: string, chunks?: number): AgentRxError {
+  return new AgentRxError(
+    'provider_error',
+    `${target} returned a completion with no choices${chunks === undefined ? '' : ` (${chunks} chunks)`}: the server produced no answer. ` +
+      "Check the server's log (a model that failed to load, or a filter that dropped the answer, can do this).",
+    { reason: 'no_choices', ...(chunks === undefined ? {} : { chunks }), transient: false },
+  );
 }
 
 /** The human-readable message of an OpenAI-style error body (`{error:{message}}`, `{error:"…"}`, `{message}`). */
@@ -380,7 +444,23 @@ export function errorText(body: unknown): string {
   if (isMap(err) && typeof err['message'] === 'string') return err['message'];
   if (typeof body['message'] === 'string') return body['message'];
   if (typeof body['detail'] === 'string') return body['detail'];
-  return JSON.stringify(body);
+  return jsonText(body);
+}
+
+/**
+ * Replaces decoded (object or array) tool-call arguments of a chunk (`choices[].delta`) or a
+ * completion (`choices[].message`) by their JSON text, in place.
+ */
+function stringifyDecodedArguments(body: WireMap): void {
+  const choices = Array.isArray(body['choices']) ? (body['choices'] as unknown[]) : [];
+  for (const choice of choices) {
+    const message = isMap(choice) ? (choice['delta'] ?? choice['message']) : undefined;
+    const calls = isMap(message) && Array.isArray(message['tool_calls']) ? (message['tool_calls'] as unknown[]) : [];
+    for (const call of calls) {
+      const fn = isMap(call) ? call['function'] : undefined;
+      if (isMap(fn) && typeof fn['arguments'] === 'object' && fn['arguments'] !== null) fn['arguments'] = jsonText(fn['arguments']);
+    }
+  }
 }
 
 export function isMap(v: unknown): v is WireMap {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { AgentRxError } from '../../../core/errors.js';
 import type { ToolResult, ToolUse } from '../../../core/model.js';
+import { MAX_JSON_DEPTH, jsonDepthExceeds, jsonText } from '../../../core/util/json-depth.js';
 import { isMap, truncate, type ChatCompletionResult, type WireMap } from './chat-stream.js';
+import { LocalCallIds } from './local-call-ids.js';
 import { DUPLICATE_TOOL_NOTICE, FINAL_TURN_DIRECTIVE, callKey, correctiveDirective } from './loop-guards.js';
 
 /**
@@ -22,13 +24,22 @@ export type LocalRawEvent =
   | { readonly type: 'local.chunk'; readonly chunk: WireMap }
   /**
    * The model's answer for the poll (one per successful poll, last): `message` is the assistant
-   * message with duplicate calls removed; `streamed` is true when folded from `local.chunk`s.
+   * message with duplicate calls removed; `streamed` is true when folded from `local.chunk`s;
+   * `toolUseIds` holds the ToolUse id of each call of `message`, in order (the model's id unless
+   * the session already used it, see `LocalCallIds`).
    */
-  | { readonly type: 'local.model_response'; readonly message: WireMap; readonly finish_reason: unknown; readonly usage: unknown; readonly streamed: boolean }
+  | {
+      readonly type: 'local.model_response';
+      readonly message: WireMap;
+      readonly finish_reason: unknown;
+      readonly usage: unknown;
+      readonly streamed: boolean;
+      readonly toolUseIds?: readonly string[];
+    }
   /** A loop-guard message appended to the history before the model call. */
   | { readonly type: 'local.directive'; readonly role: 'final_turn' | 'corrective'; readonly text: string }
-  /** A repeated call, answered in history with a duplicate notice instead of being run. */
-  | { readonly type: 'local.duplicate_tool_call'; readonly id: string; readonly name: string; readonly input: unknown };
+  /** A repeated call, answered in history with a duplicate notice instead of being run (`id`: the model's). */
+  | { readonly type: 'local.duplicate_tool_call'; readonly id: string; readonly toolUseId: string; readonly name: string; readonly input: unknown };
 
 /** Per-session state of the `local` provider. Opaque to the Session. */
 export interface LocalConn {
@@ -47,6 +58,8 @@ export interface LocalConn {
   seen: Set<string>;
   /** Consecutive error results per tool name since the last user message. */
   errorCounts: Map<string, number>;
+  /** The ToolUse ids of the conversation's calls (unique in the session; see `LocalCallIds`). */
+  readonly callIds: LocalCallIds;
   readonly inflight: Set<AbortController>;
   closed: boolean;
   /** Model calls per request; the call that reaches it carries the final-turn directive. */
@@ -84,7 +97,7 @@ export function stageTurn(conn: LocalConn, input: LocalInput): StagedTurn {
     s.seen.clear();
     s.errorCounts.clear();
   } else if (input.kind === 'resume') {
-    applyResume(s, input.toolUses, input.results);
+    applyResume(s, input.toolUses, input.results, (id) => conn.callIds.wireId(id));
   } else {
     throw new AgentRxError('invalid_options', `Unknown local input kind: ${String((input as { kind?: unknown }).kind)}`);
   }
@@ -97,7 +110,8 @@ export function stageTurn(conn: LocalConn, input: LocalInput): StagedTurn {
   return s;
 }
 
-function applyResume(s: StagedTurn, toolUses: readonly ToolUse[], results: readonly ToolResult[]): void {
+/** Appends the tool messages of a resume; `wireId` gives the model's `tool_call_id` of a ToolUse id. */
+function applyResume(s: StagedTurn, toolUses: readonly ToolUse[], results: readonly ToolResult[], wireId: (toolUseId: string) => string): void {
   const byId = new Map(results.map((r) => [r.toolUseId, r]));
   for (const use of toolUses) {
     const r = byId.get(use.id);
@@ -106,7 +120,7 @@ function applyResume(s: StagedTurn, toolUses: readonly ToolUse[], results: reado
         ? JSON.stringify({ error: r.content, isError: true })
         : r.content
       : JSON.stringify({ error: 'No result was recorded for this tool call.', isError: true });
-    s.history.push({ role: 'tool', tool_call_id: use.id, content });
+    s.history.push({ role: 'tool', tool_call_id: wireId(use.id), content });
   }
   for (const use of toolUses) {
     const r = byId.get(use.id);
@@ -126,43 +140,55 @@ function applyResume(s: StagedTurn, toolUses: readonly ToolUse[], results: reado
 
 /**
  * Takes the model's answer into the staged conversation (guards 6–7) and commits it to the conn:
- * a call repeating one made since the last user message is answered in history with the
- * duplicate notice instead of being handed to the Session. Returns the poll's closing events:
- * one `local.duplicate_tool_call` per repeated call, then the `local.model_response`.
+ * each call gets its ToolUse id (`LocalCallIds`); a call repeating one made since the last user
+ * message is answered in history with the duplicate notice instead of being handed to the
+ * Session. Returns the poll's closing events: one `local.duplicate_tool_call` per repeated call,
+ * then the `local.model_response`.
  */
 export function acceptResponse(conn: LocalConn, s: StagedTurn, result: ChatCompletionResult): LocalRawEvent[] {
   const message = normalizeAssistantMessage(result.message);
   s.history.push(message);
+  const ids = conn.callIds.sync(s.history);
   const duplicates: LocalRawEvent[] = [];
-  let surviving: WireMap[] | undefined;
-  if (Array.isArray(message['tool_calls'])) {
-    surviving = [];
-    for (const call of message['tool_calls'] as WireMap[]) {
-      const fn = isMap(call['function']) ? call['function'] : {};
-      const name = typeof fn['name'] === 'string' ? fn['name'] : '';
-      const key = callKey(name, fn['arguments']);
-      if (s.seen.has(key)) {
-        const id = String(call['id']);
-        s.history.push({ role: 'tool', tool_call_id: id, content: JSON.stringify({ duplicate: true, message: DUPLICATE_TOOL_NOTICE }) });
-        duplicates.push({ type: 'local.duplicate_tool_call', id, name, input: toToolUse(call).input });
-      } else {
-        s.seen.add(key);
-        surviving.push(call);
-      }
+  const calls = Array.isArray(message['tool_calls']) ? (message['tool_calls'] as WireMap[]) : undefined;
+  const surviving: WireMap[] = [];
+  const survivingIds: string[] = [];
+  calls?.forEach((call, i) => {
+    const fn = isMap(call['function']) ? call['function'] : {};
+    const name = typeof fn['name'] === 'string' ? fn['name'] : '';
+    const key = callKey(name, fn['arguments']);
+    if (s.seen.has(key)) {
+      const id = String(call['id']);
+      s.history.push({ role: 'tool', tool_call_id: id, content: JSON.stringify({ duplicate: true, message: DUPLICATE_TOOL_NOTICE }) });
+      duplicates.push({ type: 'local.duplicate_tool_call', id, toolUseId: ids[i]!, name, input: toToolUse(call).input });
+    } else {
+      s.seen.add(key);
+      surviving.push(call);
+      survivingIds.push(ids[i]!);
     }
-  }
+  });
   conn.history = s.history;
   conn.polls = s.polls;
   conn.seen = s.seen;
   conn.errorCounts = s.errorCounts;
-  const eventMessage = surviving === undefined ? message : { ...message, tool_calls: surviving };
+  const eventMessage = calls === undefined ? message : { ...message, tool_calls: surviving };
   return [
     ...duplicates,
-    { type: 'local.model_response', message: eventMessage, finish_reason: result.finish_reason, usage: result.usage, streamed: result.streamed },
+    {
+      type: 'local.model_response',
+      message: eventMessage,
+      finish_reason: result.finish_reason,
+      usage: result.usage,
+      streamed: result.streamed,
+      ...(calls === undefined ? {} : { toolUseIds: survivingIds }),
+    },
   ];
 }
 
-/** Ensures every tool call has an id and string arguments, so `tool` answers can reference it. */
+/**
+ * Ensures every tool call has an id and string arguments, so `tool` answers can reference it.
+ * Decoded (object) arguments are written back as text iteratively, whatever their depth.
+ */
 function normalizeAssistantMessage(raw: WireMap): WireMap {
   const message: WireMap = { ...raw, role: 'assistant' };
   if (message['content'] === undefined) message['content'] = null;
@@ -174,7 +200,7 @@ function normalizeAssistantMessage(raw: WireMap): WireMap {
         ...c,
         id: typeof c['id'] === 'string' && c['id'] !== '' ? c['id'] : newCallId(),
         type: 'function',
-        function: { ...fn, name: typeof fn['name'] === 'string' ? fn['name'] : '', arguments: typeof args === 'string' ? args : args == null ? '' : JSON.stringify(args) },
+        function: { ...fn, name: typeof fn['name'] === 'string' ? fn['name'] : '', arguments: typeof args === 'string' ? args : args == null ? '' : jsonText(args) },
       };
     });
     if (calls.length > 0) message['tool_calls'] = calls;
@@ -183,13 +209,19 @@ function normalizeAssistantMessage(raw: WireMap): WireMap {
   return message;
 }
 
-/** A wire tool call → ToolUse. Arguments that are not a JSON object set `inputError` (input `{}`). */
-export function toToolUse(call: WireMap): ToolUse {
+/**
+ * A wire tool call → ToolUse, with `toolUseId` as its id (default: the call's own id). Arguments
+ * that are not a JSON object, or that nest deeper than `MAX_JSON_DEPTH`, set `inputError` (input
+ * `{}`): such input never reaches a recursive walk (validation, serialization of events).
+ */
+export function toToolUse(call: WireMap, toolUseId?: string): ToolUse {
   const fn = isMap(call['function']) ? call['function'] : {};
-  const id = typeof call['id'] === 'string' ? call['id'] : '';
+  const id = toolUseId ?? (typeof call['id'] === 'string' ? call['id'] : '');
   const name = typeof fn['name'] === 'string' ? fn['name'] : '';
   const args = fn['arguments'];
-  if (isMap(args)) return { id, name, input: args };
+  const tooDeep = (v: unknown): ToolUse | undefined =>
+    jsonDepthExceeds(v, MAX_JSON_DEPTH) ? { id, name, input: {}, inputError: `Tool arguments are nested deeper than ${MAX_JSON_DEPTH} levels.` } : undefined;
+  if (isMap(args)) return tooDeep(args) ?? { id, name, input: args };
   if (args === undefined || args === null || (typeof args === 'string' && args.trim() === '')) return { id, name, input: {} };
   if (typeof args !== 'string') return { id, name, input: {}, inputError: `Tool arguments must be a JSON object, got ${typeof args}.` };
   let parsed: unknown;
@@ -199,7 +231,7 @@ export function toToolUse(call: WireMap): ToolUse {
     const why = e instanceof Error ? e.message : String(e);
     return { id, name, input: {}, inputError: `Tool arguments are not valid JSON (${why}): ${truncate(args, 200)}` };
   }
-  if (isMap(parsed)) return { id, name, input: parsed };
+  if (isMap(parsed)) return tooDeep(parsed) ?? { id, name, input: parsed };
   return { id, name, input: {}, inputError: `Tool arguments must be a JSON object, got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed}.` };
 }
 
@@ -210,12 +242,26 @@ export function newCallId(): string {
 
 /**
  * The tool calls of the last assistant message in `history` that no later `tool` message answers,
- * in call order: what a conversation restored after a crash still owes the model.
+ * in call order, with the ToolUse ids the live session gave them (`LocalCallIds`): what a
+ * conversation restored after a crash still owes the model. When the model used one id for
+ * several calls of the message, each `tool` message with that id answers one of them, in order.
  */
 export function unansweredCalls(history: readonly WireMap[]): ToolUse[] {
-  let i = history.length - 1;
-  while (i >= 0 && history[i]!['role'] !== 'assistant') i--;
-  const calls = i >= 0 && Array.isArray(history[i]!['tool_calls']) ? (history[i]!['tool_calls'] as unknown[]).filter(isMap) : [];
-  const answered = new Set(history.slice(i + 1).flatMap((m) => (m['role'] === 'tool' ? [String(m['tool_call_id'])] : [])));
-  return calls.filter((c) => !answered.has(String(c['id']))).map(toToolUse);
+  let last = history.length - 1;
+  while (last >= 0 && history[last]!['role'] !== 'assistant') last--;
+  if (last < 0 || !Array.isArray(history[last]!['tool_calls'])) return [];
+  const ids = new LocalCallIds().sync(history.slice(0, last + 1));
+  const answers = new Map<string, number>();
+  for (const m of history.slice(last + 1)) {
+    if (m['role'] === 'tool') answers.set(String(m['tool_call_id']), (answers.get(String(m['tool_call_id'])) ?? 0) + 1);
+  }
+  const owed: ToolUse[] = [];
+  (history[last]!['tool_calls'] as unknown[]).forEach((c, i) => {
+    if (!isMap(c)) return;
+    const wire = String(c['id']);
+    const left = answers.get(wire) ?? 0;
+    if (left > 0) answers.set(wire, left - 1);
+    else owed.push(toToolUse(c, ids[i]));
+  });
+  return owed;
 }

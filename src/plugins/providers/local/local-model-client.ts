@@ -5,7 +5,7 @@ import { isSecretHeader, type HttpClientFactory } from '../../../core/http/http-
 import { isTransientError, isTransientStatus, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import { sharedScheduler } from '../../../core/util/time-slice-scheduler.js';
-import { ChunkAccumulator, errorText, parseChatCompletion, readBodyText, readChatStream, truncate, type ChatCompletionResult, type WireMap } from './chat-stream.js';
+import { ChunkAccumulator, errorText, noChoicesError, parseChatCompletion, readBodyText, readChatStream, truncate, type ChatCompletionResult, type WireMap } from './chat-stream.js';
 import { newCallId } from './local-conversation.js';
 import type { LocalProviderOptions } from './local.config.js';
 
@@ -70,6 +70,8 @@ export class LocalModelClient {
       throw this.transportError(e, signal);
     }
     if (res.status < 200 || res.status > 299) throw this.httpError(res.status, String(res.data ?? ''), res.headers);
+    const contentType = String(res.headers['content-type'] ?? '');
+    if (isHtml(contentType)) throw this.notTheApi(res.status, contentType);
     return parseChatCompletion(String(res.data ?? ''), this.target);
   }
 
@@ -86,24 +88,31 @@ export class LocalModelClient {
     }
     if (res.status < 200 || res.status > 299) throw this.httpError(res.status, await readBodyText(res.data, 65_536, this.options.idleTimeoutMs), res.headers);
     const contentType = String(res.headers['content-type'] ?? '');
+    if (isHtml(contentType)) {
+      res.data.destroy();
+      throw this.notTheApi(res.status, contentType);
+    }
     if (contentType.includes('application/json')) {
       // A server that ignored `stream: true` answered with a whole completion.
       return parseChatCompletion(await readBodyText(res.data, 16 * 1024 * 1024, this.options.idleTimeoutMs), this.target);
     }
     const acc = new ChunkAccumulator();
+    let chunks = 0;
     try {
-      await readChatStream(res.data, {
+      ({ chunks } = await readChatStream(res.data, {
         idleTimeoutMs: this.options.idleTimeoutMs,
         target: this.target,
         signal,
+        maxFrameBytes: this.options.maxFrameBytes,
         onChunk: (chunk) => {
           acc.add(chunk);
           onChunk(chunk);
         },
-      });
+      }));
     } catch (e) {
-      throw this.redactError(toAgentRxError(e, 'stream_error'));
+      throw this.redactError(this.withContentType(toAgentRxError(e, 'stream_error'), contentType));
     }
+    if (!acc.hasChoices) throw noChoicesError(this.target, chunks);
     return acc.result(newCallId);
   }
 
@@ -169,6 +178,36 @@ export class LocalModelClient {
     });
   }
 
+  /**
+   * A 2xx answer that is a web page, not the API (a proxy, a UI, a login page): `baseUrl` most
+   * likely lacks `/v1` or points at the wrong port. Not retried; the body is not quoted.
+   */
+  private notTheApi(status: number, contentType: string): AgentRxError {
+    return new AgentRxError(
+      'http_error',
+      `${this.target} answered HTTP ${status} with content-type '${this.shown(contentType)}', not a chat completion (JSON) or an event stream: is baseUrl pointing at the API, including /v1?`,
+      { status, contentType: this.shown(contentType), url: this.baseUrl, transient: false },
+    );
+  }
+
+  /**
+   * A stream that failed before its first chunk while its content type was not
+   * `text/event-stream`: the body was something else, so say what it was, and do not retry.
+   */
+  private withContentType(e: AgentRxError, contentType: string): AgentRxError {
+    if (e.code !== 'stream_error' || e.details?.['chunks'] !== 0 || contentType.includes('text/event-stream')) return e;
+    return new AgentRxError(
+      'stream_error',
+      `${e.message}; the response's content-type was '${this.shown(contentType) || '(none)'}', not text/event-stream: is baseUrl pointing at the API, including /v1?`,
+      { ...e.details, contentType: this.shown(contentType), transient: false },
+    );
+  }
+
+  /** A response header value as shown in a message: short, without credentials. */
+  private shown(value: string): string {
+    return this.redact(truncate(value, 100));
+  }
+
   private logRetry(info: RetryAttemptInfo): void {
     const reason = info.error instanceof Error ? this.redact(info.error.message) : String(info.error);
     this.logger.warn(`local: transient model-call failure, retry ${info.retry}/${info.maxRetries} in ${info.delayMs} ms`, {
@@ -195,6 +234,10 @@ export class LocalModelClient {
     const message = this.redact(e.message);
     return message === e.message ? e : new AgentRxError(e.code, message, e.details);
   }
+}
+
+function isHtml(contentType: string): boolean {
+  return /^\s*(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
 }
 
 /** Drops user:password from a URL before it appears in a message. */

@@ -8,7 +8,8 @@ import { toToolUse } from './local-conversation.js';
  */
 
 /**
- * Folds a turn's events: the last `local.model_response` decides. Surviving tool calls →
+ * Folds a turn's events: the last `local.model_response` decides; its calls become ToolUses with
+ * the ids the event names (`toolUseIds`, else the calls' own). Surviving tool calls →
  * `requires_action`; none left because every call was a duplicate → `requires_action` with
  * `continueWithoutTools`; else `stop` → `end_turn`, `tool_calls` → `requires_action`, anything
  * else → `terminated`; no response → `terminated` with an undefined stop reason. Pure; never
@@ -20,10 +21,15 @@ export function normalizeLocalTurn(events: readonly RawEvent[]): TurnResult {
     return { terminal: 'terminated', stopReason: undefined, text: '', customToolUses: [], serverToolUses: [], usage: emptyUsage(), events: [...events] };
   }
   const message = isMap(response['message']) ? response['message'] : {};
-  const calls = Array.isArray(message['tool_calls']) ? message['tool_calls'].filter(isMap) : [];
+  const ids = Array.isArray(response['toolUseIds']) ? (response['toolUseIds'] as unknown[]) : [];
+  const rawCalls = Array.isArray(message['tool_calls']) ? (message['tool_calls'] as unknown[]) : [];
   const hadDuplicates = events.some((e) => e['type'] === 'local.duplicate_tool_call');
   const stopReason = response['finish_reason'];
-  const customToolUses = calls.map(toToolUse);
+  const customToolUses = rawCalls.flatMap((c, i) => {
+    if (!isMap(c)) return [];
+    const id = ids[i];
+    return [toToolUse(c, typeof id === 'string' ? id : undefined)];
+  });
   const continueWithoutTools = customToolUses.length === 0 && hadDuplicates;
   const terminal: TurnResult['terminal'] =
     customToolUses.length > 0 || hadDuplicates || stopReason === 'tool_calls' ? 'requires_action' : stopReason === 'stop' ? 'end_turn' : 'terminated';

@@ -2,6 +2,9 @@ import { inspect } from 'node:util';
 import { IsBoolean, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
 import { IsStringRecord } from '../../../core/config/config-section.js';
 
+/** Default `maxFrameBytes` of the `local` provider: 8 MiB. */
+export const DEFAULT_LOCAL_MAX_FRAME_BYTES = 8 * 1024 * 1024;
+
 /** Token under which the validated `LocalProviderOptionsClass` instance is bound (`toConstantValue`). */
 export const LocalProviderOptions = Symbol('LocalProviderOptions');
 
@@ -46,6 +49,18 @@ export class LocalProviderOptionsClass {
   @IsInt()
   @Min(1)
   idleTimeoutMs: number = 60_000;
+
+  /**
+   * Longest SSE frame (characters of data since the last frame boundary) a streamed answer may
+   * buffer. A frame that grows past it — a body that never sends the blank line ending a frame, by
+   * fault or malice — fails the turn with `stream_error` ("an SSE frame exceeded maxFrameBytes")
+   * instead of buffering without bound until the idle timeout. The check counts UTF-16 code units
+   * of the decoded text, never more than its UTF-8 bytes, so no frame within the limit is refused.
+   * Default 8 MiB (streamed chunks are a few hundred bytes).
+   */
+  @IsInt()
+  @Min(1024)
+  maxFrameBytes: number = DEFAULT_LOCAL_MAX_FRAME_BYTES;
 
   /** Retries of a model call after a transient failure (408/429/5xx, reset, refused, timeout). */
   @IsInt()

@@ -7,8 +7,10 @@ import { Logger } from '../../../core/logger.js';
 import type { KickoffOptions, OpenOptions, TurnProvider } from '../../../core/plugin/agent-provider.js';
 import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
 import { isMap, type WireMap } from './chat-stream.js';
+import { LocalCallIds } from './local-call-ids.js';
 import { acceptResponse, stageTurn, unansweredCalls, type LocalConn, type LocalInput, type StagedTurn } from './local-conversation.js';
 import { LocalModelClient } from './local-model-client.js';
+import { priorWireMessages } from './local-prior.js';
 import { localTextDelta, normalizeLocalTurn } from './local-normalize.js';
 import { LocalProviderOptions } from './local.config.js';
 
@@ -30,6 +32,8 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
   readonly id = 'local';
   /** One model call per turn. */
   readonly mode = 'request_response' as const;
+  /** A client's earlier conversation becomes real chat history (`priorMessages`). */
+  readonly acceptsPriorMessages = true;
   readonly supportsOutcomes = false;
 
   private readonly model: LocalModelClient;
@@ -46,8 +50,9 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
   async open(opts: OpenOptions): Promise<LocalConn> {
     if (opts.signal.aborted) throw new AgentRxError('cancelled', 'The session was cancelled before it opened');
     const restored = (opts.history ?? []).filter(isMap).map((m) => ({ ...m }));
+    // A fresh session starts from the system prompt, then the conversation a client carried over.
     const history: WireMap[] =
-      restored.length > 0 ? restored : opts.spec.systemPrompt ? [{ role: 'system', content: opts.spec.systemPrompt }] : [];
+      restored.length > 0 ? restored : [...(opts.spec.systemPrompt ? [{ role: 'system', content: opts.spec.systemPrompt }] : []), ...priorWireMessages(opts.priorMessages ?? [])];
     return {
       sessionId: opts.sessionId ?? `local-${randomUUID()}`,
       resumed: restored.length > 0,
@@ -61,6 +66,7 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
       polls: 0,
       seen: new Set(),
       errorCounts: new Map(),
+      callIds: LocalCallIds.fromHistory(history),
       inflight: new Set(),
       closed: false,
       maxTurns: this.options.maxTurns ?? opts.maxTurns,

@@ -1,3 +1,5 @@
+import { jsonText } from '../../../core/util/json-depth.js';
+
 /**
  * Loop guards of the `local` provider, for models that follow instructions weakly: a repeated
  * call is answered in history instead of re-run, a tool failing twice in a row earns a corrective
@@ -43,15 +45,11 @@ export function callKey(name: string, args: unknown): string {
   return `${name}\u0000${canonicalJson(value ?? {})}`;
 }
 
-/** JSON with object keys sorted at every depth. */
+/**
+ * JSON with object keys sorted at every depth. Iterative (`jsonText`), so arguments nested
+ * thousands of levels deep are keyed like any others instead of overflowing the stack: they are
+ * refused later, as an `is_error` result, by the depth cap of `toToolUse`.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+  return jsonText(value, { sortKeys: true });
 }

@@ -56,6 +56,10 @@ export class EnvelopeFixtures {
     );
   }
 
+  static hostToolResult(at: number, id: string, content: string, isError = false): SessionEvent {
+    return EnvelopeFixtures.agentrx({ type: 'agentrx.host_tool_result', toolUse: { id }, result: { content, isError } }, at);
+  }
+
   static runFinished(at: number, runId = 'run-1', over: { stopReason?: unknown } = {}): SessionEvent {
     return EnvelopeFixtures.agentrx(
       {
@@ -93,6 +97,11 @@ export class DraftFixtures {
   /** An agentrx draft whose event is outside the typed union. */
   static hostile(raw: Record<string, unknown>, turn = 1): EventDraft {
     return { source: 'agentrx', raw, turn } as unknown as EventDraft;
+  }
+
+  /** The draft `extractHostToolResults` synthesizes. */
+  static hostToolResult(id: string, content: string, isError = false, turn = 1): EventDraft {
+    return { source: 'agentrx', turn, raw: { type: 'agentrx.host_tool_result', toolUse: { id }, result: { content, isError } } };
   }
 
   /** The draft `extractTextDeltas` synthesizes. */

@@ -15,8 +15,9 @@ const Expected = {
   msgContent: (timestamp: number, delta: string, messageId = 'msg-1'): AgUiEvent => ({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta, timestamp }),
   msgEnd: (timestamp: number, messageId = 'msg-1'): AgUiEvent => ({ type: 'TEXT_MESSAGE_END', messageId, timestamp }),
   snapshot: (timestamp: number, turn = 1): AgUiEvent => ({
-    type: 'STATE_SNAPSHOT',
-    snapshot: { turn, terminal: 'end_turn', stopReason: 'end_turn', usage },
+    type: 'CUSTOM',
+    name: 'agentrx.turn_end',
+    value: { turn, terminal: 'end_turn', stopReason: 'end_turn', usage },
     timestamp,
   }),
   runFinished: (timestamp: number, runId = 'run-1'): AgUiEvent => ({
@@ -98,7 +99,7 @@ describe('toAgUi', () => {
           { type: 'TOOL_CALL_START', toolCallId: 'tu-2', toolCallName: 'web_search', timestamp: 3 },
           { type: 'TOOL_CALL_ARGS', toolCallId: 'tu-2', delta: '{"q":"rxjs"}', timestamp: 3 },
           { type: 'TOOL_CALL_END', toolCallId: 'tu-2', timestamp: 3 },
-          { type: 'STATE_SNAPSHOT', snapshot: { turn: 1, terminal: 'requires_action', stopReason: 'tool_use', usage }, timestamp: 3 },
+          { type: 'CUSTOM', name: 'agentrx.turn_end', value: { turn: 1, terminal: 'requires_action', stopReason: 'tool_use', usage }, timestamp: 3 },
           Expected.runFinished(4),
         ],
       );
@@ -305,7 +306,7 @@ describe('toAgUi', () => {
         { type: 'TOOL_CALL_START', toolCallId: 'tu-1', toolCallName: 'x', timestamp: 2 },
         { type: 'TOOL_CALL_ARGS', toolCallId: 'tu-1', delta: '{}', timestamp: 2 },
         { type: 'TOOL_CALL_END', toolCallId: 'tu-1', timestamp: 2 },
-        { type: 'STATE_SNAPSHOT', snapshot: { turn: 1, terminal: 'end_turn', usage }, timestamp: 2 },
+        { type: 'CUSTOM', name: 'agentrx.turn_end', value: { turn: 1, terminal: 'end_turn', usage }, timestamp: 2 },
         { type: 'RUN_FINISHED', threadId: THREAD, runId: 'run-1', result: { terminal: 'end_turn', turns: 1, usage }, timestamp: 3 },
       ]);
       const keys = out.map((e) => Object.keys(e).sort());
@@ -314,12 +315,12 @@ describe('toAgUi', () => {
         ['timestamp', 'toolCallId', 'toolCallName', 'type'],
         ['delta', 'timestamp', 'toolCallId', 'type'],
         ['timestamp', 'toolCallId', 'type'],
-        ['snapshot', 'timestamp', 'type'],
+        ['name', 'timestamp', 'type', 'value'],
         ['result', 'runId', 'threadId', 'timestamp', 'type'],
       ]);
-      const snapshot = out[4] as { snapshot: object };
+      const turnEnd = out[4] as { value: object };
       const finished = out[5] as { result: object };
-      expect(Object.keys(snapshot.snapshot).sort()).toEqual(['terminal', 'turn', 'usage']);
+      expect(Object.keys(turnEnd.value).sort()).toEqual(['terminal', 'turn', 'usage']);
       expect(Object.keys(finished.result).sort()).toEqual(['terminal', 'turns', 'usage']);
     });
   });
@@ -348,7 +349,7 @@ describe('toAgUi', () => {
           agentrx({ type: 'agentrx.turn_end', customToolUses: [null, { name: 'no-id' }] }, 8),
           F.runFinished(9),
         ],
-        [Expected.runStarted(3), { type: 'STATE_SNAPSHOT', snapshot: {}, timestamp: 8 }, Expected.runFinished(9)],
+        [Expected.runStarted(3), { type: 'CUSTOM', name: 'agentrx.turn_end', value: {}, timestamp: 8 }, Expected.runFinished(9)],
         { raw: true },
       );
     });

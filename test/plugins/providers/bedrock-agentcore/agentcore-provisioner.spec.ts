@@ -16,7 +16,7 @@ describe('AgentCoreProvisioner', () => {
   async function setup(control: AgentCoreControlOptions, extra: Record<string, unknown> = {}): Promise<AgentCoreProvisioner> {
     emulator = await startAgentCoreEmulator({ credentials: CREDS, control });
     const o = options({ controlEndpoint: emulator.baseUrl, region: 'eu-west-1', accessKeyId: CREDS.accessKeyId, secretAccessKey: CREDS.secretAccessKey });
-    const client = createControlClient(o);
+    const client = await createControlClient(o);
     destroy = () => client.destroy();
     logger = new MemoryLogger();
     return new AgentCoreProvisioner(

@@ -48,6 +48,19 @@ describe('CmaSseDecoder', () => {
       expect(decode('event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n')).toEqual([{ kind: 'error', message: 'Overloaded', errorType: 'overloaded_error' }]);
     });
 
+    it('should report a frame that grows past maxFrameBytes once and ignore everything after it', () => {
+      const items: CmaSseItem[] = [];
+      const d = new CmaSseDecoder((i) => items.push(i), 1024);
+      const small = `data: ${JSON.stringify(ev('agent.message', { pad: 'p'.repeat(700) }))}\n\n`;
+      // Frames under the cap pass, however many: the cap is per frame, not per stream.
+      for (let i = 0; i < 5; i++) d.feed(small);
+      expect(items.map((i) => i.kind)).toEqual(['event', 'event', 'event', 'event', 'event']);
+      d.feed('data: {"type":"agent.message","content":"');
+      for (let i = 0; i < 4; i++) d.feed('x'.repeat(300));
+      d.feed(`"}\n\n${small}`);
+      expect(items.slice(5)).toEqual([{ kind: 'oversized', maxFrameBytes: 1024 }]);
+    });
+
     it('should give the same items for any split of the byte stream (partial frames)', () => {
       const frames = [
         `event: message\r\ndata: ${JSON.stringify(ev('agent.message', { content: [{ type: 'text', text: 'héllo ✓' }] }))}\r\n\r\n`,

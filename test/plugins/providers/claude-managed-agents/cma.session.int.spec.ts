@@ -213,6 +213,37 @@ describe('CmaAgentProvider through AgentRx', () => {
       });
     });
 
+    describe('when the host runs a server tool and an MCP tool itself', () => {
+      it('should report both with their results to consumer hooks (hostRun) and on the AG-UI stream', async () => {
+        const hooks: unknown[][] = [];
+        const consumer = {
+          id: 'hooks',
+          onToolStart: (id: string, name: string) => void hooks.push(['start', id, name]),
+          onToolResult: (id: string, r: { content: string; isError: boolean; hostRun: boolean }) => void hooks.push(['result', id, r.content, r.isError, r.hostRun]),
+          onToolEnd: (id: string) => void hooks.push(['end', id]),
+        };
+        const { rx } = await setup(
+          { script: [{ text: 'looked', serverToolUses: [{ id: 'srv_1', name: 'web_search', input: { q: 'x' }, result: 'found it' }, { id: 'mcp_1', name: 'read', mcpServer: 'files', result: 'file text' }] }] },
+          { consumers: [consumer] },
+        );
+        const { envs, result } = await runCollecting(rx, { prompt: 'go' });
+        expect(result.serverToolUses.map((u) => u.name)).toEqual(['web_search', 'files/read']);
+        const hostResults = envs.flatMap((e) => (isAgentRxEvent(e, 'agentrx.host_tool_result') ? [[e.raw.toolUse.id, e.raw.result.content]] : []));
+        expect(hostResults).toEqual([
+          ['srv_1', 'found it'],
+          ['mcp_1', 'file text'],
+        ]);
+        expect(hooks).toEqual([
+          ['start', 'srv_1', 'web_search'],
+          ['result', 'srv_1', 'found it', false, true],
+          ['end', 'srv_1'],
+          ['start', 'mcp_1', 'files/read'],
+          ['result', 'mcp_1', 'file text', false, true],
+          ['end', 'mcp_1'],
+        ]);
+      });
+    });
+
     describe('when event_deltas previews are enabled', () => {
       it('should stream the text once (previews, then nothing twice from the final message)', async () => {
         const rec = new RecordingConsumer();

@@ -2,7 +2,7 @@ import { createServer, get, type IncomingMessage, type Server, type ServerRespon
 import type { AddressInfo } from 'node:net';
 import { AgentRxError } from '../../../../src/core/errors.js';
 import type { TaskScheduler } from '../../../../src/core/util/time-slice-scheduler.js';
-import { readChatStream, type WireMap } from '../../../../src/plugins/providers/local/chat-stream.js';
+import { parseChatCompletion, readChatStream, type WireMap } from '../../../../src/plugins/providers/local/chat-stream.js';
 
 /** A scheduler that runs its tasks only when told to. */
 class ManualScheduler implements TaskScheduler {
@@ -130,6 +130,66 @@ describe('readChatStream', () => {
       scheduler.runAll();
       await expect(done).rejects.toMatchObject({ code: 'cancelled' });
       expect(chunks).toEqual([]);
+    });
+  });
+
+  describe('when a chunk carries decoded tool-call arguments nested 5,000 levels deep', () => {
+    it('should deliver the chunk with the arguments as JSON text', async () => {
+      const args = `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`;
+      const res = await body((r) => {
+        r.write(`data: {"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t","function":{"name":"echo","arguments":${args}}}]}}]}\n\n`);
+        r.write(finish);
+        r.end('data: [DONE]\n\n');
+      });
+      const chunks: WireMap[] = [];
+      await expect(readChatStream(res, { idleTimeoutMs: 10_000, target: 't', signal: new AbortController().signal, onChunk: (c) => chunks.push(c) })).resolves.toEqual({ chunks: 2 });
+      const call = ((((chunks[0]!['choices'] as WireMap[])[0]!['delta'] as WireMap)['tool_calls'] as WireMap[])[0]!['function'] as WireMap);
+      expect(call['arguments']).toBe(args);
+    });
+  });
+
+  describe('when a chunk is nested 5,000 levels deep outside the tool-call arguments', () => {
+    it('should fail with stream_error naming the depth', async () => {
+      const res = await body((r) => r.end(`data: {"id":"c","extra":${'['.repeat(5_000)}${']'.repeat(5_000)}}\n\n`));
+      const e = await readChatStream(res, { idleTimeoutMs: 10_000, target: 't', signal: new AbortController().signal, onChunk: () => undefined }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(e).toMatchObject({ code: 'stream_error', message: expect.stringContaining('nested deeper than 72 levels') });
+    });
+  });
+
+  describe('when a frame grows past maxFrameBytes', () => {
+    it('should fail with stream_error naming the limit and the option after the chunks before it', async () => {
+      const res = await body((r) => {
+        r.write(frame(0));
+        r.write(`data: ${'x'.repeat(3_000)}`);
+      });
+      const chunks: WireMap[] = [];
+      const e = await readChatStream(res, { idleTimeoutMs: 10_000, target: 't', signal: new AbortController().signal, maxFrameBytes: 2_048, onChunk: (c) => chunks.push(c) }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(e).toMatchObject({ code: 'stream_error', details: { chunks: 1, maxFrameBytes: 2_048, transient: false } });
+      expect((e as AgentRxError).message).toMatch(/^an SSE frame exceeded maxFrameBytes \(2048 bytes\); .*providers\.local\.maxFrameBytes$/);
+      expect(texts(chunks)).toEqual(['t0']);
+    });
+  });
+});
+
+describe('parseChatCompletion', () => {
+  describe('when the completion is nested 5,000 levels deep outside the tool-call arguments', () => {
+    it('should throw provider_error naming the depth instead of overflowing the stack later', () => {
+      const body = `{"choices":[{"index":0,"message":{"role":"assistant","content":"x","extra":${'['.repeat(5_000)}${']'.repeat(5_000)}},"finish_reason":"stop"}]}`;
+      expect(() => parseChatCompletion(body, 't')).toThrow(expect.objectContaining({ code: 'provider_error', message: expect.stringContaining('nested deeper than 72 levels') }));
+    });
+  });
+
+  describe('when the completion has an empty choices list', () => {
+    it('should throw provider_error with reason no_choices', () => {
+      expect(() => parseChatCompletion('{"id":"x","choices":[],"usage":{"prompt_tokens":1}}', 'POST u')).toThrow(
+        expect.objectContaining({ code: 'provider_error', details: expect.objectContaining({ reason: 'no_choices' }) }),
+      );
     });
   });
 });

@@ -25,6 +25,7 @@ describe('LocalProviderOptionsClass', () => {
         stream: true,
         requestTimeoutMs: 120_000,
         idleTimeoutMs: 60_000,
+        maxFrameBytes: 8 * 1024 * 1024,
         maxRetries: 3,
         retryBaseMs: 500,
       });
@@ -46,6 +47,7 @@ describe('LocalProviderOptionsClass', () => {
       expect(validate({ headers: { 'X-A': 1 } }).errors).toEqual(['headers']);
       expect(validate({ maxRetries: -1, idleTimeoutMs: 0, stream: 'yes', model: '' }).errors.sort()).toEqual(['idleTimeoutMs', 'maxRetries', 'model', 'stream']);
       expect(validate({ maxTurns: 0 }).errors).toEqual(['maxTurns']);
+      expect(validate({ maxFrameBytes: 100 }).errors).toEqual(['maxFrameBytes']);
     });
   });
 

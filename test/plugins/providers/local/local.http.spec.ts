@@ -184,6 +184,79 @@ describe('LocalAgentProvider over HTTP', () => {
     });
   });
 
+  describe('unclear outcomes', () => {
+    const page = '<!doctype html><html><head><title>Open WebUI</title></head><body>app</body></html>';
+
+    describe('when the endpoint answers HTTP 200 with an HTML page', () => {
+      it('should fail at once with the status, the content type and a baseUrl hint, streamed and not', async () => {
+        for (const stream of [true, false]) {
+          const { provider, conn, emu } = await setup({ script: [{ text: 'never' }], faults: { 0: { kind: 'body', contentType: 'text/html; charset=utf-8', body: page } } }, { stream });
+          const e = await failure(run(provider, conn));
+          expect([stream, e.code]).toEqual([stream, 'http_error']);
+          expect(e.message).toContain("HTTP 200 with content-type 'text/html; charset=utf-8'");
+          expect(e.message).toContain('is baseUrl pointing at the API, including /v1?');
+          expect(e.message).not.toContain('Open WebUI');
+          expect(e.details).toMatchObject({ status: 200, contentType: 'text/html; charset=utf-8', transient: false });
+          expect(completions(emu)).toBe(1);
+          await emu.close();
+        }
+      });
+    });
+
+    describe('when a streamed request is answered 200 with a body that is neither JSON nor an event stream', () => {
+      it('should fail without retrying and name the content type', async () => {
+        const { provider, conn, emu } = await setup({ script: [{ text: 'never' }], faults: { 0: { kind: 'body', contentType: 'text/plain', body: 'Ollama is running' } } });
+        const e = await failure(run(provider, conn));
+        expect(e.code).toBe('stream_error');
+        expect(e.message).toContain("content-type was 'text/plain', not text/event-stream");
+        expect(e.details).toMatchObject({ chunks: 0, transient: false });
+        expect(completions(emu)).toBe(1);
+      });
+    });
+
+    describe('when the completion has no choices', () => {
+      it('should fail with provider_error and reason no_choices, not retried, streamed and not', async () => {
+        for (const stream of [true, false]) {
+          const { provider, conn, emu } = await setup({ script: [{ noChoices: true }, { text: 'never' }] }, { stream });
+          const e = await failure(run(provider, conn));
+          expect([stream, e.code]).toEqual([stream, 'provider_error']);
+          expect(e.message).toContain('returned a completion with no choices');
+          expect(e.details).toMatchObject({ reason: 'no_choices', transient: false });
+          expect(completions(emu)).toBe(1);
+          expect(provider.transcript(conn)).toEqual([]);
+          await emu.close();
+        }
+      });
+    });
+  });
+
+  describe('frame cap', () => {
+    describe('when a frame grows past maxFrameBytes without ending', () => {
+      it('should fail with stream_error naming the limit and the option, close the connection and not retry', async () => {
+        // Without the cap this would wait for the (one-minute) idle timeout while the frame grows.
+        const { provider, conn, emu } = await setup(
+          { script: [{ text: 'one two three' }], faults: { 0: { kind: 'unbounded_frame', afterChunks: 2, bytes: 4 * 1024 * 1024 } } },
+          { maxFrameBytes: 256 * 1024, idleTimeoutMs: 60_000 },
+        );
+        const e = await failure(run(provider, conn));
+        expect(e.code).toBe('stream_error');
+        expect(e.message).toMatch(/^an SSE frame exceeded maxFrameBytes \(262144 bytes\); /);
+        expect(e.message).toContain('providers.local.maxFrameBytes');
+        expect(e.details).toMatchObject({ chunks: 2, maxFrameBytes: 262_144, transient: false });
+        expect(await emu.waitForClose(0)).toMatchObject({ clientAborted: true });
+        expect(completions(emu)).toBe(1);
+      });
+    });
+
+    describe('when frames stay under maxFrameBytes', () => {
+      it('should read the stream as usual', async () => {
+        const text = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
+        const { provider, conn } = await setup({ script: [{ text }] }, { maxFrameBytes: 1024 });
+        expect(provider.normalize(await run(provider, conn)).text).toBe(text);
+      });
+    });
+  });
+
   describe('cancellation', () => {
     describe('when the subscriber unsubscribes mid-stream', () => {
       it('should abort the request (the emulator sees the socket close) and leave the history untouched', async () => {
@@ -250,6 +323,36 @@ describe('LocalAgentProvider over HTTP', () => {
           expect(events.map((e) => e['type'])).toEqual(['local.model_response']);
           expect(events.map((e) => provider.textDelta(conn, e)?.text)).toEqual(['whole answer']);
           expect(provider.normalize(events)).toMatchObject({ terminal: 'end_turn', text: 'whole answer', usage: { inputTokens: 3, outputTokens: 2 } });
+        } finally {
+          await new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeAllConnections();
+          });
+        }
+      });
+    });
+  });
+
+  describe('a server that sends decoded (object) arguments', () => {
+    describe('when they are nested 5,000 levels deep, in a whole completion', () => {
+      it('should surface the call with an inputError naming the depth limit instead of failing the turn', async () => {
+        const args = `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`;
+        const server = createHttpServer((req, res) => {
+          req.resume();
+          req.on('end', () => {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"d","type":"function","function":{"name":"echo","arguments":${args}}}]},"finish_reason":"tool_calls"}]}`);
+          });
+        });
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        try {
+          const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+          const provider = new LocalAgentProvider(Object.assign(new LocalProviderOptionsClass(), { baseUrl, stream: false }), new HttpClientFactoryImpl(), logger);
+          const conn = await provider.open({ spec, signal: new AbortController().signal });
+          const turn = provider.normalize(await run(provider, conn));
+          expect(turn).toMatchObject({ terminal: 'requires_action', customToolUses: [{ id: 'd', name: 'echo', input: {}, inputError: 'Tool arguments are nested deeper than 64 levels.' }] });
+          const assistant = provider.transcript(conn).find((m) => m['role'] === 'assistant')!;
+          expect((assistant['tool_calls'] as { function: { arguments: string } }[])[0]!.function.arguments).toBe(args);
         } finally {
           await new Promise<void>((resolve) => {
             server.close(() => resolve());

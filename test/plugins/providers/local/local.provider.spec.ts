@@ -3,7 +3,7 @@ import { HttpClientFactoryImpl } from '../../../../src/core/http/http-client-fac
 import { MemoryLogger } from '../../../../src/core/logger.js';
 import type { AgentSpec, RawEvent, ToolResult, ToolUse, TurnResult } from '../../../../src/core/model.js';
 import { LocalProviderOptionsClass } from '../../../../src/plugins/providers/local/local.config.js';
-import { LocalAgentProvider, type LocalConn } from '../../../../src/plugins/providers/local/local.provider.js';
+import { LocalAgentProvider, type LocalConn, type LocalInput } from '../../../../src/plugins/providers/local/local.provider.js';
 import { startOpenAiEmulator, type EmulatorTurn, type OpenAiEmulator, type OpenAiEmulatorOptions } from '../../../../src/testing/index.js';
 
 type Json = Record<string, unknown>;
@@ -265,7 +265,7 @@ describe('LocalAgentProvider', () => {
         expect(ran).toEqual(['A', 'C']);
         expect(turns[1]!.customToolUses.map((u) => u.id)).toEqual(['C']);
         expect(ofType(turns[1]!.events, 'local.duplicate_tool_call')).toEqual([
-          { type: 'local.duplicate_tool_call', id: 'B', name: 'get_weather', input: { unit: 'C', city: 'Oslo' } },
+          { type: 'local.duplicate_tool_call', id: 'B', toolUseId: 'B', name: 'get_weather', input: { unit: 'C', city: 'Oslo' } },
         ]);
         const events = turns[1]!.events.map((e) => e['type']).filter((t) => t !== 'local.chunk');
         expect(events).toEqual(['local.duplicate_tool_call', 'local.model_response']);
@@ -395,6 +395,79 @@ describe('LocalAgentProvider', () => {
         expect(provider.resumed(conn)).toBe(true);
         await poll(provider, conn, provider.userInput('second'));
         expect(messagesOf(completionBodies(emu)[0]!)).toEqual([...history, { role: 'user', content: 'second' }]);
+      });
+    });
+
+    describe('when the restored history reused a tool-call id and still owes the model that call', () => {
+      it('should report the owed call under the id the live session gave it, and answer it with the model\'s id', async () => {
+        await startEmu({
+          script: [
+            { toolCalls: [{ id: 'x', name: 'get_time', arguments: {} }] },
+            { toolCalls: [{ id: 'x', name: 'get_weather', arguments: { city: 'Oslo' } }, { id: 'x', name: 'get_weather', arguments: { city: 'Rome' } }] },
+            { text: 'done' },
+          ],
+        });
+        const provider = makeProvider(emu.baseUrl);
+        const live = await open(provider);
+        const first = await poll(provider, live, provider.kickoffInput({ prompt: 'go' }));
+        const second = await poll(provider, live, provider.resumeInput(first.customToolUses, [{ toolUseId: 'x', content: '12:00', isError: false }]));
+        expect([first.customToolUses.map((u) => u.id), second.customToolUses.map((u) => u.id)]).toEqual([['x'], ['x#2.0', 'x#2.1']]);
+
+        // A restart: the conversation comes back from the transcript alone.
+        const restored = await open(provider, { sessionId: live.sessionId, history: provider.transcript(live) as Record<string, unknown>[] });
+        const owed = provider.unansweredToolUses(restored);
+        expect(owed).toEqual(second.customToolUses);
+        const third = await poll(provider, restored, provider.resumeInput(owed, owed.map((u) => ({ toolUseId: u.id, content: `weather ${String(u.input['city'])}`, isError: false }))));
+        expect(third.text).toBe('done');
+        const sent = messagesOf(completionBodies(emu)[2]!).filter((m) => m['role'] === 'tool');
+        expect(sent.map((m) => [m['tool_call_id'], m['content']])).toEqual([
+          ['x', '12:00'],
+          ['x', 'weather Oslo'],
+          ['x', 'weather Rome'],
+        ]);
+      });
+    });
+
+    describe('when an input seeded assistant messages whose call id the model then reuses', () => {
+      it('should count the seeded calls too, live and after a restore', async () => {
+        await startEmu({ script: [{ toolCalls: [{ id: 'x', name: 'get_time', arguments: {} }] }] });
+        const provider = makeProvider(emu.baseUrl);
+        const live = await open(provider);
+        const seeded: LocalInput = {
+          kind: 'messages',
+          messages: [
+            { role: 'user', content: 'earlier' },
+            { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'get_time', arguments: '{}' } }] },
+            { role: 'tool', tool_call_id: 'x', content: '11:00' },
+            { role: 'user', content: 'and now?' },
+          ],
+        };
+        const turn = await poll(provider, live, seeded);
+        expect(turn.customToolUses.map((u) => u.id)).toEqual(['x#2.0']);
+        const restored = await open(provider, { sessionId: live.sessionId, history: provider.transcript(live) as Record<string, unknown>[] });
+        expect(provider.unansweredToolUses(restored).map((u) => u.id)).toEqual(['x#2.0']);
+      });
+    });
+
+    describe('when one of two calls sharing an id was answered in the restored history', () => {
+      it('should owe the model only the other one', async () => {
+        const provider = makeProvider('http://127.0.0.1:9/v1');
+        const history = [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'get_time', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'x', content: '12:00' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'x', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+              { id: 'x', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'x', content: 'sunny' },
+        ];
+        const conn = await open(provider, { sessionId: 's', history });
+        expect(provider.unansweredToolUses(conn)).toEqual([{ id: 'x#2.1', name: 'get_weather', input: { city: 'Rome' } }]);
       });
     });
 

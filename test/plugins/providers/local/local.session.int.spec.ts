@@ -1,4 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AgentRx } from '../../../../src/agentrx.js';
+import { ContainerModule } from '../../../../src/core/di/inversify.js';
+import { MemorySessionStore } from '../../../../src/core/store/memory-session-store.js';
+import { SessionStore } from '../../../../src/core/store/session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../../../src/testing/openai-emulator.js';
 import { RecordingConsumer } from '../../../../src/testing/recording-consumer.js';
 import { AddToolHandler, EchoToolHandler, resetFakeTools } from '../../../fakes/fake-tools.js';
@@ -64,6 +70,135 @@ describe('LocalAgentProvider through AgentRx', () => {
         expect(result).toMatchObject({ terminal: 'end_turn', turns: 2, text: 'Wrapping up.' });
         const bodies = emulator.requests.filter((r) => r.path.endsWith('/chat/completions')).map((r) => (r.body as { messages: { role: string; content?: string }[] }).messages);
         expect(bodies.map((m) => m.at(-1)!.content?.startsWith('FINAL TURN') === true)).toEqual([false, true]);
+      });
+    });
+
+    describe('when the model sends tool arguments nested 5,000 levels deep, and repeats the call', () => {
+      it('should answer both with is_error results the model sees and finish the run, streamed and not, with a file store', async () => {
+        const deep = `{"text":${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}}`;
+        for (const stream of [true, false]) {
+          resetFakeTools();
+          emulator = await startOpenAiEmulator({
+            script: [{ toolCalls: [{ id: 'deep1', name: 'echo', arguments: deep }] }, { toolCalls: [{ id: 'deep2', name: 'echo', arguments: deep }] }, { text: 'sorry' }],
+          });
+          const rec = new RecordingConsumer();
+          // The file store serializes every event and ledger entry: nothing deep may reach it.
+          const dir = mkdtempSync(join(tmpdir(), 'agentrx-local-deep-'));
+          rx = await AgentRx.create({
+            config: { logLevel: 'silent', store: { type: 'file', dir }, providers: { local: { baseUrl: emulator.baseUrl, stream } } },
+            tools: [EchoToolHandler],
+            consumers: [rec],
+          });
+          const result = await rx.run({ prompt: 'go' }).finally(() => rx!.stop().then(() => rmSync(dir, { recursive: true, force: true })));
+
+          expect([stream, result.terminal, result.text]).toEqual([stream, 'end_turn', 'sorry']);
+          expect(EchoToolHandler.calls).toHaveLength(0);
+          const tools = (emulator.requests.at(-1)!.body as { messages: { role: string; tool_call_id?: string; content: string }[] }).messages.filter((m) => m.role === 'tool');
+          expect(tools.map((m) => m.tool_call_id)).toEqual(['deep1', 'deep2']);
+          // The first is refused as bad input; the repeat is caught by the duplicate guard (its key is built iteratively).
+          expect(JSON.parse(tools[0]!.content)).toMatchObject({ isError: true, error: expect.stringContaining('nested deeper than 64 levels') });
+          expect(JSON.parse(tools[1]!.content)).toMatchObject({ duplicate: true });
+          expect(rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT')).toHaveLength(1);
+          rx = undefined;
+          await emulator.close();
+        }
+      });
+    });
+
+    describe('when the server reuses a tool-call id in a later turn', () => {
+      it('should run each call once with its own arguments and answer each with its own result', async () => {
+        emulator = await startOpenAiEmulator({
+          script: [
+            { toolCalls: [{ id: 'call_0', name: 'echo', arguments: { text: 'first' } }] },
+            { toolCalls: [{ id: 'call_0', name: 'echo', arguments: { text: 'second' } }] },
+            { text: 'Done.' },
+          ],
+        });
+        const rec = new RecordingConsumer();
+        rx = await AgentRx.create({ config: { logLevel: 'silent', providers: { local: { baseUrl: emulator.baseUrl } } }, tools: [EchoToolHandler], consumers: [rec] });
+        const result = await rx.run({ prompt: 'go' });
+
+        expect(result.text).toBe('Done.');
+        expect(EchoToolHandler.calls.map((c) => [c.input.text, c.ctx.toolUseId])).toEqual([
+          ['first', 'call_0'],
+          ['second', 'call_0#2.0'],
+        ]);
+        const last = (emulator.requests.at(-1)!.body as { messages: { role: string; tool_call_id?: string; content: string }[] }).messages;
+        expect(last.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m.content])).toEqual([
+          ['call_0', 'FIRST'],
+          ['call_0', 'SECOND'],
+        ]);
+        expect(rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => [(e as { toolCallId: string }).toolCallId, (e as { content: string }).content])).toEqual([
+          ['call_0', 'FIRST'],
+          ['call_0#2.0', 'SECOND'],
+        ]);
+      });
+    });
+
+    describe('when the server gives two calls of one batch the same id, with different arguments', () => {
+      it('should run both, each once with its own arguments, and pair the answers with the model\'s id in call order', async () => {
+        emulator = await startOpenAiEmulator({
+          script: [{ toolCalls: [{ id: 'same', name: 'echo', arguments: { text: 'left' } }, { id: 'same', name: 'echo', arguments: { text: 'right' } }] }, { text: 'Both done.' }],
+        });
+        rx = await AgentRx.create({ config: { logLevel: 'silent', providers: { local: { baseUrl: emulator.baseUrl } } }, tools: [EchoToolHandler] });
+        const result = await rx.run({ prompt: 'go' });
+
+        expect(result.text).toBe('Both done.');
+        expect(EchoToolHandler.calls.map((c) => [c.input.text, c.ctx.toolUseId]).sort()).toEqual([
+          ['left', 'same'],
+          ['right', 'same#1.1'],
+        ]);
+        const last = (emulator.requests.at(-1)!.body as { messages: { role: string; tool_call_id?: string; content: string }[] }).messages;
+        expect(last.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m.content])).toEqual([
+          ['same', 'LEFT'],
+          ['same', 'RIGHT'],
+        ]);
+      });
+    });
+
+    describe('when a run stops with a reused id unanswered and another instance resumes it', () => {
+      it('should derive the same tool-use id, replay that call\'s own recorded result and not run it again', async () => {
+        emulator = await startOpenAiEmulator({
+          script: [
+            { toolCalls: [{ id: 'call_0', name: 'echo', arguments: { text: 'first' } }] },
+            { toolCalls: [{ id: 'call_0', name: 'echo', arguments: { text: 'second' } }] },
+            { text: 'Resumed.' },
+            { text: 'Went on.' },
+          ],
+          // The model call after the second tool fails for good: its result is in the ledger, not in the transcript.
+          faults: { 2: { kind: 'status', status: 400 } },
+        });
+        const store = new MemorySessionStore();
+        const make = (): Promise<AgentRx> =>
+          AgentRx.create({
+            modules: [new ContainerModule((options) => void options.bind(SessionStore).toConstantValue(store))],
+            config: { logLevel: 'silent', consumers: { terminal: false }, providers: { local: { baseUrl: emulator.baseUrl, maxRetries: 0 } } },
+            tools: [EchoToolHandler],
+          });
+        const first = await make();
+        rx = first;
+        const live = first.start({ prompt: 'go' });
+        await expect(live.result).rejects.toMatchObject({ code: 'http_error' });
+        const sessionId = live.sessionId!;
+        live.close();
+        await first.stop();
+        expect(EchoToolHandler.calls.map((c) => c.input.text)).toEqual(['first', 'second']);
+        expect((await store.load(sessionId))!.ledger.map((e) => [e.toolUseId, e.result?.content])).toEqual([
+          ['call_0', 'FIRST'],
+          ['call_0#2.0', 'SECOND'],
+        ]);
+
+        rx = await make();
+        const result = await rx.run({ sessionId, prompt: 'go on' });
+
+        // The redrive answers the owed call first, then the prompt is sent.
+        expect(result.text).toBe('Went on.');
+        expect(EchoToolHandler.calls).toHaveLength(2);
+        const resumed = (emulator.requests.at(-1)!.body as { messages: { role: string; tool_call_id?: string; content: string }[] }).messages;
+        expect(resumed.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m.content])).toEqual([
+          ['call_0', 'FIRST'],
+          ['call_0', 'SECOND'],
+        ]);
       });
     });
 

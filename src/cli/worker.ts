@@ -1,0 +1,99 @@
+import { isAbsolute, resolve } from 'node:path';
+import { AgentRx } from '../agentrx.js';
+import { configError, configIssue, type ConfigIssue } from '../core/config/config-issue.js';
+import { readConfigFile } from '../core/config/read-config-file.js';
+import { AgentRxError, isAgentRxError, toAgentRxError } from '../core/errors.js';
+import { scrubUrl } from '../distributed/redis-link.js';
+import { startWorker, type SessionWorker } from '../distributed/session-worker.js';
+import { demoToolsModule } from '../plugins/tools/tools.module.js';
+import type { CliIo } from './cli.js';
+
+/** Flags of `agentrx worker`. */
+export interface WorkerCommandFlags {
+  /** The JSON config file: the usual sections, with `store: { type: 'redis', url, keyPrefix?, leaseMs? }` and `runtime` (queue, concurrency, idle and grace times). */
+  readonly configFile: string;
+  /** Sessions run at once (overrides `runtime.concurrency`). */
+  readonly concurrency?: number | string;
+}
+
+const EXIT_OK = 0;
+const EXIT_FAILED = 1;
+const EXIT_USAGE = 2;
+
+/**
+ * `agentrx worker --config <file> [--concurrency N]`: runs sessions of the pool from the queue
+ * until SIGINT/SIGTERM (or `io.signal`), then stops gracefully (running requests finish within
+ * `worker.graceMs`, live sessions are handed back to the queue). Logs one line per job start and
+ * end on stderr. The config's `store` must be `{ type: 'redis', url }`: every worker and client
+ * shares it. Returns the exit code: 0 after a graceful stop, 2 for a bad config or an unreachable
+ * Redis (the URL is named with its credentials redacted), 1 for other failures.
+ */
+export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Promise<number> {
+  const say = (line: string): void => void io.err.write(`agentrx worker: ${line}\n`);
+  let rx: AgentRx | undefined;
+  let worker: SessionWorker | undefined;
+  let url: string | undefined;
+  try {
+    let concurrency: number | undefined;
+    if (flags.concurrency !== undefined) {
+      concurrency = Number(flags.concurrency);
+      if (!Number.isInteger(concurrency) || concurrency < 1) throw new AgentRxError('invalid_options', `--concurrency must be an integer ≥ 1; got ${JSON.stringify(flags.concurrency)}`);
+    }
+    const file = isAbsolute(flags.configFile) ? flags.configFile : resolve(io.cwd, flags.configFile);
+    // The library's loader: errors locate the problem without quoting the file (it may hold keys).
+    const raw = await readConfigFile(file);
+    const storeType = (raw as { store?: { type?: unknown } }).store?.type;
+    const notRedis = storeType === 'redis' ? [] : [configIssue('store.type', 'type', 'agentrx worker needs the Redis store: every worker and client shares the sessions', storeType, "'redis' (with store.url)")];
+    try {
+      rx = await AgentRx.create({ config: raw, env: io.env, modules: [demoToolsModule] });
+    } catch (e) {
+      // One list: the config's own problems and the worker's need for Redis.
+      const issues = (e as AgentRxError).details?.['issues'];
+      if (isAgentRxError(e, 'invalid_config') && Array.isArray(issues)) throw configError([...notRedis, ...(issues as ConfigIssue[])], flags.configFile);
+      throw e;
+    }
+    if (notRedis.length > 0) throw configError(notRedis, flags.configFile);
+    const { store, runtime } = rx.config;
+    url = store.url!;
+    worker = await startWorker({
+      rx,
+      redis: { url, keyPrefix: store.keyPrefix },
+      concurrency: concurrency ?? runtime.concurrency,
+      queueName: runtime.queueName,
+      idleMs: runtime.idleMs,
+      graceMs: runtime.graceMs,
+      log: (line) => say(line),
+    });
+    await untilStopped(io.signal);
+    say('stopping: running requests finish, live sessions go back to the queue');
+    await worker.stop();
+    worker = undefined;
+    return EXIT_OK;
+  } catch (e) {
+    const err = toAgentRxError(e);
+    say(`error: ${url !== undefined ? scrubUrl(err.message, url) : err.message}`);
+    const usage = err.code === 'invalid_config' || err.code === 'invalid_options' || (err.code === 'store_error' && /cannot connect to Redis|invalid Redis URL/.test(err.message));
+    if (err.code === 'store_error' && usage) say('hint: start Redis (redis-server) or fix store.url in the config');
+    else if (err.code === 'invalid_config') say('hint: fix the fields listed above (see README "Scale out")');
+    return usage ? EXIT_USAGE : EXIT_FAILED;
+  } finally {
+    await worker?.stop({ graceMs: 0 }).catch(() => undefined);
+    await rx?.stop().catch(() => undefined);
+  }
+}
+
+/** Resolves on SIGINT, SIGTERM or when `signal` aborts; removes its listeners. */
+export function untilStopped(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      signal?.removeEventListener('abort', stop);
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    signal?.addEventListener('abort', stop, { once: true });
+    if (signal?.aborted) stop();
+  });
+}

@@ -1,0 +1,42 @@
+/** Default prefix of every key agentrx writes in Redis (the session store uses the same one). */
+export const DEFAULT_KEY_PREFIX = 'agentrx:';
+/** Default BullMQ queue name of session requests. */
+export const DEFAULT_QUEUE_NAME = 'agentrx-sessions';
+
+/** The Redis keys of one submission: all under the hash tag `{<encoded id>}`, so they share a cluster slot. */
+export interface SubmissionKeys {
+  /**
+   * Stream of inputs from the handles (`message`, `sendEvent`, `cancel`, `close`), read by the
+   * worker that owns the session from its saved cursor. Keyed by submission, not by the store's
+   * session id, because a handle may send inputs before any worker opened the session.
+   */
+  readonly inputs: string;
+  /**
+   * Stream of what the owner worker publishes (`opened` with the store's session id, each
+   * request's `result`, input `ack`s, `closed`): every handle reads it from the start.
+   */
+  readonly outputs: string;
+  /**
+   * Hash of the placement state: `sessionId` (the store key, once opened), `cursor` (the last
+   * input applied), `closed` ('1' once the session ended for good), `worker` (the last owner).
+   */
+  readonly state: string;
+}
+
+/**
+ * Key naming of the distributed runtime under a prefix: the submissions' streams and state next to
+ * the session store's keys (same prefix), and BullMQ's keys under `<prefix>bull`.
+ */
+export class DistributedKeys {
+  /** The `prefix` option of BullMQ's Queue and Worker (BullMQ adds `:<queue>:…`). */
+  readonly bullPrefix: string;
+
+  constructor(readonly prefix: string = DEFAULT_KEY_PREFIX) {
+    this.bullPrefix = `${prefix}bull`;
+  }
+
+  of(submissionId: string): SubmissionKeys {
+    const tag = `${this.prefix}dist:{${encodeURIComponent(submissionId)}}`;
+    return { inputs: `${tag}:in`, outputs: `${tag}:out`, state: `${tag}:state` };
+  }
+}

@@ -1,0 +1,277 @@
+import type { Redis } from 'ioredis';
+import type { Subscription } from 'rxjs';
+import type { AgentRx } from '../agentrx.js';
+import { AgentRxError, toAgentRxError } from '../core/errors.js';
+import type { Session } from '../core/session/session.js';
+import type { SessionOptions } from '../core/session/session-options.js';
+import type { SessionStore } from '../core/store/session-store.js';
+import type { SubmissionKeys } from './distributed-keys.js';
+import { MESSAGE_FIELD, decodeEntry, toRemoteResult, toWireError, type InputMessage, type OutputMessage, type WireError } from './distributed-messages.js';
+import type { StreamEntry } from './redis-link.js';
+import type { SessionJobData } from './submit-options.js';
+
+/** What a job runner needs from its worker. */
+export interface JobRunnerDeps {
+  readonly rx: AgentRx;
+  readonly store: SessionStore;
+  /** The worker's command connection (not blocking). */
+  readonly commands: Redis;
+  readonly keys: SubmissionKeys;
+  readonly workerId: string;
+  /** An idle live session closes after this long without a request or an input. */
+  readonly idleMs: number;
+  /** How long a takeover waits for the previous owner's lease on the session to expire. */
+  readonly takeoverWaitMs: number;
+  /** How long the ended submission's streams and state are kept in Redis. */
+  readonly retainMs: number;
+  /** Follows a stream from `after`; returns the stop function. */
+  follow(key: string, after: string, onEntries: (entries: readonly StreamEntry[]) => Promise<void>): () => Promise<void>;
+  log(line: string): void;
+}
+
+/** How a job ended: the session closed for good, or it was handed back to the queue. */
+export type JobOutcome = 'closed' | 'handed_back';
+
+/** Why this runner closed or cancelled its session. */
+type Cause = 'client' | 'idle' | 'handback';
+
+/**
+ * Runs one session job on this worker: opens the session (or resumes it from the store when a
+ * previous owner published its id: a takeover), publishes its id and each request's result on
+ * the submission's output stream, feeds the input stream into it (from the saved cursor), closes
+ * it after `idleMs` of idleness, and tells the worker how it ended. `handBack` ends it without
+ * publishing an end, so another worker resumes it from the log and the ledger.
+ */
+export class JobRunner {
+  private session: Session | undefined;
+  private readonly subs: Subscription[] = [];
+  private stopInputs: (() => Promise<void>) | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private graceTimer: NodeJS.Timeout | undefined;
+  /** A request is running (between `run_started` and its end). */
+  private running = false;
+  /** Messages handed to the session whose request has not started yet. */
+  private waiting = 0;
+  private cause: Cause | undefined;
+  private handingBack = false;
+  private published = false;
+  private inputsChain: Promise<void> = Promise.resolve();
+  /** Publications in order (the session id before any result). */
+  private outputs: Promise<void> = Promise.resolve();
+  private onSettled: (() => void) | undefined;
+  /** Resolves at the session's first event (it is open) or when it closes. */
+  private ready!: Promise<void>;
+
+  constructor(
+    private readonly data: SessionJobData,
+    private readonly deps: JobRunnerDeps,
+  ) {}
+
+  /** The store's session id, once opened. */
+  get sessionId(): string | undefined {
+    return this.session?.sessionId;
+  }
+
+  /** Runs the session to its end (or its hand-back). Never rejects for a session failure: that is published. */
+  async run(): Promise<JobOutcome> {
+    const { keys, commands } = this.deps;
+    const state = await commands.hgetall(keys.state);
+    if (state['closed'] === '1') return 'closed';
+    const known = state['sessionId'];
+    const storeId = known ?? this.data.options.sessionId;
+    const takeover = known !== undefined;
+    if (storeId !== undefined) await this.waitForLease(storeId);
+    if (this.handingBack) return 'handed_back';
+    const opts: SessionOptions = takeover ? { ...this.data.options, prompt: undefined, sessionId: storeId } : this.data.options;
+    let session: Session;
+    try {
+      session = this.deps.rx.start(opts);
+    } catch (e) {
+      // Refused before anything opened (a poisoned job): it fails once, reported to its handles.
+      await this.publishEnd(0, toWireError(toAgentRxError(e)));
+      return 'closed';
+    }
+    this.session = session;
+    let markReady!: () => void;
+    this.ready = new Promise<void>((resolve) => (markReady = resolve));
+    void session.closed.then(markReady);
+    if (opts.prompt !== undefined) this.waiting = 1;
+    let failure: AgentRxError | undefined;
+    this.subs.push(
+      session.events$.subscribe((env) => {
+        markReady();
+        if (!takeover && !this.published && env.sessionId !== undefined) void this.publishOpened(env.sessionId);
+        if (env.source === 'agentrx') {
+          const t = env.raw.type;
+          if (t === 'agentrx.run_started') {
+            this.running = true;
+            this.waiting = Math.max(0, this.waiting - 1);
+          } else if (t === 'agentrx.run_finished' || t === 'agentrx.run_error') this.running = false;
+        }
+        this.touch();
+      }),
+      session.results$.subscribe({
+        next: (result) => void this.publish({ kind: 'result', result: toRemoteResult(result) }).catch((e: unknown) => this.deps.log(`cannot publish a result of ${this.data.submissionId}: ${toAgentRxError(e).message}`)),
+        error: (e: unknown) => (failure = toAgentRxError(e)),
+      }),
+    );
+    this.stopInputs = this.deps.follow(keys.inputs, state['cursor'] ?? '0', (entries) => this.onInputs(entries));
+    this.touch();
+    await session.closed;
+    clearTimeout(this.idleTimer);
+    clearTimeout(this.graceTimer);
+    for (const s of this.subs) s.unsubscribe();
+    await this.stopInputs?.();
+    await this.inputsChain;
+    // Handed back: not ended, unless the session failed on its own (not by our cancel) or the client closed it.
+    const ours = this.cause === 'handback' && (failure === undefined || failure.code === 'cancelled');
+    if (this.handingBack && ours) return 'handed_back';
+    // The store lease went to another owner (this process stalled past it): the session is not
+    // over, the new owner runs it; publishing an end here would be wrong.
+    if (failure && isLeaseLost(failure)) {
+      this.deps.log(`lost the lease of session ${session.sessionId ?? '?'}: leaving it to its new owner`);
+      return 'handed_back';
+    }
+    const id = session.sessionId;
+    if (id !== undefined && !takeover && !this.published) await this.publishOpened(id);
+    const lastSeq = id !== undefined ? await this.deps.store.lastSeq(id) : 0;
+    await this.publishEnd(lastSeq, failure ? toWireError(failure) : undefined);
+    return 'closed';
+  }
+
+  /**
+   * Ends the session here so another worker resumes it: stops reading inputs (the unread ones
+   * stay for the next owner), closes an idle session now, lets a running request finish for up
+   * to `graceMs`, then cancels it. `run()` then resolves with `handed_back`.
+   */
+  handBack(graceMs: number): void {
+    if (this.handingBack) return;
+    this.handingBack = true;
+    void this.stopInputs?.();
+    const session = this.session;
+    if (!session) return;
+    const settle = (): void => {
+      clearTimeout(this.graceTimer);
+      this.onSettled = undefined;
+      this.cause ??= 'handback';
+      session.close();
+    };
+    if (!this.busy) return settle();
+    this.onSettled = settle;
+    this.graceTimer = setTimeout(() => {
+      this.onSettled = undefined;
+      this.cause ??= 'handback';
+      session.cancel();
+    }, graceMs);
+  }
+
+  private get busy(): boolean {
+    return this.running || this.waiting > 0;
+  }
+
+  /** Activity: re-arms the idle timer while nothing runs; a hand-back waiting for the request goes on. */
+  private touch(): void {
+    clearTimeout(this.idleTimer);
+    if (this.busy) return;
+    if (this.onSettled) return this.onSettled();
+    if (this.handingBack) return;
+    this.idleTimer = setTimeout(() => {
+      if (this.busy || !this.session) return;
+      this.cause ??= 'idle';
+      this.deps.log(`session ${this.session.sessionId ?? this.data.submissionId} idle for ${this.deps.idleMs} ms: closing it`);
+      this.session.close();
+    }, this.deps.idleMs);
+    this.idleTimer.unref();
+  }
+
+  private onInputs(entries: readonly StreamEntry[]): Promise<void> {
+    this.inputsChain = this.inputsChain.then(async () => {
+      for (const [id, fields] of entries) {
+        if (this.handingBack) return;
+        const input = decodeEntry<InputMessage>(fields);
+        let error: WireError | undefined;
+        try {
+          if (input) await this.apply(input);
+        } catch (e) {
+          error = toWireError(toAgentRxError(e));
+        }
+        // The cursor moves once the input is applied: a takeover reads on from the next one.
+        await this.deps.commands.hset(this.deps.keys.state, 'cursor', id);
+        await this.publish({ kind: 'ack', input: id, ...(error ? { error } : {}) });
+        this.touch();
+      }
+    }).catch((e: unknown) => {
+      // Redis failed under us: the session goes on; an input whose cursor was not saved is read again by a takeover.
+      this.deps.log(`cannot record an input of ${this.data.submissionId}: ${toAgentRxError(e).message}`);
+    });
+    return this.inputsChain;
+  }
+
+  private async apply(input: InputMessage): Promise<void> {
+    const session = this.session!;
+    switch (input.kind) {
+      case 'message':
+        session.message(input.text);
+        this.waiting++;
+        return;
+      case 'event':
+        // Sent before the session opened (the handle cannot know): posted once it is.
+        await this.ready;
+        return session.sendEvent(input.event);
+      case 'cancel':
+        this.cause ??= 'client';
+        return session.cancel();
+      case 'close':
+        this.cause ??= 'client';
+        return session.close();
+    }
+  }
+
+  /** A takeover waits for the previous owner's store lease to expire (its process died or stalled). */
+  private async waitForLease(sessionId: string): Promise<void> {
+    const deadline = Date.now() + this.deps.takeoverWaitMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const lease = await this.deps.store.acquire(sessionId);
+        await lease.release();
+        return;
+      } catch (e) {
+        const err = toAgentRxError(e, 'store_error');
+        // Only a lease held by another owner is waited for; anything else is the session's failure to report.
+        if (err.details?.['owner'] === undefined || Date.now() >= deadline || this.handingBack) return;
+        await new Promise<void>((resolve) => setTimeout(resolve, Math.min(25 * 2 ** attempt, 500)));
+      }
+    }
+  }
+
+  private async publishOpened(sessionId: string): Promise<void> {
+    if (this.published) return;
+    this.published = true;
+    const { commands, keys, workerId } = this.deps;
+    // Queued before any result; the state and the stream entry are written together.
+    const next = this.outputs.then(async () => {
+      await commands.multi().hset(keys.state, 'sessionId', sessionId, 'worker', workerId).xadd(keys.outputs, '*', MESSAGE_FIELD, JSON.stringify({ kind: 'opened', sessionId } satisfies OutputMessage)).exec();
+    });
+    this.outputs = next.catch(() => undefined);
+    await next;
+  }
+
+  private async publishEnd(lastSeq: number, error: WireError | undefined): Promise<void> {
+    const { commands, keys, retainMs } = this.deps;
+    await this.publish({ kind: 'closed', lastSeq, ...(error ? { error } : {}) });
+    await commands.multi().hset(keys.state, 'closed', '1').pexpire(keys.state, retainMs).pexpire(keys.inputs, retainMs).pexpire(keys.outputs, retainMs).exec();
+  }
+
+  private publish(message: OutputMessage): Promise<void> {
+    const next = this.outputs.then(async () => {
+      await this.deps.commands.xadd(this.deps.keys.outputs, '*', MESSAGE_FIELD, JSON.stringify(message));
+    });
+    this.outputs = next.catch(() => undefined);
+    return next;
+  }
+}
+
+/** The store refused a write because another owner took the session's lease (the Redis engine's fencing). */
+function isLeaseLost(e: AgentRxError): boolean {
+  return e.code === 'store_error' && /the lease of session .* was lost/.test(e.message);
+}

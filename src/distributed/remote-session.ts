@@ -1,0 +1,246 @@
+import { EMPTY, EmptyError, Observable, ReplaySubject, Subject, Subscription, defer, firstValueFrom, from, switchMap } from 'rxjs';
+import { AgentRxError } from '../core/errors.js';
+import type { AgUiEvent } from '../core/events/agui-event.js';
+import { toAgUi } from '../core/events/operators/index.js';
+import type { SessionEvent } from '../core/events/session-event.js';
+import type { RawEvent } from '../core/model.js';
+import type { SessionStore } from '../core/store/session-store.js';
+import { decodeEntry, fromWireError, type InputMessage, type OutputMessage, type RemoteResult } from './distributed-messages.js';
+import type { SubmissionKeys } from './distributed-keys.js';
+import type { StreamEntry } from './redis-link.js';
+
+/** What a handle needs: the store sharing the workers' Redis, and the submission's streams. */
+export interface RemoteSessionDeps {
+  readonly store: SessionStore;
+  readonly keys: SubmissionKeys;
+  /** Follows a stream from `after`, calling `onEntries` per batch; returns the stop function. */
+  follow(key: string, after: string, onEntries: (entries: readonly StreamEntry[]) => void): () => Promise<void>;
+  /** XADD of one message to a stream; resolves with the entry id. */
+  send(key: string, message: InputMessage): Promise<string>;
+}
+
+/** Where the session ended: the last `seq` of its log, and its failure if any. */
+interface Ending {
+  readonly lastSeq: number;
+  readonly error?: AgentRxError;
+}
+
+/**
+ * A handle on a session submitted to the worker pool, with the surface of a live `Session`, fed
+ * from Redis and usable from any process (`SessionQueue.open(id)` re-opens it by id):
+ * - `events$`/`agui$` tail the session's log in the store (no gap, no repeat; from `afterSeq`)
+ *   once a worker has opened it, and complete when the session has closed and its log is read;
+ * - `results$` gives every request's result as the owner worker published it (a re-opened handle
+ *   replays them from the first), then completes, or errors with the AgentRxError of a failed or
+ *   cancelled session;
+ * - `message`, `sendEvent`, `cancel` and `close` go on the submission's input stream, read by
+ *   whichever worker owns the session now (inputs sent before a worker took the job wait there).
+ */
+export class RemoteSession {
+  /** Envelopes of the session's log with `seq` > `afterSeq`, then live ones; completes at the log's end once the session closed. */
+  readonly events$: Observable<SessionEvent>;
+  /** The AG-UI translation of the log (translated from its start, emitted for envelopes after `afterSeq`). */
+  readonly agui$: Observable<AgUiEvent>;
+  /** A result per request; completes when the session closes; errors with the AgentRxError of a failed or cancelled session. */
+  readonly results$: Observable<RemoteResult>;
+  /** The first request's result; rejects with a typed AgentRxError. */
+  readonly result: Promise<RemoteResult>;
+  /** The store's session id (the provider-side id), once a worker opened the session. */
+  readonly opened: Promise<string>;
+  /** Resolves once the session has ended for good (not when a worker hands it to another). */
+  readonly closed: Promise<void>;
+
+  private readonly results = new ReplaySubject<RemoteResult>();
+  private readonly acks = new Map<string, { error?: AgentRxError }>();
+  private readonly ackWaiters = new Map<string, (ack: { error?: AgentRxError }) => void>();
+  private readonly ending: Promise<Ending | undefined>;
+  private readonly idKnown: Promise<string | undefined>;
+  private resolveOpened!: (id: string) => void;
+  private resolveIdKnown!: (id: string | undefined) => void;
+  private resolveEnding!: (e: Ending) => void;
+  private resolveClosed!: () => void;
+  private sessionIdValue: string | undefined;
+  private ended: Ending | undefined;
+  private readonly stopFollowing: () => Promise<void>;
+
+  constructor(
+    /** The submission id: known at submit time, the key of the handle's streams. */
+    readonly id: string,
+    private readonly deps: RemoteSessionDeps,
+    private readonly afterSeq = 0,
+  ) {
+    this.opened = new Promise<string>((resolve) => (this.resolveOpened = resolve));
+    this.idKnown = new Promise<string | undefined>((resolve) => (this.resolveIdKnown = resolve));
+    this.ending = new Promise<Ending>((resolve) => (this.resolveEnding = resolve));
+    this.closed = new Promise<void>((resolve) => (this.resolveClosed = resolve));
+    this.results$ = this.results.asObservable();
+    this.result = firstValueFrom(this.results$).catch((e: unknown) => {
+      throw e instanceof EmptyError ? new AgentRxError('session_closed', 'the session closed before its first request finished') : e;
+    });
+    this.result.catch(() => undefined);
+    this.opened.catch(() => undefined);
+    this.events$ = this.untilEnd(afterSeq);
+    this.agui$ = this.aguiAfter(afterSeq);
+    this.stopFollowing = deps.follow(deps.keys.outputs, '0', (entries) => {
+      for (const [, fields] of entries) {
+        const m = decodeEntry<OutputMessage>(fields);
+        if (m) this.onOutput(m);
+      }
+    });
+  }
+
+  /** The store's session id, once known. */
+  get sessionId(): string | undefined {
+    return this.sessionIdValue;
+  }
+
+  /** Queues a follow-up user message; the owner worker passes it on when it reads it. */
+  async message(text: string): Promise<void> {
+    if (typeof text !== 'string' || text.length === 0) throw new AgentRxError('invalid_options', 'message(text): text must be a non-empty string');
+    this.checkOpen();
+    await this.deps.send(this.deps.keys.inputs, { kind: 'message', text });
+  }
+
+  /**
+   * Posts a raw user event (streaming providers only), e.g. a tool confirmation. Resolves once
+   * the owner worker posted it; rejects with its error (`unsupported`, `session_closed`, …).
+   */
+  async sendEvent(event: RawEvent): Promise<void> {
+    if (typeof event !== 'object' || event === null) throw new AgentRxError('invalid_options', 'sendEvent(event): event must be an object');
+    this.checkOpen();
+    const input = await this.deps.send(this.deps.keys.inputs, { kind: 'event', event });
+    const ack = await this.ackOf(input);
+    if (ack.error) throw ack.error;
+  }
+
+  /** Asks the owner worker to cancel the session now (aborts in-flight work; `results$` errors with `cancelled`). */
+  async cancel(): Promise<void> {
+    if (this.ended) return;
+    await this.deps.send(this.deps.keys.inputs, { kind: 'cancel' });
+  }
+
+  /** Asks the owner worker to end the session gracefully: the running request finishes, then it closes. */
+  async close(): Promise<void> {
+    if (this.ended) return;
+    await this.deps.send(this.deps.keys.inputs, { kind: 'close' });
+  }
+
+  /**
+   * Stops reading the session's output stream (the session goes on; open it again by id). Pending
+   * `results$`/`result`/`sendEvent` never settle after this.
+   */
+  async detach(): Promise<void> {
+    await this.stopFollowing();
+  }
+
+  private checkOpen(): void {
+    if (this.ended) throw new AgentRxError('session_closed', 'the session is closed; submit a new one (pass sessionId to resume it)');
+  }
+
+  private onOutput(m: OutputMessage): void {
+    switch (m.kind) {
+      case 'opened':
+        this.sessionIdValue ??= m.sessionId;
+        this.resolveOpened(m.sessionId);
+        this.resolveIdKnown(m.sessionId);
+        return;
+      case 'result':
+        if (!this.ended) this.results.next(m.result);
+        return;
+      case 'ack': {
+        const ack = m.error ? { error: fromWireError(m.error) } : {};
+        const waiter = this.ackWaiters.get(m.input);
+        if (waiter) {
+          this.ackWaiters.delete(m.input);
+          waiter(ack);
+        } else this.acks.set(m.input, ack);
+        return;
+      }
+      case 'closed': {
+        if (this.ended) return;
+        const error = m.error ? fromWireError(m.error) : undefined;
+        this.ended = { lastSeq: m.lastSeq, ...(error ? { error } : {}) };
+        this.resolveIdKnown(undefined);
+        this.resolveEnding(this.ended);
+        for (const [input, waiter] of this.ackWaiters) {
+          this.ackWaiters.delete(input);
+          waiter({ error: new AgentRxError('session_closed', 'the session closed before this input was applied') });
+        }
+        if (error) this.results.error(error);
+        else this.results.complete();
+        this.resolveClosed();
+        void this.stopFollowing();
+        return;
+      }
+    }
+  }
+
+  private ackOf(input: string): Promise<{ error?: AgentRxError }> {
+    const seen = this.acks.get(input);
+    if (seen) {
+      this.acks.delete(input);
+      return Promise.resolve(seen);
+    }
+    if (this.ended) return Promise.resolve({ error: new AgentRxError('session_closed', 'the session closed before this input was applied') });
+    return new Promise((resolve) => this.ackWaiters.set(input, resolve));
+  }
+
+  /** The log after `after`, completed once the session ended and its last `seq` was emitted. */
+  private untilEnd(after: number): Observable<SessionEvent> {
+    return defer(() => from(this.idKnown)).pipe(
+      switchMap((sessionId) => {
+        if (sessionId === undefined) return EMPTY;
+        return new Observable<SessionEvent>((subscriber) => {
+          let last = after;
+          let end: number | undefined;
+          const finishIfDone = (): void => {
+            if (end !== undefined && last >= end) subscriber.complete();
+          };
+          const source = new Subscription();
+          source.add(
+            this.deps.store.tail(sessionId, after).subscribe({
+              next: (env) => {
+                last = env.seq;
+                subscriber.next(env);
+                finishIfDone();
+              },
+              error: (e: unknown) => subscriber.error(e),
+            }),
+          );
+          void this.ending.then((e) => {
+            end = e?.lastSeq;
+            finishIfDone();
+          });
+          return source;
+        });
+      }),
+    );
+  }
+
+  /** AG-UI of the log: translated from its start (so a run open at `after` goes on well-formed), emitted after `after`. */
+  private aguiAfter(after: number): Observable<AgUiEvent> {
+    if (after === 0) return this.events$.pipe(toAgUi());
+    return new Observable<AgUiEvent>((subscriber) => {
+      const input = new Subject<SessionEvent>();
+      let seq = 0;
+      const translated = input.pipe(toAgUi()).subscribe((event) => {
+        if (seq > after) subscriber.next(event);
+      });
+      const source = this.untilEnd(0).subscribe({
+        next: (env) => {
+          seq = env.seq;
+          input.next(env);
+        },
+        error: (e: unknown) => subscriber.error(e),
+        complete: () => {
+          input.complete();
+          subscriber.complete();
+        },
+      });
+      return () => {
+        source.unsubscribe();
+        translated.unsubscribe();
+      };
+    });
+  }
+}

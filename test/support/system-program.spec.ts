@@ -1,0 +1,60 @@
+import { jest } from '@jest/globals';
+import { checkPrograms, requireProgram, type SystemProgram } from './system-program.js';
+
+const PRESENT: SystemProgram = { path: process.execPath, install: 'apt-get install -y nodejs' };
+const MISSING: SystemProgram = { path: '/nonexistent/agentrx-test-program', install: 'apt-get install -y agentrx-test-program' };
+
+describe('checkPrograms', () => {
+  describe('when every program is there', () => {
+    it('should run, with or without CI', () => {
+      expect(checkPrograms([PRESENT], {})).toEqual({ run: true, fail: false, message: '' });
+      expect(checkPrograms([PRESENT], { CI: 'true' })).toEqual({ run: true, fail: false, message: '' });
+    });
+  });
+
+  describe('when one is missing outside CI', () => {
+    it('should skip with one line naming the program and how to install it', () => {
+      const check = checkPrograms([PRESENT, MISSING], {});
+      expect(check).toMatchObject({ run: false, fail: false });
+      expect(check.message).toBe('/nonexistent/agentrx-test-program is missing (install it: apt-get install -y agentrx-test-program); skipping the tests that need it (with CI=true this fails)');
+      expect(check.message).not.toContain('\n');
+    });
+  });
+
+  describe('when one is missing under CI=true', () => {
+    it('should fail, naming it', () => {
+      const check = checkPrograms([MISSING], { CI: 'true' });
+      expect(check).toMatchObject({ run: false, fail: true });
+      expect(check.message).toBe('/nonexistent/agentrx-test-program is missing (install it: apt-get install -y agentrx-test-program); CI=true requires it');
+    });
+  });
+});
+
+describe('requireProgram', () => {
+  describe('when the program is there', () => {
+    it('should return true', () => {
+      expect(requireProgram(PRESENT, { CI: 'true' })).toBe(true);
+    });
+  });
+
+  describe('when it is missing', () => {
+    it('should return false outside CI, after writing the line once', () => {
+      const writes: string[] = [];
+      const spy = jest.spyOn(process.stderr, 'write').mockImplementation(((chunk: unknown) => {
+        writes.push(String(chunk));
+        return true;
+      }) as typeof process.stderr.write);
+      try {
+        expect(requireProgram(MISSING, {})).toBe(false);
+        expect(requireProgram(MISSING, {})).toBe(false);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(writes).toEqual([`${checkPrograms([MISSING], {}).message}\n`]);
+    });
+
+    it('should throw under CI=true', () => {
+      expect(() => requireProgram(MISSING, { CI: 'true' })).toThrow('CI=true requires it');
+    });
+  });
+});
