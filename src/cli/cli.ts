@@ -25,6 +25,10 @@ import { exportCassette, writeCassette } from '../core/store/cassette.js';
 import { MAX_PACE_GAP_MS, exportSession, listSessions, openStore, replayFile, showSession, type RenderFormat } from './sessions.js';
 import { storeLocation } from './state-dir.js';
 import { runWorkerCommand, untilStopped } from './worker.js';
+import { runWorkersCommand } from './workers.js';
+import { PoolMonitor } from '../distributed/pool-monitor.js';
+import type { PoolMetrics } from '../distributed/distributed-metrics.js';
+import { redactUrl } from '../distributed/redis-link.js';
 
 /** Streams and environment of one CLI invocation (tests pass their own). */
 export interface CliIo {
@@ -175,6 +179,15 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .option('--concurrency <n>', 'sessions run at once (default runtime.concurrency, 10)')
     .action(async (flags: { config: string; concurrency?: string }) => {
       code = await runWorkerCommand({ configFile: flags.config, ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}) }, io);
+    });
+
+  program
+    .command('workers')
+    .description('list the live workers of the pool (sessions, lease ages, last heartbeat) and the queue depth')
+    .requiredOption('-c, --config <file>', 'JSON config file of the workers (store: { type: "redis", url }, runtime.queueName)')
+    .option('--json', 'print one JSON object { at, queue, workers } instead of a table')
+    .action(async (flags: { config: string; json?: boolean }) => {
+      code = await runWorkersCommand({ configFile: flags.config, json: flags.json === true }, io);
     });
 
   try {
@@ -354,8 +367,11 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
   let emulator: OpenAiEmulator | undefined;
   let rx: AgentRx | undefined;
   let server: AgUiServer | undefined;
+  let monitor: PoolMonitor | undefined;
+  let gauges: PoolMetrics | undefined;
   try {
     const base = flags.config ? await readConfig(flags.config, io) : {};
+    if ((base['runtime'] as { mode?: unknown } | undefined)?.mode === 'distributed') checkDistributedServeFlags(flags);
     let config: Record<string, any> = base;
     if (flags.demo) {
       emulator = await startOpenAiEmulator({ model: 'demo' });
@@ -382,6 +398,12 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
           );
         }
       : undefined;
+    const distributed = rx.config.runtime.mode === 'distributed';
+    if (distributed) {
+      // The pool's gauges (queue depth, live workers and their sessions) on the global MeterProvider.
+      monitor = await PoolMonitor.connect({ redis: { url: rx.config.store.url!, keyPrefix: rx.config.store.keyPrefix }, queueName: rx.config.runtime.queueName });
+      gauges = monitor.registerMetrics();
+    }
     const fromConfig = rx.container.isBound(AgUiHttpOptions) ? rx.container.get<AgUiHttpOptions>(AgUiHttpOptions) : undefined;
     const token = flags.token ?? io.env['AGENTRX_TOKEN'];
     server = await startAgUiServer({
@@ -396,7 +418,7 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
     });
     const opts = server.handler.options;
     io.out.write(`${server.url}\n`);
-    io.err.write(`agentrx serve: chat page ${server.url}, AG-UI endpoint POST ${server.url}agent${emulator ? `, demo model on ${emulator.baseUrl}` : ''}${opts.token ? ', bearer token required' : ''}${runStore?.durable ? `, sessions in ${runStore.where}` : ''}; Ctrl+C stops\n`);
+    io.err.write(`agentrx serve: chat page ${server.url}, AG-UI endpoint POST ${server.url}agent${emulator ? `, demo model on ${emulator.baseUrl}` : ''}${opts.token ? ', bearer token required' : ''}${runStore?.durable ? `, sessions in ${runStore.where}` : ''}${distributed ? `, sessions on the worker pool (queue ${rx.config.runtime.queueName} on ${redactUrl(rx.config.store.url!)}; agentrx worker runs them)` : ''}; Ctrl+C stops\n`);
     if (!opts.token && !isLoopback(opts.host)) io.err.write(`agentrx serve: warning: listening on ${opts.host} without a token; anyone who can reach it can run the agent (set --token or AGENTRX_TOKEN)\n`);
     await untilStopped(io.signal);
     io.err.write('agentrx serve: stopping\n');
@@ -405,10 +427,26 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
     return report(e, io, emulator?.baseUrl);
   } finally {
     await server?.close();
+    gauges?.stop();
+    await monitor?.close();
     await rx?.stop();
     await Promise.all(recordings);
     await emulator?.close();
   }
+}
+
+/**
+ * `serve` in `runtime.mode: 'distributed'`: the workers run the sessions, so the flags that act on
+ * sessions in this process are refused, each with what to do instead.
+ */
+function checkDistributedServeFlags(flags: ServeFlags): void {
+  const problems = [
+    ...(flags.demo ? ["--demo: the demo model would run in this process, but the workers run the sessions; point the workers' config at a model (e.g. the Local provider)"] : []),
+    ...(flags.record !== undefined ? ['--record: the sessions run on the workers; export one with agentrx sessions export <id> against the Redis store'] : []),
+    ...(flags.store !== undefined ? ['--store: the sessions are in the Redis store of the config (store.url)'] : []),
+    ...(flags.confirm !== undefined ? ['--confirm: a confirmation answer cannot travel to the workers; run the endpoint with runtime.mode "embedded" to answer confirmations'] : []),
+  ];
+  if (problems.length > 0) throw new AgentRxError('invalid_options', `agentrx serve with runtime.mode 'distributed' cannot take:\n${problems.map((p) => `- ${p}`).join('\n')}`, { problems });
 }
 
 function isLoopback(host: string): boolean {

@@ -62,6 +62,7 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
       queueName: runtime.queueName,
       idleMs: runtime.idleMs,
       graceMs: runtime.graceMs,
+      heartbeatMs: runtime.heartbeatMs,
       log: (line) => say(line),
     });
     await untilStopped(io.signal);

@@ -35,6 +35,30 @@ export class DistributedKeys {
     this.bullPrefix = `${prefix}bull`;
   }
 
+  /** The submission id of the live session the AG-UI endpoints opened for `threadId` (a string, with an expiry). */
+  thread(threadId: string): string {
+    return `${this.prefix}dist:thread:{${encodeURIComponent(threadId)}}`;
+  }
+
+  /**
+   * Sorted set of the readers following `threadId`'s run from an AG-UI endpoint (reconnects):
+   * member a reader id, score its expiry (ms). An endpoint whose client left checks it before
+   * cancelling the run at the end of its reconnect grace.
+   */
+  followers(threadId: string): string {
+    return `${this.prefix}dist:followers:{${encodeURIComponent(threadId)}}`;
+  }
+
+  /** Sorted set of the workers of `queueName` that announced themselves: member the worker id, score its heartbeat's expiry (ms). */
+  workers(queueName: string): string {
+    return `${this.prefix}dist:workers:${queueName}`;
+  }
+
+  /** One worker's heartbeat (JSON of a `WorkerHeartbeat`), expiring unless renewed. */
+  worker(queueName: string, workerId: string): string {
+    return `${this.prefix}dist:worker:${queueName}:${encodeURIComponent(workerId)}`;
+  }
+
   of(submissionId: string): SubmissionKeys {
     const tag = `${this.prefix}dist:{${encodeURIComponent(submissionId)}}`;
     return { inputs: `${tag}:in`, outputs: `${tag}:out`, state: `${tag}:state` };

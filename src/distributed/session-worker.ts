@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Worker, WaitingError, type Job } from 'bullmq';
+import { Queue, Worker, WaitingError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AgentRx } from '../agentrx.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
 import { DEFAULT_KEY_PREFIX, DEFAULT_QUEUE_NAME, DistributedKeys } from './distributed-keys.js';
+import { registerPoolMetrics, type PoolMetrics, type PoolMetricsOptions } from './distributed-metrics.js';
 import { JobRunner } from './job-runner.js';
+import { clearHeartbeat, queueDepth, writeHeartbeat, type WorkerHeartbeat } from './pool-status.js';
 import { openRedis, redactUrl, scrubUrl, StreamFollower, type RedisLocation } from './redis-link.js';
 import type { SessionJobData } from './submit-options.js';
 
@@ -39,6 +41,17 @@ export interface SessionWorkerOptions {
   readonly workerId?: string;
   /** One line per event (job start, end, hand-back, errors). Default: none. */
   readonly log?: (line: string) => void;
+  /**
+   * How often the worker announces itself in Redis (id, host, pid, start time, its sessions and
+   * their lease ages; see `agentrx workers`); the announcement expires after three periods without
+   * renewal. Default 5 s.
+   */
+  readonly heartbeatMs?: number;
+  /**
+   * The gauges `agentrx.worker.sessions` and `agentrx.queue.jobs` are registered on this
+   * MeterProvider (default: the global one of `@opentelemetry/api`); `false`: none.
+   */
+  readonly metrics?: PoolMetricsOptions | false;
 }
 
 /** A running worker. */
@@ -46,6 +59,8 @@ export interface SessionWorker {
   readonly id: string;
   /** Jobs running now. */
   readonly active: number;
+  /** What its next heartbeat announces (see `WorkerHeartbeat`). */
+  heartbeat(): WorkerHeartbeat;
   /**
    * Graceful stop: takes no more jobs, closes idle sessions and lets running requests finish for
    * up to `graceMs`, hands every session it ran back to the queue (lease released, job back in
@@ -64,6 +79,8 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
   if (!opts.rx === !opts.create) throw new AgentRxError('invalid_options', 'startWorker: pass exactly one of rx (an AgentRx) or create (a function building one)');
   const concurrency = opts.concurrency ?? 10;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new AgentRxError('invalid_options', `startWorker: concurrency must be an integer ≥ 1; got ${JSON.stringify(opts.concurrency)}`);
+  const heartbeatMs = opts.heartbeatMs ?? 5_000;
+  if (!Number.isInteger(heartbeatMs) || heartbeatMs < 10) throw new AgentRxError('invalid_options', `startWorker: heartbeatMs must be an integer ≥ 10; got ${JSON.stringify(opts.heartbeatMs)}`);
   const url = opts.redis.url;
   const keys = new DistributedKeys(opts.redis.keyPrefix ?? DEFAULT_KEY_PREFIX);
   const id = opts.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -83,6 +100,9 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
   }
   const bull = bullConnection;
   const runners = new Set<JobRunner>();
+  /** When this worker took each running job (the lease age `agentrx workers` shows). */
+  const since = new Map<JobRunner, { submissionId: string; at: number }>();
+  const startedAt = Date.now();
   const followers = new Set<StreamFollower>();
   let stopping: Promise<void> | undefined;
   let graceMs = opts.graceMs ?? 30_000;
@@ -111,6 +131,7 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
       log: (line) => log(`worker ${id}: ${line}`),
     });
     runners.add(runner);
+    since.set(runner, { submissionId: data.submissionId, at: Date.now() });
     log(`worker ${id}: job ${data.submissionId} started${job.attemptsStarted > 1 ? ` (taken over, start ${job.attemptsStarted})` : ''}`);
     if (stopping) runner.handBack(graceMs);
     let outcome;
@@ -121,6 +142,7 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
       throw e;
     } finally {
       runners.delete(runner);
+      since.delete(runner);
     }
     if (outcome === 'handed_back') {
       log(`worker ${id}: job ${data.submissionId} handed back (session ${runner.sessionId ?? 'not opened'})`);
@@ -145,19 +167,48 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
   await worker.waitUntilReady();
   log(`worker ${id}: taking sessions from queue '${queueName}' on ${redactUrl(url)} (concurrency ${concurrency})`);
 
+  const heartbeat = (): WorkerHeartbeat => {
+    const now = Date.now();
+    return {
+      id,
+      host: hostname(),
+      pid: process.pid,
+      queue: queueName,
+      startedAt,
+      heartbeatAt: now,
+      concurrency,
+      sessions: [...since].map(([runner, held]) => ({ submissionId: held.submissionId, ...(runner.sessionId !== undefined ? { sessionId: runner.sessionId } : {}), leaseAgeMs: now - held.at })),
+    };
+  };
+  const beat = (): Promise<void> =>
+    writeHeartbeat(commands, keys, heartbeat(), heartbeatMs * 3).catch((e: unknown) => log(`worker ${id}: cannot write its heartbeat: ${scrubUrl(toAgentRxError(e).message, url)}`));
+  await beat();
+  const beating = setInterval(() => void beat(), heartbeatMs);
+  beating.unref();
+  // The gauges read the queue through a Queue on the command connection (no connection of its own).
+  const depthQueue = new Queue(queueName, { connection: commands, prefix: keys.bullPrefix });
+  depthQueue.on('error', () => undefined);
+  const gauges: PoolMetrics | undefined =
+    opts.metrics === false ? undefined : registerPoolMetrics({ queue: queueName, depth: () => queueDepth(depthQueue), worker: { id, sessions: () => runners.size } }, opts.metrics ?? {});
+
   return {
     id,
     get active() {
       return runners.size;
     },
+    heartbeat,
     stop(stopOpts = {}) {
       stopping ??= (async () => {
         graceMs = stopOpts.graceMs ?? graceMs;
         log(`worker ${id}: stopping (${runners.size} session(s) to finish or hand back)`);
+        clearInterval(beating);
+        gauges?.stop();
         const closing = worker.close();
         for (const r of runners) r.handBack(graceMs);
         await closing;
         await Promise.all([...followers].map((f) => f.stop()));
+        await clearHeartbeat(commands, keys, queueName, id).catch(() => undefined);
+        await depthQueue.close().catch(() => undefined);
         if (opts.create) await rx.stop();
         await commands.quit().catch(() => commands.disconnect());
         await bull.quit().catch(() => bull.disconnect());

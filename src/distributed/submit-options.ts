@@ -9,7 +9,7 @@ import { resolveSessionOptions, type SessionOptions } from '../core/session/sess
 export type SubmitOptions = Omit<SessionOptions, 'signal' | 'turnGuard' | 'confirmTool'>;
 
 /** The options a job carries. */
-const SERIALIZABLE: readonly (keyof SubmitOptions)[] = ['prompt', 'sessionId', 'threadId', 'provider', 'timeoutMs', 'maxTurns', 'outcome', 'requireTerminalTool', 'terminalTool', 'maxReprompts', 'retainEvents'];
+const SERIALIZABLE: readonly (keyof SubmitOptions)[] = ['prompt', 'sessionId', 'threadId', 'history', 'state', 'provider', 'timeoutMs', 'maxTurns', 'outcome', 'requireTerminalTool', 'terminalTool', 'maxReprompts', 'retainEvents'];
 
 /** Why each non-serializable option of `start` is refused, and what to use instead. */
 const REFUSED: Readonly<Record<string, string>> = {

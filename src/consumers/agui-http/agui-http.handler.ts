@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toAgentRxError } from '../../core/errors.js';
+import { AgentRxError, toAgentRxError } from '../../core/errors.js';
 import type { Session } from '../../core/session/session.js';
 import type { ConfirmTool } from '../../core/session/session-options.js';
 import type { SessionStore } from '../../core/store/session-store.js';
+import { RemoteThreadPlacement, isDistributedHost } from '../../distributed/remote-threads.js';
 import { AgUiAccess } from './agui-http.access.js';
 import { resolveAgUiHttpOptions, type AgUiHttpOptions, type AgUiHttpOptionsInput } from './agui-http.config.js';
 import { MAX_ID_LENGTH } from './agui-http.input.js';
@@ -10,9 +11,9 @@ import { aguiPage } from './agui-http.page.js';
 import { AgUiReconnects } from './agui-http.reconnect.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
 import { readRunRequest } from './agui-http.request.js';
-import { AgUiThreads, type AgUiSessionHost } from './agui-http.threads.js';
+import { AgUiThreads, localPlacement, type AgUiSessionHost, type AgUiSessionPlacement } from './agui-http.threads.js';
 
-export type { AgUiSessionHost } from './agui-http.threads.js';
+export type { AgUiLiveSession, AgUiSessionHost, AgUiSessionPlacement } from './agui-http.threads.js';
 
 /** Options of {@link createAgUiHandler}: the endpoint options plus the agentrx instance. */
 export interface AgUiHandlerOptions extends AgUiHttpOptionsInput {
@@ -74,7 +75,15 @@ export interface AgUiHandlerOptions extends AgUiHttpOptionsInput {
  *   store served. 400 `invalid_last_event_id` (not a decimal id, or beyond the end of the thread's
  *   log) or `unknown_thread`. With `reconnectGraceMs`, a run whose client disconnected goes on
  *   that long for it to come back (else a disconnect cancels it).
- * - `GET /`: the built-in chat page (option `page`). `GET /healthz`: `200 {"status":"ok"}`.
+ * - `GET /`: the built-in chat page (option `page`). `GET /healthz`: `200 {"status":"ok"}`; in
+ *   `runtime.mode: 'distributed'` it also PINGs Redis (1 s timeout): `200 {"status":"ok","redis":"ok"}`,
+ *   or `503 {"status":"degraded","redis":"<why>"}` (the URL's credentials redacted).
+ * - `runtime.mode: 'distributed'` (`rx.config`): each thread's session is enqueued for the worker
+ *   pool with `rx.submit()` and its runs streamed from Redis; a thread's follow-up run goes to its
+ *   live session with `message()`, on this endpoint or any other sharing the Redis; an aborted
+ *   client cancels it (or, with `reconnectGraceMs`, later). Idle threads, eviction and `close()`
+ *   only stop reading a session (the worker closes it after its own idle time). `onSession` is not
+ *   called and `confirmTool` is refused (functions cannot travel to the workers).
  * - `OPTIONS`: CORS preflight for the origins in `cors`.
  * - Anything else: `next()` when the host passed one (express), else 404.
  *
@@ -104,7 +113,9 @@ export interface AgUiHttpHandler {
  */
 export function createAgUiHandler(options: AgUiHandlerOptions): AgUiHttpHandler {
   if (typeof options?.rx?.start !== 'function') throw new TypeError('createAgUiHandler: options.rx must be an AgentRx instance (anything with start(options))');
-  const endpoint = new AgUiEndpoint(options.rx, resolveAgUiHttpOptions(options), options.onSession, options.confirmTool, options.store ?? options.rx.sessionStore);
+  const resolved = resolveAgUiHttpOptions(options);
+  const placement = placementOf(options.rx, options.confirmTool);
+  const endpoint = new AgUiEndpoint(options.rx, placement, resolved, options.onSession, options.confirmTool, options.store ?? options.rx.sessionStore);
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => endpoint.handle(req, res, next)) as AgUiHttpHandler;
   Object.defineProperties(handler, {
     options: { value: endpoint.options, enumerable: true },
@@ -128,6 +139,7 @@ class AgUiEndpoint {
 
   constructor(
     rx: AgUiSessionHost,
+    private readonly placement: AgUiSessionPlacement,
     readonly options: AgUiHttpOptions,
     onSession: AgUiHandlerOptions['onSession'],
     confirmTool: ConfirmTool | undefined,
@@ -135,7 +147,7 @@ class AgUiEndpoint {
   ) {
     this.store = store;
     this.access = new AgUiAccess(options);
-    this.threads = new AgUiThreads(rx, options, { onSession, confirmTool });
+    this.threads = new AgUiThreads(placement, options, { onSession, confirmTool });
     this.reconnects = new AgUiReconnects(store, rx, this.threads, options);
   }
 
@@ -174,7 +186,15 @@ class AgUiEndpoint {
     }
     if (path === '/healthz') {
       if (method !== 'GET' && method !== 'HEAD') return sendJson(res, 405, { error: 'method_not_allowed', message: 'use GET /healthz' }, { allow: 'GET, HEAD' });
-      return sendJson(res, 200, { status: 'ok' }, { 'cache-control': 'no-store', ...cors.headers }, method === 'HEAD');
+      const headers = { 'cache-control': 'no-store', ...cors.headers };
+      const probe = this.placement.health?.bind(this.placement);
+      if (!probe) return sendJson(res, 200, { status: 'ok' }, headers, method === 'HEAD');
+      // Distributed: the endpoint is only as healthy as the Redis its runs stream from.
+      void probe().then(
+        (h) => sendJson(res, h.healthy ? 200 : 503, { status: h.healthy ? 'ok' : 'degraded', ...h.checks }, headers, method === 'HEAD'),
+        (e: unknown) => sendJson(res, 503, { status: 'degraded', error: toAgentRxError(e).message }, headers, method === 'HEAD'),
+      );
+      return;
     }
     if (path === '/' && this.options.page) {
       if (method !== 'GET' && method !== 'HEAD') return sendJson(res, 405, { error: 'method_not_allowed', message: 'use GET /' }, { allow: 'GET, HEAD' });
@@ -219,7 +239,7 @@ class AgUiEndpoint {
       // transcript, holds the conversation. Otherwise the client's history starts a new one.
       const resume = this.threads.local(request.threadId) ? undefined : await storedSessionOf(this.store, request.threadId);
       if (res.destroyed) return;
-      this.threads.startRun(req, res, request, cors, this.access.clientKey(req), resume);
+      await this.threads.startRun(req, res, request, cors, this.access.clientKey(req), resume);
     } catch (e) {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', message: toAgentRxError(e).message }, cors);
       else res.destroy();
@@ -276,4 +296,19 @@ async function storedSessionOf(store: SessionStore | undefined, threadId: string
   const own = await store.load(threadId).catch(() => undefined);
   if (own) return own.sessionId;
   return (await store.list()).find((r) => r.threadId === threadId)?.sessionId;
+}
+
+/**
+ * Where the endpoint's sessions run: in this process (`rx.start`), or, when `rx` is configured
+ * for `runtime.mode: 'distributed'`, on the worker pool (`rx.submit`, streamed from Redis).
+ */
+function placementOf(rx: AgUiSessionHost, confirmTool: ConfirmTool | undefined): AgUiSessionPlacement {
+  if (!isDistributedHost(rx)) return localPlacement(rx);
+  if (typeof rx.submit !== 'function' || typeof rx.remote !== 'function') {
+    throw new TypeError("createAgUiHandler: an rx in runtime.mode 'distributed' must have submit() and remote() (an AgentRx instance)");
+  }
+  if (confirmTool) {
+    throw new AgentRxError('invalid_options', "createAgUiHandler: confirmTool cannot be used in runtime.mode 'distributed' (a function cannot travel to the workers); leave it out, or run the endpoint with runtime.mode 'embedded'");
+  }
+  return new RemoteThreadPlacement(rx);
 }

@@ -114,7 +114,13 @@ export class AgUiReconnects {
     const { logId, local } = located;
     const stream = new AgUiEventStream(res, req.headers.accept, this.options.heartbeatMs);
     const frames = new ThreadFrames(request.threadId, (logRunId) => request.runId ?? local?.clientRunId(logRunId));
-    const release = local?.hold();
+    const releaseLocal = local?.hold();
+    // Endpoints sharing a worker pool: the endpoint that streamed the run may be another one.
+    const releaseElsewhere = this.threads.holdElsewhere(request.threadId);
+    const release = (): void => {
+      releaseLocal?.();
+      releaseElsewhere();
+    };
     this.active++;
     let done = false;
     let position = 0;

@@ -1,12 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Subscription, type Observable } from 'rxjs';
-import { isAgentRxError, toAgentRxError } from '../../core/errors.js';
+import { AgentRxError, isAgentRxError, toAgentRxError } from '../../core/errors.js';
 import type { AgUiEvent } from '../../core/events/agui-event.js';
 import type { SessionEvent } from '../../core/events/session-event.js';
 import type { ToolUse } from '../../core/model.js';
 import type { Session } from '../../core/session/session.js';
 import type { ConfirmTool, SessionOptions } from '../../core/session/session-options.js';
 import type { SessionStore } from '../../core/store/session-store.js';
+import type { RemoteSession } from '../../distributed/remote-session.js';
+import type { SubmitOptions } from '../../distributed/submit-options.js';
 import type { AgUiHttpOptions } from './agui-http.config.js';
 import { ThreadFrames, isTerminal, type FrameGroup } from './agui-http.frames.js';
 import { withContext, type AgUiRunRequest } from './agui-http.input.js';
@@ -21,6 +23,76 @@ export interface AgUiSessionHost {
   readonly sessionStore?: SessionStore;
   /** A reader of a session's log (`AgentRx.attach`): reconnects to this endpoint's own threads use it when no store is given. */
   attach?(sessionId: string, opts?: { readonly afterSeq?: number }): { readonly events$: Observable<SessionEvent> };
+  /**
+   * The host's config (`AgentRx.config`): with `runtime.mode: 'distributed'` the endpoint places
+   * each thread's session on the worker pool with `submit` instead of running it with `start`.
+   */
+  readonly config?: { readonly runtime: { readonly mode: string; readonly queueName?: string }; readonly store: { readonly url?: string; readonly keyPrefix?: string } };
+  /** `AgentRx.submit`: enqueues a session for the worker pool (`runtime.mode: 'distributed'`). */
+  submit?(opts: SubmitOptions): Promise<RemoteSession>;
+  /** `AgentRx.remote`: a handle on a submitted session by its submission id, from any process. */
+  remote?(submissionId: string, opts?: { readonly afterSeq?: number }): Promise<RemoteSession>;
+}
+
+/**
+ * The part of a live session the threads drive: a `Session` of this process, or a handle on one a
+ * worker of the pool runs (`RemoteSession`, whose inputs resolve once they are on their way).
+ */
+export interface AgUiLiveSession {
+  /** The session's envelopes (a remote handle's completes once the session closed and its log was read). */
+  readonly events$: Observable<SessionEvent>;
+  /** Resolves once the session has closed and its envelopes were all emitted. */
+  readonly closed: Promise<void>;
+  /** Sends a follow-up user message; throws (or rejects) `session_closed` when the session has closed. */
+  message(text: string): void | Promise<void>;
+  /** Cancels the session now. */
+  cancel(): void | Promise<void>;
+  /** Ends the session once its running request is over. */
+  close(): void | Promise<void>;
+  /**
+   * Present for a session that lives elsewhere (the worker pool): the endpoint lets go of it
+   * (stops reading it) instead of closing it when the thread idles, is evicted or the endpoint
+   * shuts down, so another endpoint may serve the thread; the worker closes it after its own idle time.
+   */
+  detach?(): Promise<void>;
+}
+
+/**
+ * Where the threads' sessions run: `open` starts one in this process (a `Session`, synchronously)
+ * or places it elsewhere (a promise of the handle). Built by `createAgUiHandler` from its `rx`.
+ */
+export interface AgUiSessionPlacement {
+  /** Opens the session of a thread (the prompt is its first run). */
+  open(opts: SessionOptions): Session | Promise<AgUiLiveSession>;
+  /**
+   * The live session of `threadId` that another endpoint sharing the pool opened, when it is still
+   * open: the thread's next run goes to it with `message()` instead of a new session. Its events
+   * start after the log's current end. Rejects with `details.threadBusy` when a request of that
+   * session is still running (answered 409, like a busy thread of this endpoint).
+   */
+  find?(threadId: string): Promise<AgUiLiveSession | undefined>;
+  /**
+   * The dependencies' health for `GET /healthz`: `healthy`, and one entry per dependency (`ok`, or
+   * what is wrong, credentials redacted). Resolves within a short timeout; never rejects.
+   */
+  health?(): Promise<{ readonly healthy: boolean; readonly checks: Readonly<Record<string, string>> }>;
+  /**
+   * A reader on this endpoint follows `threadId`'s run (a reconnect): announced where every
+   * endpoint sharing the pool sees it, until the returned release is called.
+   */
+  hold?(threadId: string): () => void;
+  /**
+   * True when a reader on any endpoint follows `threadId`'s run (see `hold`): a run whose client
+   * left then goes on past its reconnect grace.
+   */
+  followed?(threadId: string): Promise<boolean>;
+  /** Lets go of what the placement holds (connections); the sessions are the threads' to end. */
+  close?(): Promise<void>;
+}
+
+/** The placement of an embedded host: every session runs in this process (`rx.start`). */
+export function localPlacement(rx: AgUiSessionHost): AgUiSessionPlacement {
+  return { open: (opts) => rx.start(opts) };
 }
 
 /** How the threads start and observe sessions (see `AgUiHandlerOptions`). */
@@ -47,7 +119,7 @@ interface Run {
 /** One client thread: its live session and the run streaming now, if any. */
 interface Thread {
   readonly id: string;
-  readonly session: Session;
+  readonly session: AgUiLiveSession;
   readonly subscriptions: Subscription[];
   /** The client frames of the session's envelopes (ids, message id renames). */
   readonly frames: ThreadFrames;
@@ -100,10 +172,12 @@ export class AgUiThreads {
   private readonly clientRuns = new Map<string, number>();
   /** By thread id, least recently used first. */
   private readonly threads = new Map<string, Thread>();
+  /** Threads whose session is being opened or found elsewhere (a round trip). */
+  private readonly opening = new Set<string>();
   private closing: Promise<void> | undefined;
 
   constructor(
-    private readonly rx: AgUiSessionHost,
+    private readonly placement: AgUiSessionPlacement,
     private readonly options: AgUiHttpOptions,
     private readonly hooks: AgUiThreadHooks,
   ) {}
@@ -116,20 +190,24 @@ export class AgUiThreads {
   /**
    * Starts streaming a run of `request` to `res`, or answers 503 (closing, or the session cannot
    * start), 429 (`maxConcurrentRuns`, `maxRunsPerClient` for `client` or `maxThreads` reached,
-   * with `Retry-After`) or 409 (a run of that thread is still streaming). A thread this endpoint
-   * does not run continues `resumeSessionId` (its stored session) when given, else starts a
-   * session with the client's history.
+   * with `Retry-After`) or 409 (a run of that thread is still streaming, or its session is being
+   * opened). Synchronous when the session runs in this process; with a placement that opens
+   * sessions elsewhere, the returned promise settles once the stream is open or the answer sent
+   * (it never rejects).
    */
-  startRun(req: IncomingMessage, res: ServerResponse, request: AgUiRunRequest, cors: HeaderMap, client: string, resumeSessionId?: string): void {
+  startRun(req: IncomingMessage, res: ServerResponse, request: AgUiRunRequest, cors: HeaderMap, client: string, resumeSessionId?: string): void | Promise<void> {
     if (this.closing) return sendJson(res, 503, { error: 'unavailable', message: 'the endpoint is shutting down' }, cors);
     const tooMany = (why: string): void =>
       sendJson(res, 429, { error: 'too_many_runs', message: why, retryAfterSeconds: this.options.retryAfterSeconds }, { ...cors, 'retry-after': String(this.options.retryAfterSeconds) });
     if (this.activeRuns >= this.options.maxConcurrentRuns) return tooMany(`${this.activeRuns} runs are streaming (limit ${this.options.maxConcurrentRuns}); retry later`);
     const mine = this.clientRuns.get(client) ?? 0;
     if (mine >= this.options.maxRunsPerClient) return tooMany(`this client has ${mine} runs streaming (limit ${this.options.maxRunsPerClient} per client); retry later`);
-    let thread = this.threads.get(request.threadId);
+    const thread = this.threads.get(request.threadId);
     if (thread?.run) {
       return sendJson(res, 409, { error: 'thread_busy', message: `thread ${request.threadId} is still streaming run ${thread.run.runId}; wait for its terminal event (or abort it) first` }, cors);
+    }
+    if (this.opening.has(request.threadId)) {
+      return sendJson(res, 409, { error: 'thread_busy', message: `thread ${request.threadId} is opening its session for another request; wait for that run's terminal event (or abort it) first` }, cors);
     }
     if (!thread && this.threads.size >= this.options.maxThreads && !this.evictIdleThread()) {
       return tooMany(`${this.threads.size} threads are running (limit ${this.options.maxThreads}); retry later`);
@@ -147,42 +225,103 @@ export class AgUiThreads {
     };
     this.activeRuns++;
     this.clientRuns.set(client, mine + 1);
+    let attached: Thread | Promise<Thread>;
     try {
-      if (thread) {
-        thread.run = run;
-        try {
-          thread.session.message(withContext(request.text, request.context));
-        } catch (e) {
-          // The session closed between its last run and this request: start a new one.
-          if (!isAgentRxError(e, 'session_closed')) throw e;
-          thread.run = undefined;
-          this.forget(thread);
-          thread = undefined;
-        }
-      }
-      if (!thread) {
-        const confirmTool = this.hooks.confirmTool;
-        const prompt = withContext(request.text, request.context);
-        // Continue the thread's stored session, else start one carrying the client's history.
-        const where = resumeSessionId !== undefined ? { sessionId: resumeSessionId } : request.history.length > 0 ? { history: request.history } : {};
-        thread = this.adopt(request.threadId, this.rx.start({ prompt, threadId: request.threadId, ...where, ...(confirmTool ? { confirmTool } : {}) }));
-        thread.run = run;
-      }
+      attached = this.attach(request, run, thread, resumeSessionId);
     } catch (e) {
-      this.runOver(run);
-      if (thread) thread.run = undefined;
-      const err = toAgentRxError(e);
-      return sendJson(res, 503, { error: 'unavailable', message: `cannot start the run: ${err.message}`, code: err.code }, cors);
+      return this.refuse(run, res, cors, e);
     }
-    const current = thread;
-    clearTimeout(current.idleTimer);
-    // Most recently used last: eviction takes the first idle thread.
-    this.threads.delete(current.id);
-    this.threads.set(current.id, current);
+    if (!isPromise(attached)) return this.begin(attached, run, res, cors);
+    // Opening elsewhere takes a round trip: a second request of the thread meanwhile gets a 409.
+    this.opening.add(request.threadId);
+    return attached
+      .then(
+        (t) => this.begin(t, run, res, cors),
+        (e: unknown) => this.refuse(run, res, cors, e),
+      )
+      .finally(() => this.opening.delete(request.threadId));
+  }
 
+  /**
+   * Gives `run` a session: the thread's live one gets the message; a thread this endpoint does
+   * not serve continues its live session elsewhere (`find`) or opens one.
+   */
+  private attach(request: AgUiRunRequest, run: Run, thread: Thread | undefined, resumeSessionId: string | undefined): Thread | Promise<Thread> {
+    const text = withContext(request.text, request.context);
+    if (thread) return this.send(thread, run, text, () => this.open(request, run, resumeSessionId));
+    const find = this.placement.find?.bind(this.placement);
+    if (!find) return this.open(request, run, resumeSessionId);
+    return find(request.threadId).then((found) => {
+      if (!found) return this.open(request, run, resumeSessionId);
+      if (this.closing) {
+        quietly(() => found.detach?.());
+        throw new AgentRxError('session_closed', 'the endpoint is shutting down');
+      }
+      return this.send(this.adopt(request.threadId, found), run, text, () => this.open(request, run, resumeSessionId));
+    });
+  }
+
+  /** Sends the run's message to the thread's session; one that has closed meanwhile is replaced by `reopen()`. */
+  private send(thread: Thread, run: Run, text: string, reopen: () => Thread | Promise<Thread>): Thread | Promise<Thread> {
+    thread.run = run;
+    const closedNow = (e: unknown): Thread | Promise<Thread> => {
+      thread.run = undefined;
+      if (!isAgentRxError(e, 'session_closed')) throw e;
+      // The session closed between its last run and this request: start a new one.
+      this.forget(thread);
+      if (thread.session.detach) quietly(() => thread.session.detach!());
+      return reopen();
+    };
+    let sent: void | Promise<void>;
+    try {
+      sent = thread.session.message(text);
+    } catch (e) {
+      return closedNow(e);
+    }
+    return isPromise(sent) ? sent.then(() => thread, closedNow) : thread;
+  }
+
+  /** Opens the thread's session: it continues its stored session, else starts one carrying the client's history. */
+  private open(request: AgUiRunRequest, run: Run, resumeSessionId: string | undefined): Thread | Promise<Thread> {
+    const confirmTool = this.hooks.confirmTool;
+    const prompt = withContext(request.text, request.context);
+    const where = resumeSessionId !== undefined ? { sessionId: resumeSessionId } : request.history.length > 0 ? { history: request.history } : {};
+    const opened = this.placement.open({ prompt, threadId: request.threadId, ...where, ...(confirmTool ? { confirmTool } : {}) });
+    if (!isPromise(opened)) {
+      const thread = this.adopt(request.threadId, opened, opened);
+      thread.run = run;
+      return thread;
+    }
+    return opened.then((session) => {
+      if (this.closing) {
+        quietly(() => session.detach?.() ?? session.cancel());
+        throw new AgentRxError('session_closed', 'the endpoint is shutting down');
+      }
+      const thread = this.adopt(request.threadId, session);
+      thread.run = run;
+      return thread;
+    });
+  }
+
+  /** The run has its session: opens the stream (or, when the client left meanwhile, treats it as gone). */
+  private begin(thread: Thread, run: Run, res: ServerResponse, cors: HeaderMap): void {
+    clearTimeout(thread.idleTimer);
+    // Most recently used last: eviction takes the first idle thread.
+    this.threads.delete(thread.id);
+    this.threads.set(thread.id, thread);
+    if (res.destroyed) return this.clientGone(thread, run);
     run.stream.open(cors);
     // Not req 'close': on Node 20 that fires once the body has been read (STYLE pitfall 13).
-    res.on('close', () => this.clientGone(current, run));
+    res.on('close', () => this.clientGone(thread, run));
+  }
+
+  /** The run could not get a session: 503 with the reason. */
+  private refuse(run: Run, res: ServerResponse, cors: HeaderMap, e: unknown): void {
+    this.runOver(run);
+    const err = toAgentRxError(e);
+    if (res.headersSent || res.destroyed) return;
+    if (err.details?.['threadBusy'] === true) return sendJson(res, 409, { error: 'thread_busy', message: err.message }, cors);
+    sendJson(res, 503, { error: 'unavailable', message: `cannot start the run: ${err.message}`, code: err.code }, cors);
   }
 
   /** The thread `threadId` if this endpoint serves it now (for a reconnect). */
@@ -213,16 +352,33 @@ export class AgUiThreads {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      const sessions = [...this.threads.values()].map((t) => t.session);
-      for (const s of sessions) s.cancel();
-      await Promise.all(sessions.map((s) => s.closed));
+      const threads = [...this.threads.values()];
+      // Sessions that live elsewhere go on: the endpoint stops reading them; an open run is told
+      // where to continue. Sessions of this process are cancelled.
+      const remote = threads.filter((t) => t.session.detach !== undefined);
+      const local = threads.filter((t) => t.session.detach === undefined).map((t) => t.session);
+      for (const t of remote) this.letGo(t);
+      for (const s of local) quietly(() => s.cancel());
+      await Promise.all([...local.map((s) => s.closed), ...remote.map((t) => t.session.detach!().catch(() => undefined))]);
       for (const t of [...this.threads.values()]) this.sessionEnded(t);
+      await this.placement.close?.().catch(() => undefined);
     })();
     return this.closing;
   }
 
+  /** The endpoint shuts down while a session elsewhere goes on: end the thread's open run, forget the thread. */
+  private letGo(thread: Thread): void {
+    thread.ended = true;
+    const run = thread.run;
+    if (run && !run.done) {
+      run.stream.write({ type: 'RUN_ERROR', message: 'this endpoint is shutting down; the run goes on: reconnect with Last-Event-ID to another endpoint', code: 'unavailable', timestamp: Date.now() });
+      this.endRun(thread, run);
+    }
+    this.forget(thread);
+  }
+
   /** Starts following a new session for `threadId`. */
-  private adopt(threadId: string, session: Session): Thread {
+  private adopt(threadId: string, session: AgUiLiveSession, local?: Session): Thread {
     const clientRunIds = new Map<string, string>();
     const frames = new ThreadFrames(threadId, (logRunId) => {
       // The run a session starts now is the one the client's request is waiting for.
@@ -245,7 +401,8 @@ export class AgUiThreads {
     );
     void session.closed.then(() => this.sessionEnded(thread));
     try {
-      this.hooks.onSession?.(session, threadId);
+      // Only a session of this process can be observed (one elsewhere is read from the store).
+      if (local) this.hooks.onSession?.(local, threadId);
     } catch {
       // Observation hooks must not break the endpoint.
     }
@@ -265,7 +422,7 @@ export class AgUiThreads {
       this.endRun(thread, run);
     }
     this.forget(thread);
-    thread.session.cancel();
+    quietly(() => thread.session.cancel());
   }
 
   /** One envelope of the thread's session: its side effects, then its client frames. */
@@ -361,8 +518,25 @@ export class AgUiThreads {
   private armGrace(thread: Thread, run: Run): void {
     clearTimeout(run.graceTimer);
     if (run.done || !run.detached || run.followers > 0) return;
-    run.graceTimer = setTimeout(() => this.abandon(thread, run), this.options.reconnectGraceMs);
+    run.graceTimer = setTimeout(() => void this.graceOver(thread, run), this.options.reconnectGraceMs);
     run.graceTimer.unref();
+  }
+
+  /** The grace of a detached run is over: cancel it, unless a reader on another endpoint follows it (then wait again). */
+  private async graceOver(thread: Thread, run: Run): Promise<void> {
+    const followed = this.placement.followed?.bind(this.placement);
+    if (followed && (await followed(thread.id).catch(() => false))) return this.armGrace(thread, run);
+    if (run.followers > 0) return;
+    this.abandon(thread, run);
+  }
+
+  /**
+   * A reader of this endpoint follows `threadId`'s run, whichever endpoint streams it: announced
+   * to the other endpoints sharing the pool (their grace timers wait for it). A no-op release
+   * when sessions run in this process.
+   */
+  holdElsewhere(threadId: string): () => void {
+    return this.placement.hold?.(threadId) ?? (() => undefined);
   }
 
   /** A reconnected reader follows the thread's run: hold off its grace timer until released. */
@@ -389,7 +563,7 @@ export class AgUiThreads {
     if (thread.run === run) thread.run = undefined;
     // Forget the thread now: its next request must start a new session, not wait on this one.
     this.forget(thread);
-    thread.session.cancel();
+    quietly(() => thread.session.cancel());
   }
 
   /** The session completed, errored or closed: end an open run with a RUN_ERROR, forget the thread. */
@@ -419,7 +593,7 @@ export class AgUiThreads {
     thread.idleTimer = setTimeout(() => {
       if (!thread.run) {
         this.forget(thread);
-        thread.session.close();
+        this.release(thread);
       }
     }, this.options.threadIdleMs);
     thread.idleTimer.unref();
@@ -430,10 +604,31 @@ export class AgUiThreads {
     for (const thread of this.threads.values()) {
       if (!thread.run) {
         this.forget(thread);
-        thread.session.close();
+        this.release(thread);
         return true;
       }
     }
     return false;
+  }
+
+  /** Lets go of an idle thread's session: closes it here, or stops reading it when it lives elsewhere (its worker closes it when idle). */
+  private release(thread: Thread): void {
+    const session = thread.session;
+    quietly(() => (session.detach ? session.detach() : session.close()));
+  }
+}
+
+/** True for a promise (an async placement or input) as opposed to a value of this process. */
+function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
+}
+
+/** Calls a session input whose failure does not matter (the session is being let go of): a sync throw or a rejection is ignored. */
+function quietly(call: () => void | Promise<void> | undefined): void {
+  try {
+    const r = call();
+    if (isPromise(r)) r.catch(() => undefined);
+  } catch {
+    // nothing to do: the session is ending anyway
   }
 }

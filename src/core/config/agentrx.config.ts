@@ -257,6 +257,13 @@ export class RuntimeConfig {
   @Max(MAX_TIMEOUT_MS)
   idleMs: number = 600_000;
 
+  /** `agentrx worker`: how often (ms) a worker announces itself in Redis (`agentrx workers`); it expires after three missed beats. Default 5,000. */
+  @CoerceNumber()
+  @IsInt()
+  @Min(100)
+  @Max(MAX_TIMEOUT_MS)
+  heartbeatMs: number = 5_000;
+
   /** `agentrx worker`: on SIGTERM, running requests may finish for this long (ms) before they are handed back. Default 30 s. */
   @CoerceNumber()
   @IsInt()
