@@ -7,47 +7,15 @@
  */
 import { HttpAgent, type AgentSubscriber } from '@ag-ui/client';
 import type { BaseEvent } from '@ag-ui/core';
-import { IsString } from 'class-validator';
 import { AgentRx } from '../../src/agentrx.js';
 import { startAgUiServer, type AgUiServer } from '../../src/consumers/agui-http/agui-http.server.js';
-import { injectable } from '../../src/core/di/inversify.js';
-import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import { openStream, runInput, sseFrames } from '../consumers/agui-http/agui-http.fixtures.js';
 import { DistributedKeys } from '../../src/distributed/distributed-keys.js';
 import { openRedis } from '../../src/distributed/redis-link.js';
 import { describeWithRedis } from '../support/redis-server.js';
 import { DistributedWorld, until } from './distributed-fixture.js';
 import { droppingFetch } from '../consumers/agui-http/agui-http.dropping-fetch.js';
-
-class GateInput {
-  @IsString()
-  text!: string;
-}
-
-/** Waits until the test opens the gate; tells the test when it has started. Counts its executions. */
-@injectable()
-class GateToolHandler implements ToolHandler<GateInput> {
-  static started: Promise<void>;
-  static open: () => void;
-  static runs = 0;
-  private static markStarted: () => void;
-  private static opened: Promise<void>;
-  static reset(): void {
-    GateToolHandler.runs = 0;
-    GateToolHandler.started = new Promise((resolve) => (GateToolHandler.markStarted = resolve));
-    GateToolHandler.opened = new Promise<void>((resolve) => (GateToolHandler.open = resolve));
-  }
-  readonly name = 'gate';
-  readonly description = 'Waits for the test.';
-  readonly inputType = GateInput;
-  readonly timeoutMs = 30_000;
-  async handle(input: GateInput, ctx: { signal: AbortSignal }): Promise<string> {
-    GateToolHandler.runs++;
-    GateToolHandler.markStarted();
-    await Promise.race([GateToolHandler.opened, new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }))]);
-    return `passed ${input.text}`;
-  }
-}
+import { GateToolHandler } from '../fakes/gate-tool.js';
 
 const PASSWORD = 'n0de-Pa55word';
 const THREAD = 'thread-nodes';

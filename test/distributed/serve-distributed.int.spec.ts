@@ -9,45 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { HttpAgent } from '@ag-ui/client';
-import { IsString } from 'class-validator';
 import { AgentRx } from '../../src/agentrx.js';
 import { runCli, type CliIo } from '../../src/cli/cli.js';
 import { startAgUiServer, type AgUiServer } from '../../src/consumers/agui-http/agui-http.server.js';
-import { injectable } from '../../src/core/di/inversify.js';
-import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import { openStream, runInput, sseFrames } from '../consumers/agui-http/agui-http.fixtures.js';
 import { describeWithRedis } from '../support/redis-server.js';
 import { DistributedWorld } from './distributed-fixture.js';
-
-class GateInput {
-  @IsString()
-  text!: string;
-}
-
-/** Holds the run in its tool until the test opens the gate. */
-@injectable()
-class LatchToolHandler implements ToolHandler<GateInput> {
-  static started: Promise<void>;
-  static open: () => void;
-  static runs = 0;
-  private static markStarted: () => void;
-  private static opened: Promise<void>;
-  static reset(): void {
-    LatchToolHandler.runs = 0;
-    LatchToolHandler.started = new Promise((resolve) => (LatchToolHandler.markStarted = resolve));
-    LatchToolHandler.opened = new Promise<void>((resolve) => (LatchToolHandler.open = resolve));
-  }
-  readonly name = 'latch';
-  readonly description = 'Waits for the test.';
-  readonly inputType = GateInput;
-  readonly timeoutMs = 30_000;
-  async handle(): Promise<string> {
-    LatchToolHandler.runs++;
-    LatchToolHandler.markStarted();
-    await LatchToolHandler.opened;
-    return 'unlatched';
-  }
-}
+import { GateToolHandler } from '../fakes/gate-tool.js';
 
 const PASSWORD = 'serv3-Pa55word';
 
@@ -81,11 +49,11 @@ describeWithRedis('agentrx serve in runtime.mode distributed', () => {
   let world: DistributedWorld | undefined;
   let dir: string;
   beforeEach(() => {
-    LatchToolHandler.reset();
+    GateToolHandler.reset();
     dir = mkdtempSync(join(tmpdir(), 'agentrx-serve-dist-'));
   });
   afterEach(async () => {
-    LatchToolHandler.open();
+    GateToolHandler.open();
     await world?.close();
     world = undefined;
     rmSync(dir, { recursive: true, force: true });
@@ -146,8 +114,8 @@ describeWithRedis('agentrx serve in runtime.mode distributed', () => {
     });
 
     it('should end the client\'s stream with RUN_ERROR unavailable, and the run should go on for another node\'s reconnect', async () => {
-      world = await DistributedWorld.start([{ toolCalls: [{ id: 'call_latch', name: 'latch', arguments: { text: 'x' } }] }, { text: 'Unlatched, done.' }]);
-      await world.worker([LatchToolHandler]);
+      world = await DistributedWorld.start([{ toolCalls: [{ id: 'call_gate', name: 'gate', arguments: { text: 'x' } }] }, { text: 'Unlatched, done.' }]);
+      await world.worker([GateToolHandler]);
       const nodes: AgUiServer[] = [];
       for (let i = 0; i < 2; i++) {
         const rx = await AgentRx.create({ config: { logLevel: 'silent', consumers: { terminal: false }, store: { type: 'redis', url: world.redis.url }, runtime: { mode: 'distributed', queueName: world.queueName } } });
@@ -157,7 +125,7 @@ describeWithRedis('agentrx serve in runtime.mode distributed', () => {
       const [a, b] = nodes as [AgUiServer, AgUiServer];
       servers = [b];
       const stream = await openStream(`${a.url}agent`, runInput({ threadId: 'thread-shutdown', runId: 'r1' }, 'Latch'), (ev) => ev.type === 'TOOL_CALL_END');
-      await LatchToolHandler.started;
+      await GateToolHandler.started;
       const [events] = await Promise.all([stream.readToEnd(), a.close()]);
       expect(events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'unavailable', message: expect.stringContaining('reconnect with Last-Event-ID') });
       expect(events.filter((e) => e.type === 'RUN_ERROR' || e.type === 'RUN_FINISHED')).toHaveLength(1);
@@ -177,12 +145,12 @@ describeWithRedis('agentrx serve in runtime.mode distributed', () => {
         .filter((f) => f.id !== undefined)
         .at(-1)!.id!;
       const resumed = fetch(`${b.url}threads/thread-shutdown/events`, { headers: { 'last-event-id': lastId } }).then((r) => r.text());
-      LatchToolHandler.open();
+      GateToolHandler.open();
       const after = sseFrames(await resumed);
       expect(after.every((f) => f.id === undefined || Number(f.id) > Number(lastId))).toBe(true);
       expect(after.map((f) => f.event.type)).toEqual(expect.arrayContaining(['TOOL_CALL_RESULT', 'RUN_FINISHED']));
       expect(after.find((f) => f.event.type === 'TEXT_MESSAGE_CONTENT')?.event['delta']).toBe('Unlatched, done.');
-      expect(LatchToolHandler.runs).toBe(1);
+      expect(GateToolHandler.runs).toBe(1);
     }, 30_000);
   });
 });

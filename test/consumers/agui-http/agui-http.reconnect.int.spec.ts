@@ -1,44 +1,15 @@
 import { HttpAgent, type AgentSubscriber } from '@ag-ui/client';
 import type { BaseEvent } from '@ag-ui/core';
-import { IsString } from 'class-validator';
 import { AgentRx } from '../../../src/agentrx.js';
 import { startAgUiServer, type AgUiServer } from '../../../src/consumers/agui-http/agui-http.server.js';
-import { ContainerModule, injectable } from '../../../src/core/di/inversify.js';
-import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
+import { ContainerModule } from '../../../src/core/di/inversify.js';
 import type { Session } from '../../../src/core/session/session.js';
 import { MemorySessionStore } from '../../../src/core/store/memory-session-store.js';
 import { SessionStore } from '../../../src/core/store/session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../../src/testing/openai-emulator.js';
 import { sseFrames } from './agui-http.fixtures.js';
 import { droppingFetch } from './agui-http.dropping-fetch.js';
-
-class GateInput {
-  @IsString()
-  text!: string;
-}
-
-/** Waits until the test opens the gate; tells the test when it has started. */
-@injectable()
-class GateToolHandler implements ToolHandler<GateInput> {
-  static started: Promise<void>;
-  static open: () => void;
-  private static markStarted: () => void;
-  static reset(): void {
-    GateToolHandler.started = new Promise((resolve) => (GateToolHandler.markStarted = resolve));
-    const opened = new Promise<void>((resolve) => (GateToolHandler.open = resolve));
-    GateToolHandler.opened = opened;
-  }
-  private static opened: Promise<void>;
-  readonly name = 'gate';
-  readonly description = 'Waits for the test.';
-  readonly inputType = GateInput;
-  readonly timeoutMs = 30_000;
-  async handle(input: GateInput): Promise<string> {
-    GateToolHandler.markStarted();
-    await GateToolHandler.opened;
-    return `passed ${input.text}`;
-  }
-}
+import { GateToolHandler } from '../../fakes/gate-tool.js';
 
 const THREAD = 'thread-resume';
 const SCRIPT = [
