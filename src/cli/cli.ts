@@ -51,6 +51,8 @@ export const DEMO_PROMPT = 'What time is it, what is (17 + 25) * 3, and what doe
 const EXIT_OK = 0;
 const EXIT_RUN_FAILED = 1;
 const EXIT_USAGE = 2;
+/** Model requests the embedded demo model keeps for inspection: a long-running `serve --demo` must not grow without end. */
+const DEMO_RECORD_LIMIT = 50;
 
 interface RunFlags {
   config?: string;
@@ -330,7 +332,7 @@ async function guarded(io: CliIo, body: () => Promise<void>): Promise<number> {
 }
 
 async function demoCommand(prompt: string, flags: { json?: boolean }, io: CliIo): Promise<number> {
-  const emulator = await startOpenAiEmulator({ model: 'demo' });
+  const emulator = await startOpenAiEmulator({ model: 'demo', recordLimit: DEMO_RECORD_LIMIT });
   let rx: AgentRx | undefined;
   try {
     if (!flags.json) io.err.write(`agentrx demo: a rule-based demo model on ${emulator.baseUrl} (no keys, no network)\n`);
@@ -374,7 +376,7 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
     if ((base['runtime'] as { mode?: unknown } | undefined)?.mode === 'distributed') checkDistributedServeFlags(flags);
     let config: Record<string, any> = base;
     if (flags.demo) {
-      emulator = await startOpenAiEmulator({ model: 'demo' });
+      emulator = await startOpenAiEmulator({ model: 'demo', recordLimit: DEMO_RECORD_LIMIT });
       config = {
         ...base,
         provider: 'local',

@@ -31,6 +31,12 @@ export interface OpenAiEmulatorOptions {
   /** When set, requests must carry `Authorization: Bearer <apiKey>` (else 401). */
   readonly apiKey?: string;
   readonly host?: '127.0.0.1';
+  /**
+   * Keep only the most recent this many requests in `requests` (older ones are dropped; `index`
+   * still counts every request). Default: keep all (tests read them). `agentrx serve --demo`
+   * bounds it, so a long-running demo does not grow without end.
+   */
+  readonly recordLimit?: number;
 }
 
 /** One request the emulator received. Fields after `body` are updated as the response proceeds. */
@@ -77,11 +83,13 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
   const script = [...(opts.script ?? [])];
   let served = 0;
   let completions = 0;
+  let received = 0;
+  const recordLimit = opts.recordLimit ?? Infinity;
 
   const waitFor = (index: number, ready: (r: RecordedRequest) => boolean): Promise<RecordedRequest> =>
     new Promise((resolve) => {
       const check = (): boolean => {
-        const r = requests[index];
+        const r = requests.find((q) => q.index === index);
         if (r && ready(r)) {
           changes.off('change', check);
           resolve(r);
@@ -105,7 +113,7 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const isCompletion = req.method === 'POST' && url.pathname === '/v1/chat/completions';
     const record: RecordedRequest = {
-      index: requests.length,
+      index: received++,
       method: req.method ?? 'GET',
       path: url.pathname,
       headers: recordedHeaders(req),
@@ -117,6 +125,7 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
       clientAborted: false,
     };
     requests.push(record);
+    if (requests.length > recordLimit) requests.splice(0, requests.length - recordLimit);
     res.on('close', () => {
       record.closed = true;
       record.clientAborted = !res.writableEnded;

@@ -193,6 +193,15 @@ describe('startOpenAiEmulator', () => {
     });
   });
 
+  describe('with recordLimit', () => {
+    it('should keep only the most recent requests, their index still counting every one', async () => {
+      await start({ model: 'demo', recordLimit: 2 });
+      for (let i = 0; i < 5; i++) await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: `hello ${i}` }] });
+      expect(emu.requests.map((r) => r.index)).toEqual([3, 4]);
+      expect((emu.requests[1]!.body as { messages: { content: string }[] }).messages[0]!.content).toBe('hello 4');
+    });
+  });
+
   describe('faults', () => {
     describe('when a stream stalls and the client gives up', () => {
       it('should keep the socket open until the client aborts, and record the abort', async () => {
