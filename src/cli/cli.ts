@@ -12,6 +12,7 @@ import { JsonlConsumer } from '../consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
 import { readConfigFile } from '../core/config/read-config-file.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 import { ContainerModule } from '../core/di/inversify.js';
 import type { ConsumerContext, EventConsumer } from '../core/plugin/event-consumer.js';
 import type { Session } from '../core/session/session.js';
@@ -417,6 +418,7 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
       ...(flags.cors !== undefined ? { cors: flags.cors } : {}),
       ...(flags.confirm !== undefined ? { confirmTool: confirmFlag(flags.confirm) } : {}),
       ...(onSession ? { onSession } : {}),
+      logger: requestLog(io),
     });
     const opts = server.handler.options;
     io.out.write(`${server.url}\n`);
@@ -449,6 +451,12 @@ function checkDistributedServeFlags(flags: ServeFlags): void {
     ...(flags.confirm !== undefined ? ['--confirm: a confirmation answer cannot travel to the workers; run the endpoint with runtime.mode "embedded" to answer confirmations'] : []),
   ];
   if (problems.length > 0) throw new AgentRxError('invalid_options', `agentrx serve with runtime.mode 'distributed' cannot take:\n${problems.map((p) => `- ${p}`).join('\n')}`, { problems });
+}
+
+/** `serve`'s request log: one JSON line per request on stderr (`agentrx serve: {"msg":"agui request",…}`). */
+function requestLog(io: CliIo): Logger {
+  const line = (level: string) => (msg: string, fields?: Record<string, unknown>): void => void io.err.write(`agentrx serve: ${JSON.stringify({ level, msg, ...fields })}\n`);
+  return { debug: () => undefined, info: line('info'), warn: line('warn'), error: line('error') };
 }
 
 function isLoopback(host: string): boolean {

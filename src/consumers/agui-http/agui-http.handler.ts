@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgentRxError, toAgentRxError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
 import type { Session } from '../../core/session/session.js';
 import type { ConfirmTool } from '../../core/session/session-options.js';
 import type { SessionStore } from '../../core/store/session-store.js';
@@ -25,6 +26,13 @@ export interface AgUiHandlerOptions extends AgUiHttpOptionsInput {
    * throw is ignored. Observation only: the handler owns the session's lifetime.
    */
   readonly onSession?: (session: Session, threadId: string) => void;
+  /**
+   * Gets one `info` line per request once its response has closed, `agui request` with fields
+   * `{ method, path, status, durationMs, outcome, threadId?, runId? }` (`outcome`: `completed`,
+   * `refused` for a 4xx/5xx answer, `client_closed` when the client left first). Bind the
+   * project's `Logger` to pino or another structured logger to ship them. Default: none.
+   */
+  readonly logger?: Logger;
   /**
    * Answers a host's requests to confirm a tool of its own (Claude Managed Agents `always_ask`)
    * for every session the endpoint starts. Without it, such a request ends the run with a
@@ -115,7 +123,7 @@ export function createAgUiHandler(options: AgUiHandlerOptions): AgUiHttpHandler 
   if (typeof options?.rx?.start !== 'function') throw new TypeError('createAgUiHandler: options.rx must be an AgentRx instance (anything with start(options))');
   const resolved = resolveAgUiHttpOptions(options);
   const placement = placementOf(options.rx, options.confirmTool);
-  const endpoint = new AgUiEndpoint(options.rx, placement, resolved, options.onSession, options.confirmTool, options.store ?? options.rx.sessionStore);
+  const endpoint = new AgUiEndpoint(options.rx, placement, resolved, options.onSession, options.confirmTool, options.store ?? options.rx.sessionStore, options.logger);
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => endpoint.handle(req, res, next)) as AgUiHttpHandler;
   Object.defineProperties(handler, {
     options: { value: endpoint.options, enumerable: true },
@@ -144,6 +152,7 @@ class AgUiEndpoint {
     onSession: AgUiHandlerOptions['onSession'],
     confirmTool: ConfirmTool | undefined,
     store: SessionStore | undefined,
+    private readonly logger: Logger | undefined,
   ) {
     this.store = store;
     this.access = new AgUiAccess(options);
@@ -152,6 +161,10 @@ class AgUiEndpoint {
   }
 
   handle(req: IncomingMessage, res: ServerResponse, next: ((err?: unknown) => void) | undefined): void {
+    if (this.logger) {
+      const started = performance.now();
+      res.once('close', () => this.logRequest(req, res, started));
+    }
     try {
       this.route(req, res, next);
     } catch (e) {
@@ -159,6 +172,21 @@ class AgUiEndpoint {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', message: toAgentRxError(e).message });
       else res.destroy();
     }
+  }
+
+  /** The request's one log line (its thread and run ids when its body named them). */
+  private logRequest(req: IncomingMessage, res: ServerResponse, started: number): void {
+    const ids = runIds.get(req);
+    const status = res.statusCode;
+    const outcome = !res.writableEnded ? 'client_closed' : status >= 400 ? 'refused' : 'completed';
+    this.logger!.info('agui request', {
+      method: req.method ?? 'GET',
+      path: this.localPath(req.url ?? '/') ?? '(outside basePath)',
+      status,
+      durationMs: Math.round(performance.now() - started),
+      outcome,
+      ...(ids ? { threadId: ids.threadId, runId: ids.runId } : {}),
+    });
   }
 
   private route(req: IncomingMessage, res: ServerResponse, next: ((err?: unknown) => void) | undefined): void {
@@ -232,6 +260,7 @@ class AgUiEndpoint {
     try {
       const request = await readRunRequest(req, res, cors, this.options);
       if (request === undefined || res.destroyed) return;
+      runIds.set(req, { threadId: request.threadId, runId: request.runId });
       const lastEventId = lastEventIdOf(req);
       if (lastEventId !== undefined) return await this.reconnects.follow(req, res, { threadId: request.threadId, runId: request.runId, lastEventId }, cors);
       // A thread this endpoint does not run (after an abort, an error, idle expiry, eviction or a
@@ -312,3 +341,6 @@ function placementOf(rx: AgUiSessionHost, confirmTool: ConfirmTool | undefined):
   }
   return new RemoteThreadPlacement(rx);
 }
+
+/** The thread and run a `POST /agent` named, for its log line. */
+const runIds = new WeakMap<IncomingMessage, { readonly threadId: string; readonly runId: string }>();
