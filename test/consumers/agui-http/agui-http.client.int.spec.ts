@@ -225,7 +225,8 @@ describe('AG-UI endpoint with the official @ag-ui/client HttpAgent', () => {
       expect(types(viaProto.events)).toEqual(types(viaSse.events));
       const strip = (events: readonly BaseEvent[]): unknown[] =>
         events.map((e) => {
-          const { timestamp: _t, threadId: _th, runId: _r, messageId: _m, rawEvent, ...rest } = e as BaseEvent & Record<string, unknown>;
+          // Message ids (and so the tool calls' parentMessageId) are the emulator's, per run.
+          const { timestamp: _t, threadId: _th, runId: _r, messageId: _m, parentMessageId: _p, rawEvent, ...rest } = e as BaseEvent & Record<string, unknown>;
           // A tool's measured duration differs between the two runs.
           const { durationMs: _d, ...raw } = (rawEvent ?? {}) as Record<string, unknown>;
           return { ...rest, raw };

@@ -196,12 +196,14 @@ class AgUiTranslator {
   }
 
   private turnEnd(ev: TurnEnd, at: number | undefined): AgUiEvent[] {
+    // The turn's tool calls belong to the assistant message it streamed last, when there was one.
+    const parentMessageId = [...this.openMessages].at(-1);
     const events = this.closeMessages(at);
     for (const toolUse of [...arrayOf(ev.customToolUses), ...arrayOf(ev.serverToolUses)]) {
       if (!isObject(toolUse)) continue;
       const { id: toolCallId, name: toolCallName, input } = toolUse;
       if (!isNonEmptyString(toolCallId) || typeof toolCallName !== 'string') continue;
-      events.push(stamp({ type: 'TOOL_CALL_START', toolCallId, toolCallName }, at));
+      events.push(stamp({ type: 'TOOL_CALL_START', toolCallId, toolCallName, ...(parentMessageId !== undefined ? { parentMessageId } : {}) }, at));
       const delta = safeStringify(input);
       // Unserializable input: the call is still announced, with no argument fragment.
       if (delta !== undefined) events.push(stamp({ type: 'TOOL_CALL_ARGS', toolCallId, delta }, at));
