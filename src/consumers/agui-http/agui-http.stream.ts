@@ -1,10 +1,23 @@
 import type { ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import { EventType, type AGUIEventOf, type BaseEvent } from '@ag-ui/core';
-import { EventEncoder } from '@ag-ui/encoder';
+import type { EventEncoder } from '@ag-ui/encoder';
 import type { AgUiEvent, AgUiEventType } from '../../core/events/agui-event.js';
 import type { HeaderMap } from './agui-http.reply.js';
 
 const PROTO_TYPE = /application\/vnd\.ag-ui\.event\+proto/i;
+
+let encoderClass: typeof EventEncoder | undefined;
+/**
+ * `@ag-ui/encoder` (with the protobuf runtime it pulls in, about a tenth of agentrx's import
+ * time) is loaded at the first AG-UI response, not when `agentrx` is imported: only the AG-UI
+ * HTTP endpoint needs it. Loaded synchronously (its CommonJS build) because a response's
+ * content type is negotiated in the constructor.
+ */
+function encoderOf(): typeof EventEncoder {
+  encoderClass ??= (createRequire(import.meta.url)('@ag-ui/encoder') as typeof import('@ag-ui/encoder')).EventEncoder;
+  return encoderClass;
+}
 
 /**
  * One run's response: AG-UI events encoded with `@ag-ui/encoder`, as SSE (`text/event-stream`)
@@ -27,7 +40,8 @@ export class AgUiEventStream {
     private readonly heartbeatMs: number,
   ) {
     // Protobuf only for clients that name its media type: a bare `*/*` (curl) gets SSE.
-    this.encoder = new EventEncoder(accept !== undefined && PROTO_TYPE.test(accept) ? { accept } : {});
+    const Encoder = encoderOf();
+    this.encoder = new Encoder(accept !== undefined && PROTO_TYPE.test(accept) ? { accept } : {});
     this.contentType = this.encoder.getContentType();
     this.binary = this.contentType !== 'text/event-stream';
   }

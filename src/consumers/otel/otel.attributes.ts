@@ -1,4 +1,5 @@
-import { SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
+import type { Attributes, Span } from '@opentelemetry/api';
+import { otelApi } from './otel-api.js';
 import type { AgentRxConfig } from '../../core/config/agentrx.config.js';
 
 /** Attribute keys (OpenTelemetry GenAI semantic conventions, plus `agentrx.*`). */
@@ -121,7 +122,7 @@ export function toolSpan(call: ToolCallInfo, outcome: ToolOutcome, threadId: str
 /** Status ERROR with `error.type` (Recording Errors convention). */
 export function fail(span: Span, failure: Failure): void {
   span.setAttribute(Attr.errorType, failure.type);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+  span.setStatus({ code: otelApi().SpanStatusCode.ERROR, message: failure.message });
 }
 
 /** A host's raw stop reason as one finish reason: a string, or an object's string `type`. */

@@ -1,4 +1,5 @@
-import { context as otelContext, SpanKind, trace, type Context } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
+import { otelApi } from './otel-api.js';
 import type { AgentRxConfig } from '../../core/config/agentrx.config.js';
 import { AgentRxConfigToken } from '../../core/config/config-tokens.js';
 import { inject, injectable, optional } from '../../core/di/inversify.js';
@@ -103,7 +104,7 @@ export class OtelConsumer implements EventConsumer {
     const o = options ?? {};
     const providerId = o.providerId ?? config?.provider;
     this.opts = {
-      tracer: (o.tracerProvider ?? trace.getTracerProvider()).getTracer(OTEL_TRACER_NAME),
+      tracer: (o.tracerProvider ?? otelApi().trace.getTracerProvider()).getTracer(OTEL_TRACER_NAME),
       captureContent: o.captureContent ?? section?.captureContent ?? false,
       agentName: o.agentName ?? section?.agentName ?? config?.agent?.name ?? 'agentrx',
       providerId,
@@ -168,6 +169,7 @@ export class OtelConsumer implements EventConsumer {
   }
 
   private openSession(threadId: string, sessionId: string | undefined): SessionState {
+    const { context: otelContext, trace } = otelApi();
     const active = otelContext.active();
     const parent = this.opts.newTrace ? trace.deleteSpan(active) : active;
     const s: SessionState = { threadId, sessionId, parent, runs: 0, usage: { inputTokens: 0, outputTokens: 0 }, lastSeen: ++this.eventCount };
@@ -177,6 +179,7 @@ export class OtelConsumer implements EventConsumer {
 
   private sessionSpan(s: SessionState, at: number): SessionSpan {
     if (s.opened) return s.opened;
+    const { SpanKind, trace } = otelApi();
     const span = this.opts.tracer.startSpan('agentrx.session', { kind: SpanKind.INTERNAL, startTime: at, attributes: sessionAttributes(this.opts, s.threadId, s.sessionId) }, s.parent);
     s.opened = { span, startAt: at, ctx: trace.setSpan(s.parent, span) };
     return s.opened;

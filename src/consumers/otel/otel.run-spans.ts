@@ -1,4 +1,5 @@
-import { SpanKind, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import type { Context, Span, Tracer } from '@opentelemetry/api';
+import { otelApi } from './otel-api.js';
 import type { AgUiEvent, ToolCallResultEvent } from '../../core/events/agui-event.js';
 import type { Usage } from '../../core/model.js';
 import { hostToolResultOf, isCount, isTurnEndEvent, toolResultOf, turnSnapshotOf, type RunOutcome } from '../agentrx-payloads.js';
@@ -59,8 +60,8 @@ export class RunSpans implements Timed {
     runId: string,
     readonly startAt: number,
   ) {
-    this.span = opts.tracer.startSpan(`invoke_agent ${opts.agentName}`, { kind: SpanKind.INTERNAL, startTime: startAt, attributes: runAttributes(opts, threadId, runId) }, parent);
-    this.ctx = trace.setSpan(parent, this.span);
+    this.span = opts.tracer.startSpan(`invoke_agent ${opts.agentName}`, { kind: otelApi().SpanKind.INTERNAL, startTime: startAt, attributes: runAttributes(opts, threadId, runId) }, parent);
+    this.ctx = otelApi().trace.setSpan(parent, this.span);
     this.nextTurnAt = startAt;
   }
 
@@ -133,10 +134,10 @@ export class RunSpans implements Timed {
   private openTurn(at: number): TurnState {
     const startAt = Math.min(this.nextTurnAt, at);
     const number = this.turns + 1;
-    const span = this.opts.tracer.startSpan('agentrx.turn', { kind: SpanKind.INTERNAL, startTime: startAt, attributes: { [Attr.turnNumber]: number } }, this.ctx);
-    const ctx = trace.setSpan(this.ctx, span);
+    const span = this.opts.tracer.startSpan('agentrx.turn', { kind: otelApi().SpanKind.INTERNAL, startTime: startAt, attributes: { [Attr.turnNumber]: number } }, this.ctx);
+    const ctx = otelApi().trace.setSpan(this.ctx, span);
     const { name, attributes } = chatSpan(this.opts, this.threadId);
-    const chat = this.opts.tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: startAt, attributes }, ctx);
+    const chat = this.opts.tracer.startSpan(name, { kind: otelApi().SpanKind.CLIENT, startTime: startAt, attributes }, ctx);
     const turn: TurnState = { span, startAt, ctx, chat: { span: chat, startAt }, chatOpen: true, text: '', calls: [], pending: new Map() };
     this.turns = number;
     this.turn = turn;
@@ -196,7 +197,7 @@ export class RunSpans implements Timed {
 
   private toolSpan(parent: Context, call: ToolCall, at: number, outcome: ToolOutcome): void {
     const { name, attributes } = toolSpan(call, outcome, this.threadId, this.opts.captureContent);
-    const span = this.opts.tracer.startSpan(name, { kind: SpanKind.INTERNAL, startTime: call.startAt, attributes }, parent);
+    const span = this.opts.tracer.startSpan(name, { kind: otelApi().SpanKind.INTERNAL, startTime: call.startAt, attributes }, parent);
     if (outcome.error) fail(span, outcome.error);
     else if (outcome.isError === true) fail(span, { type: 'tool_error', message: 'the tool returned an error result' });
     end({ span, startAt: call.startAt }, at);

@@ -1,7 +1,9 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import axios, { AxiosError, type AxiosInstance, type InternalAxiosRequestConfig } from 'axios';
+import type { Readable } from 'node:stream';
+import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
 import { injectable } from '../di/inversify.js';
+import { createStreamAdapter } from './stream-adapter.js';
 
 /**
  * Creates the axios instances providers talk HTTP through. Providers never `new` a client
@@ -34,6 +36,27 @@ export interface HttpClientFactory {
    * logging or inspecting an error cannot print a credential.
    */
   create(opts: HttpClientOptions): AxiosInstance;
+
+  /**
+   * Sends one request whose response body is read as a stream (the streamed model call, an event
+   * stream) through `client`, an instance from `create`, and resolves with the axios response,
+   * `data` being the body. Optional so that a host's own factory keeps compiling: callers use
+   * `streamRequest`, which falls back to `client.request({...config, responseType: 'stream'})`.
+   * The default runs the instance's whole axios pipeline (interceptors, headers, timeout,
+   * signal, `validateStatus`, error redaction) with a lean `node:http` adapter as its last step
+   * (`createStreamAdapter`); proxies and the other options that adapter does not implement are
+   * sent by axios's own Node adapter.
+   */
+  stream?(client: AxiosInstance, config: AxiosRequestConfig): Promise<AxiosResponse<Readable>>;
+}
+
+/**
+ * Sends a streamed request through `factory.stream` when the factory has one, else through the
+ * axios instance itself with `responseType: 'stream'`.
+ */
+export function streamRequest(factory: HttpClientFactory, client: AxiosInstance, config: AxiosRequestConfig): Promise<AxiosResponse<Readable>> {
+  if (factory.stream) return factory.stream(client, config);
+  return client.request<Readable>({ ...config, responseType: 'stream' });
 }
 
 /** Header names whose values are secrets. */
@@ -60,6 +83,8 @@ const KEEP_ALIVE_PROBE_MS = 60_000;
 const agentOptions = { keepAlive: true, keepAliveMsecs: KEEP_ALIVE_PROBE_MS, scheduling: 'lifo', timeout: 5_000 } as const;
 const sharedHttpAgent = new HttpAgent(agentOptions);
 const sharedHttpsAgent = new HttpsAgent(agentOptions);
+/** The adapter of `stream` (stateless; falls back to axios's Node adapter). */
+const streamAdapter = createStreamAdapter();
 
 /** Default `HttpClientFactory`: plain axios instances with the secret-safety described above. */
 @injectable()
@@ -91,11 +116,22 @@ export class HttpClientFactoryImpl implements HttpClientFactory {
     instance.interceptors.response.use(undefined, (error: unknown) => Promise.reject(sanitizeAxiosError(error)));
     return instance;
   }
+
+  /**
+   * Streamed request through `client`'s axios pipeline, with the lean adapter as its last step.
+   * An `adapter` set on the instance by the host (a mock, a custom transport) wins.
+   */
+  stream(client: AxiosInstance, config: AxiosRequestConfig): Promise<AxiosResponse<Readable>> {
+    const adapter = client.defaults.adapter;
+    const own = adapter === undefined || isDefaultAdapterList(adapter);
+    return client.request<Readable>({ ...config, responseType: 'stream', ...(own ? { adapter: streamAdapter } : {}) });
+  }
 }
 
 /**
  * Makes an axios error safe to log or inspect: secret request headers in `config` are replaced by
- * `[redacted]`, and `config`, `request` and `response` become non-enumerable (still readable).
+ * `[redacted]`, `config`, `request` and `response` become non-enumerable (still readable), and
+ * so do the agents in `config` (their sockets hold the raw request headers while in flight).
  * Returns its argument; anything that is not an AxiosError is returned untouched.
  */
 export function sanitizeAxiosError(error: unknown): unknown {
@@ -106,10 +142,22 @@ export function sanitizeAxiosError(error: unknown): unknown {
       if (isSecretHeader(name)) headers[name] = '[redacted]';
     }
   }
+  // The pooled agents reach the sockets of requests in flight and the headers written on them.
+  const config = error.config as Record<string, unknown> | undefined;
+  for (const key of ['httpAgent', 'httpsAgent']) {
+    if (config && Object.prototype.hasOwnProperty.call(config, key)) {
+      Object.defineProperty(config, key, { value: config[key], enumerable: false, writable: true, configurable: true });
+    }
+  }
   for (const key of ['config', 'request', 'response'] as const) {
     if (Object.prototype.hasOwnProperty.call(error, key)) {
       Object.defineProperty(error, key, { value: error[key], enumerable: false, writable: true, configurable: true });
     }
   }
   return error;
+}
+
+/** True for axios's default adapter setting (`['xhr', 'http', 'fetch']`), i.e. none chosen by the host. */
+function isDefaultAdapterList(adapter: unknown): boolean {
+  return Array.isArray(adapter) && adapter.every((a) => typeof a === 'string') && adapter.includes('http');
 }

@@ -1,4 +1,5 @@
-export { HttpClientFactory, HttpClientFactoryImpl, isSecretHeader, sanitizeAxiosError } from './http-client-factory.js';
+export { HttpClientFactory, HttpClientFactoryImpl, isSecretHeader, sanitizeAxiosError, streamRequest } from './http-client-factory.js';
+export { createStreamAdapter } from './stream-adapter.js';
 export type { HttpClientOptions } from './http-client-factory.js';
 export { isTransientError, isTransientStatus, retryAfterMs, withRetry } from './retry.js';
 export type { RetryAttemptInfo, RetryOptions } from './retry.js';

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { AxiosInstance, AxiosResponse } from 'axios';
 import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
+import { HttpClientFactoryImpl, streamRequest, type HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { isTransientError, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import type { RawEvent } from '../../../core/model.js';
@@ -30,11 +31,14 @@ export class CmaClient {
    * @param http The configured axios instance (from `HttpClientFactory`); the caller owns it.
    * @param opts Retry and paging settings.
    * @param logger Gets retry and reconcile notes (method, path, status; never headers).
+   * @param httpClientFactory Sends the event stream (`HttpClientFactory.stream`) through `http`'s
+   *   pipeline; default: the built-in factory's lean streaming transport.
    */
   constructor(
     private readonly http: AxiosInstance,
     private readonly opts: CmaClientOptions,
     private readonly logger: Logger,
+    private readonly httpClientFactory: HttpClientFactory = defaultStreamFactory,
   ) {}
 
   // ── agents and environments ────────────────────────────────────────────────────────────────
@@ -177,12 +181,11 @@ export class CmaClient {
     const path = this.streamPathOf(sessionId);
     let res: AxiosResponse<Readable>;
     try {
-      res = await this.http.request<Readable>({
+      res = await streamRequest(this.httpClientFactory, this.http, {
         method: 'GET',
         url: path,
         params: opts.eventDeltas ? { event_deltas: 'agent.message' } : undefined,
         headers: { accept: 'text/event-stream' },
-        responseType: 'stream',
         validateStatus: () => true,
         signal: opts.signal,
         // Heartbeat-free stalls are the idle timer's business, not axios's.
@@ -276,6 +279,9 @@ export interface CmaClientOptions {
   /** Wait for the stream's response headers, ms. */
   readonly requestTimeoutMs: number;
 }
+
+/** Streams through the built-in factory when the caller passed none (it holds no state). */
+const defaultStreamFactory = new HttpClientFactoryImpl();
 
 const UNPROCESSED_STATUSES = new Set([408, 429, 503, 529]);
 const UNSENT_CODES = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'ENOTFOUND']);

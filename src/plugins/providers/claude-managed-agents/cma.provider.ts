@@ -115,7 +115,7 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
         },
         timeoutMs: options.requestTimeoutMs,
       });
-      this.client = new CmaClient(http, options, logger);
+      this.client = new CmaClient(http, options, logger, httpClientFactory);
     }
   }
 

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { AxiosInstance, AxiosRequestConfig, AxiosResponse } from 'axios';
 import { AgentRxError, toAgentRxError } from '../../../core/errors.js';
-import { isSecretHeader, type HttpClientFactory } from '../../../core/http/http-client-factory.js';
+import { isSecretHeader, streamRequest, type HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { isTransientError, isTransientStatus, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import { sharedScheduler } from '../../../core/util/time-slice-scheduler.js';
@@ -28,7 +28,7 @@ export class LocalModelClient {
 
   constructor(
     private readonly options: LocalProviderOptions,
-    httpClientFactory: HttpClientFactory,
+    private readonly httpClientFactory: HttpClientFactory,
     private readonly logger: Logger,
   ) {
     this.baseUrl = redactUrl(options.baseUrl.replace(/\/+$/, ''));
@@ -120,7 +120,8 @@ export class LocalModelClient {
    * POSTs `body` to `chat/completions` from a task of the shared scheduler: the request set-up
    * (config merge, body serialization, connect or socket reuse) is synchronous work that, for
    * many sessions calling the model at once, would otherwise run back to back in one loop turn.
-   * A call whose signal aborted while it waited is rejected without being sent.
+   * A call whose signal aborted while it waited is rejected without being sent. A streamed call
+   * goes through `HttpClientFactory.stream` (the instance's interceptors, then a lean transport).
    */
   private post<T>(body: WireMap, signal: AbortSignal, config: AxiosRequestConfig): Promise<AxiosResponse<T>> {
     return new Promise<AxiosResponse<T>>((resolve, reject) => {
@@ -129,7 +130,9 @@ export class LocalModelClient {
           reject(new AgentRxError('cancelled', 'The model call was cancelled'));
           return;
         }
-        this.http.post<T>('chat/completions', body, { ...config, signal }).then(resolve, reject);
+        const request = { ...config, method: 'POST', url: 'chat/completions', data: body, signal } as const;
+        const sent = config.responseType === 'stream' ? streamRequest(this.httpClientFactory, this.http, request) : this.http.request<T>(request);
+        (sent as Promise<AxiosResponse<T>>).then(resolve, reject);
       });
     });
   }
