@@ -31,6 +31,7 @@ import { Session } from './core/session/session.js';
 import { resolveSessionOptions, type SessionOptions } from './core/session/session-options.js';
 import { SessionStore } from './core/store/session-store.js';
 import { ToolDispatcher } from './core/tools/tool-dispatcher.js';
+import type { ToolRegistryImpl } from './core/tools/tool-registry.js';
 import { declarationOf } from './core/tools/tool-schema.js';
 import { defaultModules } from './default-modules.js';
 
@@ -40,8 +41,11 @@ export interface AgentRxCreateOptions {
   readonly config?: object | string;
   /** Extra inversify ContainerModules (providers, tools, consumers, overrides). */
   readonly modules?: readonly ContainerModule[];
-  /** Tool handler classes (`@injectable()`), bound under ToolHandler. */
-  readonly tools?: readonly Newable<ToolHandler>[];
+  /**
+   * Tools, bound under ToolHandler: handler classes (`@injectable()`, one singleton each) or
+   * handler objects (`defineTool({ name, description, inputSchema, handle })`, bound as they are).
+   */
+  readonly tools?: readonly (Newable<ToolHandler> | ToolHandler)[];
   /** Consumer classes or instances, bound under EventConsumer. */
   readonly consumers?: readonly (Newable<EventConsumer> | EventConsumer)[];
   /** Provider instances or classes, bound under AgentProvider. */
@@ -74,7 +78,7 @@ export class AgentRx {
     readonly config: AgentRxConfig,
     private readonly kernel: Kernel,
     private readonly providers: ProviderCatalog,
-    private readonly toolRegistry: PluginRegistry<ToolHandler>,
+    private readonly toolRegistry: ToolRegistryImpl,
     private readonly consumerRegistry: PluginRegistry<EventConsumer>,
     private readonly logger: Logger,
     private readonly store: SessionStore,
@@ -91,7 +95,9 @@ export class AgentRx {
    * registered provider has the configured id) before anything starts, then runs the kernel's
    * start phases with the configured provider (the others are built only when a session selects
    * them). Throws `invalid_config` listing every issue, and `invalid_config` when a tool's input
-   * class was compiled without decorator metadata (see `checkDecoratorMetadata`).
+   * class was compiled without decorator metadata (see `checkDecoratorMetadata`). Rejects with a
+   * tool source's start-up error (an MCP server that could not be started, or whose tool names
+   * collide with other tools: `invalid_config`) after stopping what had started.
    */
   static async create(opts: AgentRxCreateOptions = {}): Promise<AgentRx> {
     const container = new Container();
@@ -113,8 +119,8 @@ export class AgentRx {
       if (value !== undefined && !container.isBound(section.token)) container.bind(section.token).toConstantValue(value);
     }
     const logger = container.get<Logger>(Logger);
-    const tools = container.get<PluginRegistry<ToolHandler>>(ToolRegistry);
-    for (const tool of tools.all) checkDecoratorMetadata(tool.inputType, `tool '${tool.name}'`);
+    const tools = container.get<ToolRegistryImpl>(ToolRegistry);
+    for (const tool of tools.all) if (tool.inputType) checkDecoratorMetadata(tool.inputType, `tool '${tool.name}'`);
     const providers = container.get(ProviderCatalog);
     try {
       providers.require(config.provider);
@@ -126,7 +132,8 @@ export class AgentRx {
     // The kernel is the container's own lifecycle, so the composition root builds it.
     const kernel = new Kernel(
       [
-        { name: 'tools', participants: tools.all, timeoutMs: config.timeouts.toolsPhaseMs },
+        // The tool handlers, then the tool sources (MCP servers), whose start failures are kept.
+        { name: 'tools', participants: tools.participants, timeoutMs: config.timeouts.toolsPhaseMs },
         // The catalog's live list: a provider a session selects later is stopped too.
         { name: 'providers', participants: providers.resolved, timeoutMs: config.timeouts.providersPhaseMs },
       ],
@@ -147,6 +154,13 @@ export class AgentRx {
       container.get<Subject<ConsumerError>>(ConsumerErrors),
     );
     await kernel.start();
+    // The kernel only logs failed hooks; a tool source that did not start (an MCP server that
+    // never answered) fails start-up instead, after stopping what did start.
+    const toolSourceFailure = tools.startFailure;
+    if (toolSourceFailure !== undefined) {
+      await rx.stop();
+      throw toolSourceFailure;
+    }
     providers.markStarted();
     const store = container.get<SessionStore>(SessionStore);
     rx.retention = store.prune ? startRetention({ prune: (o) => store.prune!(o) }, retentionFromConfig(config.store.retention), logger) : undefined;
@@ -355,7 +369,10 @@ function knownProviderIds(container: Container, opts: AgentRxCreateOptions): str
 /** Binds what the caller passed to `create` as classes or instances. */
 function hostModule(opts: AgentRxCreateOptions): ContainerModule {
   return new ContainerModule((options) => {
-    for (const t of opts.tools ?? []) bindPlugin(options, t, ToolHandler);
+    for (const t of opts.tools ?? []) {
+      if (typeof t === 'function') bindPlugin(options, t, ToolHandler);
+      else options.bind(ToolHandler).toConstantValue(t);
+    }
     for (const c of opts.consumers ?? []) {
       if (typeof c === 'function') bindPlugin(options, c, EventConsumer);
       else options.bind(EventConsumer).toConstantValue(c);

@@ -1,5 +1,6 @@
 import { ContainerModule } from './core/di/inversify.js';
 import { HttpClientFactory, HttpClientFactoryImpl } from './core/http/http-client-factory.js';
+import { mcpModule } from './plugins/mcp/mcp.module.js';
 import { agentCoreProviderModule } from './plugins/providers/bedrock-agentcore/agentcore.module.js';
 import { cmaProviderModule } from './plugins/providers/claude-managed-agents/cma.module.js';
 import { localProviderModule } from './plugins/providers/local/local.module.js';
@@ -9,7 +10,10 @@ export const coreServicesModule = new ContainerModule((options) => {
   if (!options.isBound(HttpClientFactory)) options.bind(HttpClientFactory).to(HttpClientFactoryImpl).inSingletonScope();
 });
 
-/** The built-in modules loaded by `AgentRx.create` unless `defaults: false`. */
+/**
+ * The built-in modules loaded by `AgentRx.create` unless `defaults: false`: the three providers,
+ * and the MCP tool source (it loads the MCP SDK only when `mcp.servers` lists a server).
+ */
 export function defaultModules(): ContainerModule[] {
-  return [coreServicesModule, localProviderModule, cmaProviderModule, agentCoreProviderModule];
+  return [coreServicesModule, localProviderModule, cmaProviderModule, agentCoreProviderModule, mcpModule];
 }

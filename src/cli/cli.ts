@@ -25,6 +25,7 @@ import { startOpenAiEmulator, type OpenAiEmulator } from '../testing/openai-emul
 import { exportCassette, writeCassette } from '../core/store/cassette.js';
 import { MAX_PACE_GAP_MS, exportSession, listSessions, openStore, replayFile, showSession, type RenderFormat } from './sessions.js';
 import { storeLocation } from './state-dir.js';
+import { listTools, withMcpFlags } from './mcp.js';
 import { runWorkerCommand, untilStopped } from './worker.js';
 import { runWorkersCommand } from './workers.js';
 import { PoolMonitor } from '../distributed/pool-monitor.js';
@@ -67,6 +68,8 @@ interface RunFlags {
   store?: string;
   resume?: string;
   record?: string;
+  /** `--mcp <name>=<command …>`, repeatable: MCP servers for this run. */
+  mcp?: string[];
 }
 
 /** Flags of `sessions show` and `replay`: how to print a recorded session. */
@@ -106,8 +109,27 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .option('--resume <id>', 'continue the recorded session <id> with this prompt (agentrx sessions ls lists them)')
     .option('--record <file>', 'write the session to a cassette file when the run ends (see agentrx replay)')
     .option('--store <dir>', STORE_HELP)
+    .option('--mcp <server>', "an MCP server for this run, '<name>=<command …>' (repeatable), e.g. --mcp 'files=npx -y @modelcontextprotocol/server-filesystem .'", collect, [])
     .action(async (prompt: string, flags: RunFlags) => {
       code = await runCommand(prompt, flags, io);
+    });
+
+  program
+    .command('tools')
+    .description('list every tool the configured instance offers (local, schema-defined, MCP) with its input schema')
+    .option('-c, --config <file>', 'JSON config file (${VAR} interpolation applies)')
+    .option('--mcp <server>', "also an MCP server, '<name>=<command …>' (repeatable)", collect, [])
+    .option('--json', 'print the tools as JSON')
+    .action(async (flags: { config?: string; mcp: string[]; json?: boolean }) => {
+      code = await guarded(io, async () => {
+        const base = flags.config ? await readConfig(flags.config, io) : {};
+        const rx = await AgentRx.create({ config: withMcpFlags(base, flags.mcp), env: io.env, modules: [demoToolsModule] });
+        try {
+          io.out.write(listTools(rx, { json: flags.json === true }));
+        } finally {
+          await rx.stop();
+        }
+      });
     });
 
   program
@@ -222,7 +244,7 @@ async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<n
       if (chosen !== undefined && chosen !== record.provider) throw new AgentRxError('invalid_options', `session '${flags.resume}' ran on provider '${record.provider}'; it cannot be resumed with '${chosen}'`);
       provider = record.provider;
     }
-    const config = mergeConfig(base, { ...flags, provider });
+    const config = withMcpFlags(mergeConfig(base, { ...flags, provider }), flags.mcp ?? []);
     const modules = runStore ? [demoToolsModule, storeModule(runStore.store)] : [demoToolsModule];
     rx = await AgentRx.create({ config, env: io.env, modules, consumers: [...consumersFor(flags.json === true, config, io), probe], handleSignals: true });
     const result = await rx.run({
@@ -457,6 +479,11 @@ function checkDistributedServeFlags(flags: ServeFlags): void {
 function requestLog(io: CliIo): Logger {
   const line = (level: string) => (msg: string, fields?: Record<string, unknown>): void => void io.err.write(`agentrx serve: ${JSON.stringify({ level, msg, ...fields })}\n`);
   return { debug: () => undefined, info: line('info'), warn: line('warn'), error: line('error') };
+}
+
+/** Commander's collector of a repeatable option. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
 
 function isLoopback(host: string): boolean {

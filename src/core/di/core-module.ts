@@ -8,15 +8,20 @@ import { AgentProvider } from '../plugin/agent-provider.js';
 import { EventConsumer } from '../plugin/event-consumer.js';
 import { ProviderRegistration } from '../plugin/provider-registration.js';
 import { ToolHandler } from '../plugin/tool-handler.js';
+import { ToolSource } from '../plugin/tool-source.js';
 import { ConsumerHub, type ConsumerError } from '../session/consumer-hub.js';
 import { FileSessionStore } from '../store/file-session-store.js';
 import { MemorySessionStore } from '../store/memory-session-store.js';
 import { RedisSessionStore } from '../store/redis/redis-session-store.js';
 import { SessionStore } from '../store/session-store.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
+import { ToolRegistryImpl } from '../tools/tool-registry.js';
 import { ContainerModule, type ResolutionContext, type ServiceIdentifier } from './inversify.js';
 
-/** The tool handlers, by name (`PluginRegistry<ToolHandler>`). */
+/**
+ * The tools, by name: a `ToolRegistryImpl` merging the bound `ToolHandler`s with the current tools
+ * of every bound `ToolSource` (it answers `all`/`ids`/`get`/`require` like a `PluginRegistry`).
+ */
 export const ToolRegistry = Symbol('ToolRegistry');
 /** The event consumers, by id (`PluginRegistry<EventConsumer>`). */
 export const ConsumerRegistry = Symbol('ConsumerRegistry');
@@ -56,9 +61,10 @@ export const coreModule = new ContainerModule((options) => {
         await (store as SessionStore & { close?: () => Promise<void> }).close?.();
       });
   }
-  bindOnce(ToolRegistry, (ctx) => new PluginRegistry<ToolHandler>('tool', ctx.getAll<ToolHandler>(ToolHandler), (t) => t.name, ctx.get<Logger>(Logger)));
+  bindOnce(ToolRegistry, (ctx) => new ToolRegistryImpl(ctx.getAll<ToolHandler>(ToolHandler), ctx.getAll<ToolSource>(ToolSource), ctx.get<Logger>(Logger)));
   bindOnce(ConsumerRegistry, (ctx) => new PluginRegistry<EventConsumer>('consumer', ctx.getAll<EventConsumer>(EventConsumer), (c) => c.id, ctx.get<Logger>(Logger)));
-  bindOnce(ToolDispatcher, (ctx) => new ToolDispatcher(ctx.get<PluginRegistry<ToolHandler>>(ToolRegistry).all));
+  // The live registry, not a snapshot: a tool a source adds later is found at call time.
+  bindOnce(ToolDispatcher, (ctx) => new ToolDispatcher(ctx.get<ToolRegistryImpl>(ToolRegistry)));
   bindOnce(ConsumerErrors, () => new Subject<ConsumerError>());
   bindOnce(ConsumerHub, (ctx, config) => new ConsumerHub(ctx.get<PluginRegistry<EventConsumer>>(ConsumerRegistry).all, config.consumers, ctx.get<Subject<ConsumerError>>(ConsumerErrors)));
   bindOnce(

@@ -1,6 +1,7 @@
 /**
  * Extension point for tools that run locally, in the caller's process. The host only sees the
- * name, description, input JSON Schema (generated from `inputType`) and the result text.
+ * name, description, input JSON Schema (generated from `inputType`, or `inputSchema` itself) and
+ * the result text.
  */
 export const ToolHandler = Symbol('ToolHandler');
 
@@ -29,16 +30,77 @@ export interface ToolOutcome {
 export type InputType<T = object> = new () => T;
 
 /**
- * A local tool. `@injectable()`; bound under `ToolHandler` with `bindPlugin` (or passed as `tools`
- * to `AgentRx.create`). Invalid input, a thrown error, a rejected promise, a timeout or a
- * malformed return all become an `is_error` result; a tool never hangs or crashes the session.
+ * A JSON Schema (draft-07, 2019-09 or 2020-12, chosen by its `$schema`; draft-07 when absent)
+ * describing a tool's input object. Validated with Ajv, compiled once per handler. `format` is
+ * not checked. Unknown fields: a root object schema with `properties` that says nothing about
+ * extra fields (no `additionalProperties`, `patternProperties`, `unevaluatedProperties`,
+ * `allOf`/`anyOf`/`oneOf` or `$ref`) is closed (`additionalProperties: false`), like a DTO, and
+ * the host is sent the closed schema; a schema that does say is taken as written.
+ */
+export type JsonSchema = Readonly<Record<string, unknown>>;
+
+/** One problem a Standard Schema validator reports. */
+export interface StandardSchemaIssue {
+  readonly message: string;
+  readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[];
+}
+
+/** What a Standard Schema validator returns: the (possibly transformed) value, or issues. */
+export type StandardSchemaResult<O> = { readonly value: O; readonly issues?: undefined } | { readonly issues: readonly StandardSchemaIssue[] };
+
+/**
+ * A Standard Schema validator (https://standardschema.dev: zod ≥ 3.24, valibot, arktype…). Its
+ * `~standard.validate` validates every input; the JSON Schema sent to the host comes from the
+ * library's own converter, the Standard JSON Schema `~standard.jsonSchema.input` (zod 4 has it).
+ * A validator without a converter is refused at registration. Unknown fields follow the
+ * validator's own rule (zod's `z.object` strips them, `z.strictObject` rejects them); the handler
+ * gets the validated value.
+ */
+export interface StandardSchemaV1<I = unknown, O = I> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    validate(value: unknown): StandardSchemaResult<O> | Promise<StandardSchemaResult<O>>;
+    /** Standard JSON Schema converter; required by agentrx. */
+    readonly jsonSchema?: { input(options: { readonly target: string }): Record<string, unknown> };
+    readonly types?: { readonly input: I; readonly output: O };
+  };
+}
+
+/** How a tool declares its input without a class: a JSON Schema or a Standard Schema validator. */
+export type ToolInputSchema<I = unknown> = JsonSchema | StandardSchemaV1<unknown, I>;
+
+/**
+ * A local tool: a class (`@injectable()`, bound under `ToolHandler` with `bindPlugin` or passed
+ * as `tools` to `AgentRx.create`) or a plain object (`defineTool`, passed as `tools` or bound
+ * with `toConstantValue`). Its input is declared by exactly one of `inputType` (a class-validator
+ * DTO) and `inputSchema` (JSON Schema or Standard Schema); a handler with both or neither is
+ * refused at registration (`invalid_config`). Invalid input, a thrown error, a rejected promise,
+ * a timeout or a malformed return all become an `is_error` result; a tool never hangs or crashes
+ * the session.
  */
 export interface ToolHandler<I extends object = any> {
   /** Name the model calls it by: `^[a-zA-Z0-9_-]{1,64}$`, unique across tools. */
   readonly name: string;
   readonly description: string;
   /** class-validator DTO; its JSON Schema is sent to the host and every input is validated against it. */
-  readonly inputType: InputType<I>;
+  readonly inputType?: InputType<I>;
+  /**
+   * The input as JSON Schema or a Standard Schema validator (instead of `inputType`): sent to the
+   * host, and every input is validated against it before `handle` runs.
+   */
+  readonly inputSchema?: ToolInputSchema<I>;
+  /**
+   * True when every call must be allowed by the caller first (the session's `confirmTool`, or an
+   * `agentrx.confirmation_required` event in a live session) before `handle` runs. MCP tools set
+   * it from `mcp.servers.<name>.requireApproval`.
+   */
+  readonly requireApproval?: boolean;
+  /**
+   * Where the tool comes from, for listings (`agentrx tools`): `mcp:<server>` for an MCP tool.
+   * Absent for local tools (then `class` or `schema`, from how the input is declared).
+   */
+  readonly source?: string;
   /**
    * True when running the tool twice with the same idempotency key is harmless. After a crash
    * between start and recorded result, only idempotent tools are re-run; others get an

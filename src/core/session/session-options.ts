@@ -29,6 +29,12 @@ export interface SessionOptions {
   /** Resume this provider session: unanswered tool uses are redriven before the prompt. */
   readonly sessionId?: string;
   /**
+   * With `sessionId` and no `prompt`: the prompt to kick off with when the host turns out to hold
+   * no history for the session (a session taken over before its first turn ended left nothing to
+   * resume). Ignored when the host resumes it. The worker pool passes the submission's prompt.
+   */
+  readonly freshPrompt?: string;
+  /**
    * The AG-UI thread id of the session's runs (its record keeps it, so a reader finds the log by
    * thread). Default: the provider-side session id, else a generated one. A resumed session keeps
    * the thread id its record has.
@@ -76,6 +82,7 @@ export interface SessionOptions {
 export interface ResolvedSessionOptions {
   readonly prompt: string | undefined;
   readonly sessionId: string | undefined;
+  readonly freshPrompt: string | undefined;
   readonly threadId: string | undefined;
   readonly history: readonly PriorMessage[] | undefined;
   readonly state: Readonly<Record<string, unknown>> | undefined;
@@ -124,6 +131,7 @@ export function resolveSessionOptions(
     }
   };
   if (opts.prompt !== undefined && typeof opts.prompt !== 'string') problems.push(`prompt: must be a string; got ${typeof opts.prompt}`);
+  if (opts.freshPrompt !== undefined && typeof opts.freshPrompt !== 'string') problems.push(`freshPrompt: must be a string; got ${typeof opts.freshPrompt}`);
   if (opts.sessionId !== undefined && (typeof opts.sessionId !== 'string' || opts.sessionId.length === 0)) problems.push('sessionId: must be a non-empty string');
   if (opts.threadId !== undefined && (typeof opts.threadId !== 'string' || opts.threadId.length === 0)) problems.push('threadId: must be a non-empty string');
   if (opts.history !== undefined) {
@@ -153,6 +161,7 @@ export function resolveSessionOptions(
   return {
     prompt: opts.prompt,
     sessionId: opts.sessionId,
+    freshPrompt: opts.freshPrompt,
     threadId: opts.threadId,
     history: opts.history,
     state: opts.state,

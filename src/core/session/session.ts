@@ -153,8 +153,17 @@ export class Session {
     this.inbox.push({ kind: 'message', text });
   }
 
-  /** Posts a raw user event now (streaming providers only), e.g. a tool confirmation. */
+  /**
+   * Posts a raw user event now (streaming providers only), e.g. a tool confirmation. A
+   * `user.tool_confirmation` for a local tool waiting for approval (`requireApproval`) is decided
+   * here, with any provider.
+   */
   async sendEvent(event: RawEvent): Promise<void> {
+    // A decision on a local tool that waits for approval (requireApproval) is taken here.
+    if (event['type'] === 'user.tool_confirmation' && typeof event['tool_use_id'] === 'string') {
+      const decision = { toolUseId: event['tool_use_id'], allow: event['result'] === 'allow', ...(typeof event['deny_message'] === 'string' ? { denyMessage: event['deny_message'] } : {}) };
+      if (this.answerer.approve(decision)) return;
+    }
     const p = this.deps.provider;
     if (p.mode !== 'streaming' || !p.rawInput) {
       throw new AgentRxError('unsupported', `provider '${p.id}' does not accept raw events (sendEvent needs a streaming provider)`);
@@ -233,8 +242,10 @@ export class Session {
   private firstInput(): unknown {
     const p = this.deps.provider;
     if (p.resumed(this.conn)) return this.opts.prompt !== undefined ? p.userInput(this.opts.prompt) : undefined;
+    // A resume that found no history (taken over before its first turn ended) starts from freshPrompt.
+    const asked = this.opts.prompt ?? (this.opts.sessionId !== undefined ? this.opts.freshPrompt : undefined);
     // Prior messages the host cannot take as history go before the prompt, as one delimited block.
-    const prompt = this.opts.history && !p.acceptsPriorMessages ? withPriorConversation(this.opts.prompt, this.opts.history) : this.opts.prompt;
+    const prompt = this.opts.history && !p.acceptsPriorMessages ? withPriorConversation(asked, this.opts.history) : asked;
     // No prompt stays undefined: the provider picks its default (or, with an outcome, sends none).
     return p.kickoffInput({ prompt, outcome: this.opts.outcome });
   }

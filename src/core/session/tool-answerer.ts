@@ -1,7 +1,7 @@
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import type { AgentRxEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
-import type { RawEvent, ToolConfirmation, ToolUse, TurnResult } from '../model.js';
+import type { RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
 import type { AgentProvider } from '../plugin/agent-provider.js';
 import type { SessionRecord, SessionStore } from '../store/session-store.js';
 import type { ToolDispatcher } from '../tools/tool-dispatcher.js';
@@ -68,6 +68,8 @@ export class ToolAnswerer {
   private persisting: Promise<void> = Promise.resolve();
   /** Host-run tool uses this session has answered a confirmation for. */
   private readonly confirmed = new Set<string>();
+  /** Local tool uses waiting for the caller's approval (`requireApproval`, answered with `sendEvent`), by id. */
+  private readonly approvals = new Map<string, (decision: ToolConfirmation) => void>();
 
   constructor(
     private readonly deps: ToolAnswererDeps,
@@ -132,6 +134,19 @@ export class ToolAnswerer {
     return new Answer(p.confirmationInput(decisions, results?.input), results?.toolUseIds ?? []);
   }
 
+  /**
+   * The caller's decision on a local tool use that waits for approval (`sendEvent` of a
+   * `user.tool_confirmation`). False when no local tool use waits on that id (the decision is then
+   * the host's to take).
+   */
+  approve(decision: ToolConfirmation): boolean {
+    const settle = this.approvals.get(decision.toolUseId);
+    if (!settle) return false;
+    this.approvals.delete(decision.toolUseId);
+    settle(decision);
+    return true;
+  }
+
   /** True while any of `confirmations` waits for the caller's decision (announced, not answered). */
   waitsForCaller(confirmations: readonly ToolUse[]): boolean {
     return confirmations.some((u) => !this.confirmed.has(u.id));
@@ -146,7 +161,9 @@ export class ToolAnswerer {
   /** Runs tools (ledger-guarded) and returns the resume input. */
   private async runTools(uses: readonly ToolUse[], signal: AbortSignal): Promise<Answer> {
     if (uses.length > 0) await this.deps.beforeTools();
-    const results = await this.deps.dispatcher.dispatch(uses, {
+    const denied = await this.approveLocal(uses, signal);
+    const run = denied.size > 0 ? uses.filter((u) => !denied.has(u.id)) : uses;
+    const ran = run.length > 0 || uses.length === 0 ? await this.deps.dispatcher.dispatch(run, {
       sessionId: this.deps.sessionId(),
       signal,
       toolTimeoutMs: this.opts.toolTimeoutMs,
@@ -155,11 +172,57 @@ export class ToolAnswerer {
       persist: () => this.persist(),
       onStarted: (toolUse) => this.deps.emit({ type: 'agentrx.tool_started', toolUse }),
       onResult: (toolUse, result, replayed, durationMs) => this.deps.emit({ type: 'agentrx.tool_result', toolUse, result, replayed, durationMs }),
-    });
+    }) : [];
+    const byId = new Map(run.map((u, i) => [u.id, ran[i]!]));
+    const results = uses.map((u) => denied.get(u.id) ?? byId.get(u.id)!);
     if (uses.length === 0 && this.deps.provider.mode === 'streaming') {
       throw new AgentRxError('unresolved_requires_action', 'refusing to post an empty list of tool results');
     }
     return new Answer(this.deps.provider.resumeInput(uses, results), uses.map((u) => u.id));
+  }
+
+  /**
+   * Asks the caller about the uses of tools that need approval (`requireApproval`, e.g. an MCP
+   * server's): `confirmTool` decides; without it a live session announces
+   * `agentrx.confirmation_required` and waits for `sendEvent({ type: 'user.tool_confirmation', … })`;
+   * a run fails before anything runs. A denied use gets an `is_error` result (recorded in the
+   * ledger, so it is never asked again) and is not run. Returns the denied ones' results by id.
+   */
+  private async approveLocal(uses: readonly ToolUse[], signal: AbortSignal): Promise<Map<string, ToolResult>> {
+    const asking = uses.filter((u) => this.deps.dispatcher.requiresApproval?.(u.name) === true && this.ledger.get(u.id) === undefined);
+    const denied = new Map<string, ToolResult>();
+    if (asking.length === 0) return denied;
+    const decide = this.opts.confirmTool;
+    let decisions: ToolConfirmation[];
+    if (decide) {
+      decisions = [];
+      for (const use of asking) decisions.push(await this.decide(decide, use, signal));
+    } else if (this.opts.live) {
+      this.deps.emit({ type: 'agentrx.confirmation_required', toolUses: asking });
+      try {
+        decisions = await abortable(Promise.all(asking.map((u) => new Promise<ToolConfirmation>((resolve) => this.approvals.set(u.id, resolve)))), signal);
+      } finally {
+        for (const u of asking) this.approvals.delete(u.id);
+      }
+    } else {
+      const names = asking.map((u) => `'${u.name}' (${u.id})`).join(', ');
+      throw new AgentRxError(
+        'unresolved_requires_action',
+        `${names} need the caller's approval before running (requireApproval); pass confirmTool in the session options (agentrx run: --confirm allow|deny), or use rx.start() and answer with session.sendEvent({ type: 'user.tool_confirmation', tool_use_id, result: 'allow' | 'deny' })`,
+        { toolUses: asking },
+      );
+    }
+    asking.forEach((toolUse, i) => {
+      const d = decisions[i]!;
+      this.deps.emit({ type: 'agentrx.tool_confirmation', toolUse, allow: d.allow, ...(d.denyMessage !== undefined ? { denyMessage: d.denyMessage } : {}) });
+      if (d.allow) return;
+      const result: ToolResult = { toolUseId: toolUse.id, content: `the caller did not allow tool '${toolUse.name}' to run${d.denyMessage ? `: ${d.denyMessage}` : ''}`, isError: true };
+      this.ledger.record(toolUse.id, toolUse.name, result);
+      denied.set(toolUse.id, result);
+      this.deps.emit({ type: 'agentrx.tool_result', toolUse, result, replayed: false, durationMs: 0 });
+    });
+    if (denied.size > 0) await this.persist();
+    return denied;
   }
 
   /** Calls `confirmTool`; a throw, a rejection or a malformed answer denies the tool. */

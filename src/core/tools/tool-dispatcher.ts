@@ -1,9 +1,9 @@
-import { plainToInstance } from 'class-transformer';
-import { validate, type ValidationError } from 'class-validator';
 import { AgentRxError } from '../errors.js';
 import type { ToolResult, ToolUse } from '../model.js';
 import { isToolOutcome, type ToolHandler } from '../plugin/tool-handler.js';
 import type { ToolLedger } from './tool-ledger.js';
+import type { ToolLookup } from './tool-registry.js';
+import { compileToolInput } from './tool-input.js';
 import { abortReason, messageOf } from '../util/async.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/json-depth.js';
 
@@ -24,24 +24,45 @@ export interface DispatchOptions {
 /**
  * Runs custom tool uses locally, at most once per tool-use id: bounded concurrency, results in
  * call order, every failure (unknown tool, undecodable, too deeply nested or invalid input,
- * throw, rejection, timeout, malformed return) an `is_error` result. Throws only `cancelled` when the session
- * signal fires.
+ * throw, rejection, timeout, malformed return) an `is_error` result. Throws only `cancelled` when
+ * the session signal fires. Tools are looked up when each call runs, so a tool a `ToolSource`
+ * added since the session started is found, and one it removed is an unknown tool.
  */
 export class ToolDispatcher {
-  private readonly byName: ReadonlyMap<string, ToolHandler>;
+  private readonly lookup: ToolLookup;
 
-  constructor(handlers: readonly ToolHandler[]) {
-    this.byName = new Map(handlers.map((h) => [h.name, h]));
+  /** @param tools a fixed list, or the live registry (looked up at every call). */
+  constructor(tools: readonly ToolHandler[] | ToolLookup) {
+    if (Array.isArray(tools)) {
+      const byName = new Map((tools as readonly ToolHandler[]).map((h) => [h.name, h]));
+      this.lookup = { get: (name) => byName.get(name), get ids() { return [...byName.keys()]; } };
+    } else {
+      this.lookup = tools as ToolLookup;
+    }
   }
 
-  /** Names of the available tools. */
+  /** Names of the available tools (now). */
   get names(): string[] {
-    return [...this.byName.keys()];
+    return this.lookup.ids;
+  }
+
+  /** The tool named `name` now, if any (e.g. to read its `requireApproval`). */
+  get(name: string): ToolHandler | undefined {
+    return this.lookup.get(name);
   }
 
   /** True when `name` is a tool declared idempotent (running it twice is harmless). */
   isIdempotent(name: string): boolean {
-    return this.byName.get(name)?.idempotent === true;
+    return this.lookup.get(name)?.idempotent === true;
+  }
+
+  /**
+   * True when `name` is a tool whose calls must be allowed by the caller first (`requireApproval`):
+   * the session's ToolAnswerer asks before it dispatches such a use (the dispatcher runs what it
+   * is given).
+   */
+  requiresApproval(name: string): boolean {
+    return this.lookup.get(name)?.requireApproval === true;
   }
 
   async dispatch(toolUses: readonly ToolUse[], opts: DispatchOptions): Promise<ToolResult[]> {
@@ -71,7 +92,7 @@ export class ToolDispatcher {
   private async runOne(use: ToolUse, opts: DispatchOptions): Promise<ToolResult> {
     const started = Date.now();
     const entry = opts.ledger.get(use.id);
-    const handler = this.byName.get(use.name);
+    const handler = this.lookup.get(use.name);
     if (entry?.result) {
       opts.onResult?.(use, entry.result, true, 0);
       return entry.result;
@@ -108,11 +129,9 @@ export class ToolDispatcher {
     }
     let input: object;
     try {
-      input = plainToInstance(handler.inputType, use.input ?? {}) as object;
-      const problems = await validate(input, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
-      if (problems.length > 0) {
-        return errorResult(use, `invalid input for tool '${use.name}': ${describeValidation(problems).join('; ')}`);
-      }
+      const checked = await compileToolInput(handler).check(use.input ?? {});
+      if (!checked.ok) return errorResult(use, `invalid input for tool '${use.name}': ${checked.problems.join('; ')}`);
+      input = checked.value;
     } catch (e) {
       return errorResult(use, `invalid input for tool '${use.name}': ${messageOf(e)}`);
     }
@@ -188,12 +207,4 @@ function toResult(use: ToolUse, out: unknown): ToolResult {
     }
   }
   return errorResult(use, `tool '${use.name}' returned a malformed result (${out === null ? 'null' : typeof out}); expected a string, a JSON value or { content, isError }`);
-}
-
-function describeValidation(errors: readonly ValidationError[], prefix = ''): string[] {
-  return errors.flatMap((e) => {
-    const path = prefix ? `${prefix}.${e.property}` : e.property;
-    const own = Object.values(e.constraints ?? {}).map((m) => (m.startsWith(e.property) ? `${path}${m.slice(e.property.length)}` : `${path}: ${m}`));
-    return [...own, ...describeValidation(e.children ?? [], path)];
-  });
 }

@@ -1,15 +1,15 @@
-import { targetConstructorToSchema } from 'class-validator-jsonschema';
 import type { ToolDeclaration } from '../model.js';
 import type { ToolHandler } from '../plugin/tool-handler.js';
+import { compileToolInput } from './tool-input.js';
 
 /**
- * JSON Schema (draft-07 object schema) of a handler's input DTO, generated from its
- * class-validator decorators. Nested DTOs are inlined by class-validator-jsonschema's `$ref`s
- * being resolved against the same generation run.
+ * JSON Schema (an object schema) of a handler's input, as the host is sent it: generated from
+ * the DTO's class-validator decorators (`inputType`), the `inputSchema` JSON Schema (closed when
+ * it says nothing about extra fields), or a Standard Schema's own converter (draft-07). Throws
+ * `invalid_config` naming the tool when its input declaration is unusable (see `compileToolInput`).
  */
 export function inputSchemaOf(handler: ToolHandler): Record<string, unknown> {
-  const schema = targetConstructorToSchema(handler.inputType, { refPointerPrefix: '#/definitions/' }) as Record<string, unknown>;
-  return { type: 'object', properties: {}, ...schema };
+  return compileToolInput(handler).schema;
 }
 
 /** Declarations already built, per handler instance (handlers are singletons; their DTO does not change). */

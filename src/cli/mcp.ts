@@ -1,0 +1,147 @@
+import type { AgentRx } from '../agentrx.js';
+import { ToolRegistry } from '../core/di/core-module.js';
+import { AgentRxError } from '../core/errors.js';
+import type { ToolHandler } from '../core/plugin/tool-handler.js';
+import { inputKindOf } from '../core/tools/tool-input.js';
+import type { ToolRegistryImpl } from '../core/tools/tool-registry.js';
+import { declarationOf } from '../core/tools/tool-schema.js';
+import { MCP_SERVER_NAME } from '../plugins/mcp/mcp.config.js';
+
+/** One `--mcp` flag as a `mcp.servers` entry. */
+export interface McpFlagServer {
+  readonly name: string;
+  readonly server: { readonly command: string; readonly args: string[] };
+}
+
+/**
+ * Parses one `--mcp '<name>=<command …>'` value (`files=npx -y @modelcontextprotocol/server-filesystem .`)
+ * into a stdio server entry. The command line is split like a POSIX shell splits words (single
+ * and double quotes, backslash escapes), without expansion: it is never run through a shell.
+ * Throws `invalid_options` saying what is wrong.
+ */
+export function parseMcpFlag(value: string): McpFlagServer {
+  const eq = value.indexOf('=');
+  const name = eq < 0 ? '' : value.slice(0, eq).trim();
+  if (eq < 0 || !MCP_SERVER_NAME.test(name)) {
+    throw new AgentRxError('invalid_options', `--mcp ${JSON.stringify(value)}: expected <name>=<command …> with a name of letters, digits and "-" (e.g. --mcp 'files=npx -y @modelcontextprotocol/server-filesystem .')`);
+  }
+  const words = splitWords(value.slice(eq + 1), `--mcp ${name}`);
+  if (words.length === 0) throw new AgentRxError('invalid_options', `--mcp ${name}: no command after "="`);
+  return { name, server: { command: words[0]!, args: words.slice(1) } };
+}
+
+/**
+ * Every `--mcp` flag (repeatable) merged into `config`'s `mcp.servers` (a copy; `config` is left
+ * as it is). A name given twice, or one the config already has, is an `invalid_options` error.
+ */
+export function withMcpFlags(config: Readonly<Record<string, unknown>>, flags: readonly string[]): Record<string, unknown> {
+  if (flags.length === 0) return { ...config };
+  const mcp = (typeof config.mcp === 'object' && config.mcp !== null ? config.mcp : {}) as Record<string, unknown>;
+  const servers = { ...((typeof mcp.servers === 'object' && mcp.servers !== null ? mcp.servers : {}) as Record<string, unknown>) };
+  for (const flag of flags) {
+    const { name, server } = parseMcpFlag(flag);
+    if (name in servers) throw new AgentRxError('invalid_options', `--mcp ${name}: a server named '${name}' is already configured; pick another name`);
+    servers[name] = server;
+  }
+  return { ...config, mcp: { ...mcp, servers } };
+}
+
+/** One row of `agentrx tools`. */
+export interface ToolRow {
+  readonly name: string;
+  /** `class` (a DTO), `schema` (JSON Schema / Standard Schema) or `mcp:<server>`. */
+  readonly source: string;
+  readonly description: string;
+  /** The input in one line: `message: string, limit?: integer`. */
+  readonly input: string;
+  readonly requireApproval: boolean;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+}
+
+/** The tools `rx` offers now (local and from tool sources such as MCP servers), sorted by name. */
+export function toolRows(rx: AgentRx): ToolRow[] {
+  const registry = rx.container.get<ToolRegistryImpl>(ToolRegistry);
+  return registry.all
+    .map((h) => {
+      const d = declarationOf(h);
+      return { name: h.name, source: sourceOf(h), description: h.description, input: summarizeSchema(d.inputSchema), requireApproval: h.requireApproval === true, inputSchema: d.inputSchema };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * `agentrx tools`: every tool with its source, description and input. Text: a block per tool
+ * (`name  [source]`, the description, `input: …`); `json`: one JSON object per line with the
+ * full input schema.
+ */
+export function listTools(rx: AgentRx, opts: { readonly json?: boolean } = {}): string {
+  const rows = toolRows(rx);
+  if (opts.json) return rows.map((r) => `${JSON.stringify(r)}\n`).join('');
+  if (rows.length === 0) return 'no tools\n';
+  return rows
+    .map((r) => {
+      const description = r.description.replace(/\s+/g, ' ').trim();
+      return `${r.name}  [${r.source}${r.requireApproval ? ', requires approval' : ''}]\n${description ? `  ${description}\n` : ''}  input: ${r.input}\n`;
+    })
+    .join('\n');
+}
+
+function sourceOf(h: ToolHandler): string {
+  if (h.source) return h.source;
+  return inputKindOf(h) === 'class' ? 'class' : 'schema';
+}
+
+/** `a: string, b?: integer[]`, `(none)` without properties. */
+export function summarizeSchema(schema: Readonly<Record<string, unknown>> | undefined): string {
+  const props = (schema?.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const required = new Set(Array.isArray(schema?.required) ? (schema.required as string[]) : []);
+  const parts = Object.entries(props).map(([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${typeOf(v)}`);
+  return parts.length > 0 ? parts.join(', ') : '(none)';
+}
+
+function typeOf(s: Record<string, unknown> | undefined): string {
+  if (!s || typeof s !== 'object') return 'any';
+  if (Array.isArray(s.enum)) return s.enum.map((v) => JSON.stringify(v)).join('|');
+  if (s.const !== undefined) return JSON.stringify(s.const);
+  if (s.type === 'array') return `${typeOf(s.items as Record<string, unknown> | undefined)}[]`;
+  if (Array.isArray(s.type)) return s.type.join('|');
+  if (typeof s.type === 'string') return s.type;
+  if (typeof s.$ref === 'string') return s.$ref.split('/').pop() ?? 'object';
+  const union = (s.anyOf ?? s.oneOf) as Record<string, unknown>[] | undefined;
+  if (Array.isArray(union)) return union.map(typeOf).join('|');
+  return 'any';
+}
+
+/** Shell-like word splitting without expansion: quotes group, backslash escapes (not inside single quotes). */
+function splitWords(line: string, what: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+      else word += c;
+    } else if (c === '\\' && i + 1 < line.length && (quote === undefined || '"\\$`'.includes(line[i + 1]!))) {
+      word += line[++i];
+      inWord = true;
+    } else if (quote === '"') {
+      if (c === '"') quote = undefined;
+      else word += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (quote) throw new AgentRxError('invalid_options', `${what}: unterminated ${quote} quote in the command`);
+  if (inWord) words.push(word);
+  return words;
+}

@@ -1,0 +1,46 @@
+import type { ToolHandler } from './tool-handler.js';
+
+/**
+ * Extension point for tools that appear at run time (an MCP server's tools): a source owns a set
+ * of ToolHandlers that may change while the instance runs. Bound under `ToolSource` (one
+ * singleton per source, `bindPlugin`); the ToolRegistry merges every source's current tools with
+ * the statically bound `ToolHandler`s, and the dispatcher looks tools up there at call time.
+ */
+export const ToolSource = Symbol('ToolSource');
+
+/** Returned by `onDidChangeTools`; `dispose()` removes the listener. */
+export interface ToolSourceSubscription {
+  dispose(): void;
+}
+
+/**
+ * A dynamic set of tools. Its `start`/`stop` run in the kernel's tools phase, bounded by
+ * `timeouts.toolsPhaseMs`.
+ */
+export interface ToolSource {
+  /** Stable kebab-case id, shown in logs and errors (`mcp`). */
+  readonly id: string;
+  /**
+   * Connects and loads the initial tool list. May be async. A throw (or rejection) fails the
+   * instance's start-up: `AgentRx.create` rejects with that error after stopping what started.
+   */
+  start?(): Promise<void> | void;
+  /** Releases everything (child processes, connections). May be async; called at most once. */
+  stop?(): Promise<void> | void;
+  /**
+   * The tools offered now. Called whenever a session starts and whenever a tool is looked up:
+   * keep it cheap (return a kept array). Names must be unique across every source and the
+   * static tools; the registry leaves out (and logs) a tool whose name is taken.
+   */
+  tools(): readonly ToolHandler[];
+  /**
+   * Registers `listener`, called (synchronously, without arguments) after `tools()` changed. A
+   * listener that throws is logged by the registry and does not affect the source.
+   */
+  onDidChangeTools(listener: () => void): ToolSourceSubscription;
+}
+
+/** True when `v` looks like a ToolSource (duck-typed: sources may be plain objects). */
+export function isToolSource(v: unknown): v is ToolSource {
+  return typeof v === 'object' && v !== null && typeof (v as ToolSource).tools === 'function' && typeof (v as ToolSource).onDidChangeTools === 'function';
+}

@@ -1,0 +1,81 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { JsonSchema } from '../plugin/tool-handler.js';
+
+/** Keywords by which a root object schema says what it does with fields it does not list. */
+const OPENNESS_KEYWORDS = ['additionalProperties', 'patternProperties', 'unevaluatedProperties', 'allOf', 'anyOf', 'oneOf', '$ref'];
+
+/** A compiled JSON Schema: what the host is sent, and the validator. */
+export interface CompiledJsonSchema {
+  /** The schema as sent to the host: closed when it said nothing about extra fields, without `$schema`. */
+  readonly hostSchema: Record<string, unknown>;
+  /** Problems of `value` (`path: what`), empty when valid. */
+  problems(value: unknown): string[];
+}
+
+// One Ajv per dialect, shared: compiling is the expensive part and is done once per handler.
+let ajvs: { draft7: Ajv; draft2019: Ajv2019; draft2020: Ajv2020 } | undefined;
+
+function ajvFor(schema: JsonSchema): Ajv | Ajv2019 | Ajv2020 {
+  // `logger: false`: an unknown `format` is ignored silently instead of warning on stderr;
+  // `strict: false`: vendor keywords (`x-…`, `title` in odd places) are allowed.
+  const opts = { allErrors: true, strict: false, logger: false as const, validateSchema: true };
+  ajvs ??= { draft7: new Ajv(opts), draft2019: new Ajv2019(opts), draft2020: new Ajv2020(opts) };
+  const dialect = typeof schema.$schema === 'string' ? schema.$schema : '';
+  if (dialect.includes('2020-12')) return ajvs.draft2020;
+  if (dialect.includes('2019-09')) return ajvs.draft2019;
+  return ajvs.draft7;
+}
+
+/**
+ * Compiles a tool's input JSON Schema once. Throws an Error saying what is wrong when the schema
+ * is not an object schema or Ajv refuses it (an invalid schema): the caller names the tool.
+ */
+export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new Error('the input schema must be a JSON Schema object');
+  if (schema.type !== undefined && schema.type !== 'object') {
+    throw new Error(`the input schema must describe an object (type "object"); got type ${JSON.stringify(schema.type)}`);
+  }
+  const closed: Record<string, unknown> = { type: 'object', ...schema };
+  if (closed.properties !== undefined && !OPENNESS_KEYWORDS.some((k) => k in closed)) closed.additionalProperties = false;
+  const ajv = ajvFor(closed);
+  // A dialect Ajv does not know (draft-04, a vendor URL) is compiled as draft-07 without it.
+  const known = typeof closed.$schema !== 'string' || /draft-07|2019-09|2020-12/.test(closed.$schema);
+  const forAjv = known ? closed : withoutKey(closed, '$schema');
+  let validate: ValidateFunction;
+  try {
+    // `$id`s would collide in the shared instance between two tools using the same one.
+    validate = ajv.compile(withoutKey(forAjv, '$id'));
+  } catch (e) {
+    throw new Error(`invalid input JSON Schema: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  return {
+    hostSchema: withoutKey(closed, '$schema'),
+    problems: (value) => (validate(value) ? [] : describeAjvErrors(validate.errors ?? [])),
+  };
+}
+
+/** `field.path: what is wrong`, one per Ajv error; naming the field for required/extra ones. */
+export function describeAjvErrors(errors: readonly ErrorObject[]): string[] {
+  const out = errors.map((e) => {
+    const base = e.instancePath.split('/').slice(1).map(unescapePointer).join('.');
+    const join = (key: string): string => (base ? `${base}.${key}` : key);
+    const params = e.params as Record<string, unknown>;
+    if (e.keyword === 'required') return `${join(String(params.missingProperty))}: is required`;
+    if (e.keyword === 'additionalProperties') return `${join(String(params.additionalProperty))}: is not allowed (unknown field)`;
+    if (e.keyword === 'unevaluatedProperties') return `${join(String(params.unevaluatedProperty))}: is not allowed (unknown field)`;
+    return `${base || '(input)'}: ${e.message ?? e.keyword}`;
+  });
+  return [...new Set(out)];
+}
+
+function unescapePointer(segment: string): string {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+function withoutKey(o: Record<string, unknown>, key: string): Record<string, unknown> {
+  if (!(key in o)) return o;
+  const { [key]: _dropped, ...rest } = o;
+  return rest;
+}

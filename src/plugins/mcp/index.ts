@@ -1,0 +1,4 @@
+export { DEFAULT_MCP_START_TIMEOUT_MS, MCP_SERVER_NAME, McpOptions, McpOptionsToken, McpServerOptions, mcpConfigSection } from './mcp.config.js';
+export { mcpModule } from './mcp.module.js';
+export { McpSdkImporterToken, McpToolSource, type McpSdkImporter } from './mcp.source.js';
+export { toToolOutcome, type McpCallResult, type McpContent } from './mcp-result.js';

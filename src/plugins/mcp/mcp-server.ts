@@ -1,0 +1,349 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { REDACTED } from '../../core/config/secret.js';
+import { AgentRxError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { ToolContext, ToolHandler, ToolOutcome } from '../../core/plugin/tool-handler.js';
+import { TOOL_NAME_PATTERN } from '../../core/tools/define-tool.js';
+import { compileToolInput } from '../../core/tools/tool-input.js';
+import { messageOf, withTimeout } from '../../core/util/async.js';
+import { backoffDelay } from '../../core/util/backoff.js';
+import type { McpServerOptions } from './mcp.config.js';
+import { toToolOutcome, type McpCallResult } from './mcp-result.js';
+import type { McpSdk } from './mcp-sdk.js';
+
+/** How much of a server's stderr is kept for start-up errors (characters). */
+const STDERR_TAIL_CHARS = 2_000;
+
+/** A connection that restarted stays counted as crash-looping unless it lived this long (ms). */
+const STABLE_AFTER_MS = 60_000;
+
+/** How agentrx names itself to servers (`clientInfo` of `initialize`). */
+const CLIENT_INFO = { name: 'agentrx', version: '0.1.0' };
+
+/** One live connection to the server (a new one after each restart). */
+interface Conn {
+  readonly client: Client;
+  readonly transport: Transport & { readonly pid?: number | null };
+  readonly since: number;
+  /** Set when the transport closed without `stop()` asking (the server exited or dropped us). */
+  exited: boolean;
+}
+
+/** A tool as the server lists it (the fields read). */
+interface ListedTool {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly execution?: { readonly taskSupport?: string };
+}
+
+/**
+ * One configured MCP server: connects it (spawning a stdio child, or over Streamable HTTP),
+ * keeps its tool list as ToolHandlers named `<server>__<tool>`, refreshes the list on
+ * `notifications/tools/list_changed`, calls tools with the caller's abort signal and deadline,
+ * and restarts a stdio server that exits (the shared backoff, up to `maxRestarts` in a row; calls
+ * in flight get an `is_error` result "MCP server <name> exited").
+ */
+export class McpServer {
+  private conn: Conn | undefined;
+  private handlers: readonly ToolHandler[] = [];
+  private stopping = false;
+  private restarts = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
+  private refreshAgain = false;
+  private stderrTail = '';
+  /** Warnings already logged (a refresh lists the same tools again). */
+  private readonly warned = new Set<string>();
+
+  /**
+   * @param options the validated server options (`name` set from its key).
+   * @param onToolsChanged called after the tool list changed (a refresh, a restart, giving up).
+   */
+  constructor(
+    private readonly options: McpServerOptions,
+    private readonly sdk: McpSdk,
+    private readonly logger: Logger,
+    private readonly onToolsChanged: () => void,
+  ) {}
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  /** The current tools of this server, as ToolHandlers. */
+  get tools(): readonly ToolHandler[] {
+    return this.handlers;
+  }
+
+  /** The pid of the stdio child while one runs (undefined over HTTP or while down). */
+  get pid(): number | undefined {
+    return this.conn?.transport.pid ?? undefined;
+  }
+
+  /**
+   * Connects and lists the tools, within `startTimeoutMs`. Throws naming the server (and, for a
+   * stdio server, the tail of its stderr) when it cannot be started, does not answer
+   * `initialize` in time, or refuses the connection (an HTTP 401…); nothing is left running.
+   */
+  async start(): Promise<void> {
+    const conn = await this.connect();
+    this.conn = conn;
+    try {
+      this.handlers = await withTimeout(this.listHandlers(conn), this.options.startTimeoutMs, `its first tools/list (mcp.servers.${this.name}.startTimeoutMs)`);
+    } catch (e) {
+      this.conn = undefined;
+      conn.exited = true;
+      await closeQuietly(conn);
+      throw this.startError(e);
+    }
+  }
+
+  /** Closes the connection; a stdio child is ended (stdin closed, then SIGTERM, then SIGKILL) and awaited. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    const conn = this.conn;
+    this.conn = undefined;
+    if (conn) await closeQuietly(conn);
+  }
+
+  /** Calls tool `tool` of this server: the outcome the model reads; never throws but for the caller's abort. */
+  async call(tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> {
+    const conn = this.conn;
+    if (!conn || conn.exited) return { content: `MCP server ${this.name} is not running (it exited and is being restarted); tool '${tool}' was not called`, isError: true };
+    try {
+      const result = (await conn.client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: ctx.signal,
+        // The dispatcher enforces the deadline (and aborts, which sends notifications/cancelled);
+        // the SDK's own timeout only backs it up.
+        timeout: Math.max(1, ctx.deadline - Date.now() + 1_000),
+      })) as McpCallResult;
+      return toToolOutcome(result, this.options.maxResultChars);
+    } catch (e) {
+      if (conn.exited && !this.stopping) return { content: `MCP server ${this.name} exited while tool '${tool}' was running; it is being restarted`, isError: true };
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      return { content: `MCP server ${this.name}: tool '${tool}' failed: ${this.redact(messageOf(e))}`, isError: true };
+    }
+  }
+
+  private async connect(): Promise<Conn> {
+    const o = this.options;
+    const transport = this.transport();
+    const client = new this.sdk.Client(CLIENT_INFO, { capabilities: {} });
+    const conn: Conn = { client, transport, since: Date.now(), exited: false };
+    client.onclose = () => this.onClosed(conn);
+    // Transport errors also surface as failed requests or a close; logging them is enough here.
+    client.onerror = (e) => this.logger.debug(`MCP server ${this.name}: ${this.redact(messageOf(e))}`);
+    client.setNotificationHandler(this.sdk.ToolListChangedNotificationSchema, () => this.refresh());
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        client.connect(transport),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new AgentRxError('timeout', `did not answer initialize within ${o.startTimeoutMs} ms (mcp.servers.${this.name}.startTimeoutMs)`)), o.startTimeoutMs);
+        }),
+      ]);
+    } catch (e) {
+      conn.exited = true;
+      await closeQuietly(conn);
+      throw this.startError(e);
+    } finally {
+      clearTimeout(timer);
+    }
+    return conn;
+  }
+
+  private transport(): Conn['transport'] {
+    const o = this.options;
+    if (o.url !== undefined) {
+      const headers = Object.fromEntries(Object.entries(o.headers ?? {}).map(([k, v]) => [k, v.reveal()]));
+      return new this.sdk.StreamableHTTPClientTransport(new URL(o.url), { requestInit: { headers } });
+    }
+    this.stderrTail = '';
+    const transport = new this.sdk.StdioClientTransport({
+      command: o.command!,
+      args: o.args ?? [],
+      env: Object.fromEntries(Object.entries(o.env ?? {}).map(([k, v]) => [k, v.reveal()])),
+      ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (chunk: Buffer | string) => {
+      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_TAIL_CHARS);
+    });
+    return transport;
+  }
+
+  private startError(e: unknown): AgentRxError {
+    const code = (e as { code?: unknown }).code;
+    const status = typeof code === 'number' && code >= 400 && code < 600 ? code : undefined;
+    const hint = status === 401 || status === 403 ? ` (check mcp.servers.${this.name}.headers)` : '';
+    const what =
+      code === 'ENOENT'
+        ? `command '${this.options.command}' was not found (is it installed and on PATH?)`
+        : e instanceof AgentRxError
+          ? e.message
+          : status !== undefined
+            ? `could not be started: HTTP ${status}${hint}: ${messageOf(e)}`
+            : `could not be started: ${messageOf(e)}`;
+    const tail = this.stderrTail.trim();
+    const message = this.redact(`MCP server ${this.name} ${what}${tail ? `; its stderr ended with:\n${tail}` : ''}`);
+    return new AgentRxError(e instanceof AgentRxError ? e.code : code === 'ENOENT' ? 'invalid_config' : 'provider_error', message, { server: this.name });
+  }
+
+  /** The server's tools (every page), filtered and mapped to handlers. */
+  private async listHandlers(conn: Conn): Promise<ToolHandler[]> {
+    const listed: ListedTool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await conn.client.listTools(cursor === undefined ? undefined : { cursor });
+      listed.push(...(page.tools as ListedTool[]));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined && listed.length < 10_000);
+    return this.toHandlers(listed);
+  }
+
+  private toHandlers(listed: readonly ListedTool[]): ToolHandler[] {
+    const o = this.options;
+    const names = new Set(listed.map((t) => t.name));
+    for (const n of [...(o.allow ?? []), ...(o.deny ?? [])]) if (!names.has(n)) this.warnOnce(`allow/deny names tool '${n}', which the server does not list`);
+    const handlers: ToolHandler[] = [];
+    for (const t of listed) {
+      if ((o.allow !== undefined && !o.allow.includes(t.name)) || o.deny?.includes(t.name)) continue;
+      const name = `${this.name}__${t.name}`;
+      const skip = (why: string): void => this.warnOnce(`tool '${t.name}' is left out: ${why}`);
+      if (t.execution?.taskSupport === 'required') {
+        skip('it can only run as a task, which agentrx does not support');
+        continue;
+      }
+      if (!TOOL_NAME_PATTERN.test(name)) {
+        skip(`'${name}' is not a valid tool name (${String(TOOL_NAME_PATTERN)})`);
+        continue;
+      }
+      const requireApproval = o.requireApproval === true || (Array.isArray(o.requireApproval) && o.requireApproval.includes(t.name));
+      const handler: ToolHandler = {
+        name,
+        description: t.description ?? t.title ?? '',
+        inputSchema: t.inputSchema,
+        source: `mcp:${this.name}`,
+        ...(requireApproval ? { requireApproval } : {}),
+        ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+        handle: (input, ctx) => this.call(t.name, input as Record<string, unknown>, ctx),
+      };
+      try {
+        compileToolInput(handler);
+      } catch (e) {
+        skip(messageOf(e));
+        continue;
+      }
+      handlers.push(Object.freeze(handler));
+    }
+    return handlers;
+  }
+
+  private warnOnce(what: string): void {
+    if (this.warned.has(what)) return;
+    this.warned.add(what);
+    this.logger.warn(`MCP server ${this.name}: ${what}`);
+  }
+
+  /** Re-lists the tools (one refresh at a time; a notification during one runs another after it). */
+  private refresh(): void {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    const conn = this.conn;
+    if (!conn || conn.exited) return;
+    this.refreshing = this.listHandlers(conn)
+      .then((handlers) => {
+        if (this.conn !== conn || this.stopping) return;
+        this.handlers = handlers;
+        this.onToolsChanged();
+      })
+      .catch((e: unknown) => this.logger.warn(`MCP server ${this.name}: refreshing its tool list failed; keeping the previous one`, { error: this.redact(messageOf(e)) }))
+      .finally(() => {
+        this.refreshing = undefined;
+        if (this.refreshAgain) {
+          this.refreshAgain = false;
+          this.refresh();
+        }
+      });
+  }
+
+  /** The transport closed: unless stopping, the server exited; restart it with the shared backoff. */
+  private onClosed(conn: Conn): void {
+    conn.exited = true;
+    if (this.stopping || this.conn !== conn) return;
+    if (Date.now() - conn.since >= STABLE_AFTER_MS) this.restarts = 0;
+    this.logger.warn(`MCP server ${this.name} exited; restarting it`, { restart: this.restarts + 1, of: this.options.maxRestarts });
+    this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    if (this.stopping) return;
+    if (this.restarts >= this.options.maxRestarts) {
+      this.logger.error(`MCP server ${this.name} gave up after ${this.restarts} restarts; its tools are removed`);
+      this.conn = undefined;
+      this.handlers = [];
+      this.onToolsChanged();
+      return;
+    }
+    // A close and a failed restart may both ask: one pending restart at a time.
+    clearTimeout(this.restartTimer);
+    this.restarts += 1;
+    const delay = backoffDelay(this.restarts, { baseMs: this.options.restartBaseMs });
+    this.restartTimer = setTimeout(() => void this.restart(), delay);
+  }
+
+  private async restart(): Promise<void> {
+    if (this.stopping) return;
+    try {
+      const conn = await this.connect();
+      if (this.stopping) {
+        await closeQuietly(conn);
+        return;
+      }
+      this.conn = conn;
+      try {
+        this.handlers = await withTimeout(this.listHandlers(conn), this.options.startTimeoutMs, 'tools/list');
+      } catch (e) {
+        this.conn = undefined;
+        conn.exited = true;
+        await closeQuietly(conn);
+        throw e;
+      }
+      this.logger.info(`MCP server ${this.name} restarted`);
+      this.onToolsChanged();
+    } catch (e) {
+      this.logger.warn(`MCP server ${this.name}: restart failed`, { error: messageOf(e) });
+      this.scheduleRestart();
+    }
+  }
+
+  /** `text` with every configured env/header value replaced by `[redacted]`. */
+  private redact(text: string): string {
+    let out = text;
+    for (const s of [...Object.values(this.options.env ?? {}), ...Object.values(this.options.headers ?? {})]) {
+      const v = s.reveal();
+      if (v.length >= 4) out = out.split(v).join(REDACTED);
+    }
+    return out;
+  }
+}
+
+async function closeQuietly(conn: Conn): Promise<void> {
+  try {
+    await conn.client.close();
+  } catch {
+    // Already closed or the child already gone: nothing left to release.
+  }
+  // A client that never finished connecting may not own the transport yet.
+  try {
+    await conn.transport.close();
+  } catch {
+    // idem
+  }
+}
