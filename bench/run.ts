@@ -9,6 +9,9 @@ import { peersBench } from './peers.bench.js';
 import { ttfdBench } from './ttfd.bench.js';
 import { memoryBench } from './memory.bench.js';
 import { concurrencyBench } from './concurrency.bench.js';
+import { transportBench } from './transport.bench.js';
+import { distributedBench } from './distributed.bench.js';
+import { coldstartBench } from './coldstart.bench.js';
 
 const benches: Record<string, () => Promise<BenchResult>> = {
   pipeline: () => pipelineBench(),
@@ -16,6 +19,9 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   memory: () => memoryBench(),
   concurrency: () => concurrencyBench(),
   peers: () => peersBench(),
+  transport: () => transportBench(),
+  distributed: () => distributedBench(),
+  coldstart: () => coldstartBench(),
 };
 
 const only = process.argv.slice(2);

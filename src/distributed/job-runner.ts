@@ -7,6 +7,7 @@ import type { SessionOptions } from '../core/session/session-options.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import type { SubmissionKeys } from './distributed-keys.js';
 import { MESSAGE_FIELD, decodeEntry, toRemoteResult, toWireError, type InputMessage, type OutputMessage, type WireError } from './distributed-messages.js';
+import { loggedResults } from './logged-results.js';
 import type { StreamEntry } from './redis-link.js';
 import type { SessionJobData } from './submit-options.js';
 
@@ -59,6 +60,9 @@ export class JobRunner {
   /** Publications in order (the session id before any result). */
   private outputs: Promise<void> = Promise.resolve();
   private onSettled: (() => void) | undefined;
+  /** A takeover of a session whose last request had not ended: resolves when the resumed request ends (or the session closes). */
+  private resumedRunEnded: Promise<void> | undefined;
+  private endResumedRun: (() => void) | undefined;
   /** Resolves at the session's first event (it is open) or when it closes. */
   private ready!: Promise<void>;
 
@@ -82,7 +86,11 @@ export class JobRunner {
     const takeover = known !== undefined;
     if (storeId !== undefined) await this.waitForLease(storeId);
     if (this.handingBack) return 'handed_back';
-    const opts: SessionOptions = takeover ? { ...this.data.options, prompt: undefined, sessionId: storeId } : this.data.options;
+    if (takeover && (await this.publishMissedResults(storeId!))) this.resumedRunEnded = new Promise<void>((resolve) => (this.endResumedRun = resolve));
+    // A takeover resumes: the host's history (or Local's stored transcript) has the prompt, unless
+    // the dead worker was killed before anything was stored — then the session starts from it.
+    const prompt = this.data.options.prompt;
+    const opts: SessionOptions = takeover ? { ...this.data.options, prompt: undefined, sessionId: storeId, ...(prompt !== undefined ? { freshPrompt: prompt } : {}) } : this.data.options;
     let session: Session;
     try {
       session = this.deps.rx.start(opts);
@@ -94,7 +102,10 @@ export class JobRunner {
     this.session = session;
     let markReady!: () => void;
     this.ready = new Promise<void>((resolve) => (markReady = resolve));
-    void session.closed.then(markReady);
+    void session.closed.then(() => {
+      markReady();
+      this.endResumedRun?.();
+    });
     if (opts.prompt !== undefined) this.waiting = 1;
     let failure: AgentRxError | undefined;
     this.subs.push(
@@ -106,7 +117,10 @@ export class JobRunner {
           if (t === 'agentrx.run_started') {
             this.running = true;
             this.waiting = Math.max(0, this.waiting - 1);
-          } else if (t === 'agentrx.run_finished' || t === 'agentrx.run_error') this.running = false;
+          } else if (t === 'agentrx.run_finished' || t === 'agentrx.run_error') {
+            this.running = false;
+            this.endResumedRun?.();
+          }
         }
         this.touch();
       }),
@@ -195,8 +209,10 @@ export class JobRunner {
         } catch (e) {
           error = toWireError(toAgentRxError(e));
         }
-        // The cursor moves once the input is applied: a takeover reads on from the next one.
-        await this.deps.commands.hset(this.deps.keys.state, 'cursor', id);
+        // The cursor moves once the input is applied: a takeover reads on from the next one. A
+        // close or a cancel has taken effect only once the session's end is published: until
+        // then the cursor stays before it, so a takeover after this worker died applies it again.
+        if (input?.kind !== 'close' && input?.kind !== 'cancel') await this.deps.commands.hset(this.deps.keys.state, 'cursor', id);
         await this.publish({ kind: 'ack', input: id, ...(error ? { error } : {}) });
         this.touch();
       }
@@ -223,6 +239,9 @@ export class JobRunner {
         return session.cancel();
       case 'close':
         this.cause ??= 'client';
+        // Taken over mid-request: the resumed session finishes that request first (as it would
+        // have on the previous owner), then closes; a close applied while it opens would drop it.
+        await this.resumedRunEnded;
         return session.close();
     }
   }
@@ -242,6 +261,23 @@ export class JobRunner {
         await new Promise<void>((resolve) => setTimeout(resolve, Math.min(25 * 2 ** attempt, 500)));
       }
     }
+  }
+
+  /**
+   * A takeover publishes the results of the requests its dead owner finished in the log but did
+   * not publish (it died between the two writes): without them a handle would wait forever for a
+   * result the resumed session never produces again. The output stream says how many were
+   * published; the rest are rebuilt from the log, in order. Returns whether the log's last
+   * request is unfinished (the resumed session goes on with it).
+   */
+  private async publishMissedResults(sessionId: string): Promise<boolean> {
+    const entries = await this.deps.commands.xrange(this.deps.keys.outputs, '-', '+');
+    const published = entries.filter(([, fields]) => decodeEntry<OutputMessage>(fields)?.kind === 'result').length;
+    const logged = await loggedResults(this.deps.store, sessionId);
+    const missed = logged.results.slice(published);
+    if (missed.length > 0) this.deps.log(`session ${sessionId}: publishing ${missed.length} result(s) its previous owner finished but did not publish`);
+    for (const result of missed) await this.publish({ kind: 'result', result });
+    return logged.open;
   }
 
   private async publishOpened(sessionId: string): Promise<void> {

@@ -100,6 +100,19 @@ describe('Session log (memory store shared by two instances)', () => {
     });
   });
 
+  describe('when a Local session is resumed but nothing of it was stored (taken over before its first turn ended)', () => {
+    it('should start from freshPrompt, and from the default kickoff without it', async () => {
+      emu = await startOpenAiEmulator({ script: [{ text: 'Hello Ada.' }, { text: 'Hello.' }] });
+      const rx = await instance(emu, new MemorySessionStore());
+      instances.push(rx);
+      await rx.run({ sessionId: 'never-stored', freshPrompt: 'My name is Ada.' });
+      await rx.run({ sessionId: 'never-stored-either' });
+      expect(messagesOf(emu, 0).map((m) => [m.role, m.content])).toEqual([['user', 'My name is Ada.']]);
+      expect(messagesOf(emu, 1).map((m) => m.role)).toEqual(['user']);
+      expect(messagesOf(emu, 1)[0]!.content).not.toBe('My name is Ada.');
+    });
+  });
+
   describe('when the stored record lost a ledger entry the log shows running', () => {
     it('should refuse to resume with store_error naming the tool use, running nothing', async () => {
       emu = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ada' } }] }, { text: 'Done.' }, { text: 'never' }] });
