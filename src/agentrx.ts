@@ -330,9 +330,21 @@ export class AgentRx {
     return session;
   }
 
+  /**
+   * The agent as the host sees it. `tools` is read from the live registry each time, so a host
+   * that sends its tools with every call (Local) offers a ToolSource's new tools from the next turn.
+   */
   private spec(): AgentSpec {
     const a = this.config.agent;
-    return { name: a.name, model: a.model, systemPrompt: a.systemPrompt, tools: this.tools };
+    const tools = (): ToolDeclaration[] => this.tools;
+    return {
+      name: a.name,
+      model: a.model,
+      systemPrompt: a.systemPrompt,
+      get tools() {
+        return tools();
+      },
+    };
   }
 
   /** Provisions the provider-side agent once per provider (content-addressed by the provider). */

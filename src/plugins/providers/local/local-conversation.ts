@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AgentRxError } from '../../../core/errors.js';
-import type { ToolResult, ToolUse } from '../../../core/model.js';
+import type { AgentSpec, ToolResult, ToolUse } from '../../../core/model.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds, jsonText } from '../../../core/util/json-depth.js';
 import { isMap, truncate, type ChatCompletionResult, type WireMap } from './chat-stream.js';
 import { LocalCallIds } from './local-call-ids.js';
@@ -46,8 +46,10 @@ export interface LocalConn {
   readonly sessionId: string;
   readonly resumed: boolean;
   readonly model: string;
-  /** Spec tools in OpenAI function format. */
-  readonly tools: readonly WireMap[];
+  /** Spec tools in OpenAI function format, read again before each model call (a ToolSource may change them). */
+  tools: readonly WireMap[];
+  /** The agent spec the session opened with (its `tools` are live). */
+  readonly spec: AgentSpec;
   /** The session's signal: aborting it aborts every in-flight model call. */
   readonly signal: AbortSignal;
   /** The full conversation sent on every call (system, user, assistant, tool messages). */

@@ -57,10 +57,8 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
       sessionId: opts.sessionId ?? `local-${randomUUID()}`,
       resumed: restored.length > 0,
       model: opts.spec.model ?? this.options.model,
-      tools: opts.spec.tools.map((t) => ({
-        type: 'function',
-        function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema ?? { type: 'object' } },
-      })),
+      tools: wireTools(opts.spec),
+      spec: opts.spec,
       signal: opts.signal,
       history,
       polls: 0,
@@ -129,7 +127,7 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
       for (const ev of staged.directives) subscriber.next(ev);
 
       this.model
-        .call(conn.model, conn.tools, staged.history, controller.signal, (chunk) => subscriber.next({ type: 'local.chunk', chunk }))
+        .call(conn.model, (conn.tools = wireTools(conn.spec)), staged.history, controller.signal, (chunk) => subscriber.next({ type: 'local.chunk', chunk }))
         .then((result) => {
           if (subscriber.closed) return;
           const events = acceptResponse(conn, staged, result);
@@ -185,4 +183,12 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
     for (const c of conn.inflight) c.abort(new AgentRxError('session_closed', 'The local session was closed'));
     conn.inflight.clear();
   }
+}
+
+/** The spec's tools (read now: a ToolSource may have changed them) in OpenAI function format. */
+function wireTools(spec: OpenOptions['spec']): WireMap[] {
+  return spec.tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema ?? { type: 'object' } },
+  }));
 }
