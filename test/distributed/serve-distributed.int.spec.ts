@@ -12,7 +12,7 @@ import { HttpAgent } from '@ag-ui/client';
 import { AgentRx } from '../../src/agentrx.js';
 import { runCli, type CliIo } from '../../src/cli/cli.js';
 import { startAgUiServer, type AgUiServer } from '../../src/consumers/agui-http/agui-http.server.js';
-import { openStream, runInput, sseFrames } from '../consumers/agui-http/agui-http.fixtures.js';
+import { openStream, runInput, sseFrames, waitForOutput } from '../consumers/agui-http/agui-http.fixtures.js';
 import { describeWithRedis } from '../support/redis-server.js';
 import { DistributedWorld } from './distributed-fixture.js';
 import { GateToolHandler } from '../fakes/gate-tool.js';
@@ -25,22 +25,6 @@ function io(env: Record<string, string>, signal?: AbortSignal): CliIo & { out: P
   const chunks: Buffer[] = [];
   err.on('data', (c: Buffer) => chunks.push(c));
   return { out, err, env, cwd: process.cwd(), ...(signal ? { signal } : {}), stderr: () => Buffer.concat(chunks).toString() };
-}
-
-/** Resolves with the first match of `re` in what `stream` writes from now on. */
-function waitForOutput(stream: PassThrough, re: RegExp): Promise<RegExpExecArray> {
-  return new Promise((resolve) => {
-    let text = '';
-    const onData = (c: Buffer): void => {
-      text += c.toString();
-      const m = re.exec(text);
-      if (m) {
-        stream.off('data', onData);
-        resolve(m);
-      }
-    };
-    stream.on('data', onData);
-  });
 }
 
 const argv = (...args: string[]) => ['node', 'agentrx', ...args];

@@ -1,3 +1,4 @@
+import type { PassThrough } from 'node:stream';
 import { HttpAgent } from '@ag-ui/client';
 import type { RunAgentInput } from '@ag-ui/core';
 import { AGUI_MEDIA_TYPE } from '@ag-ui/encoder';
@@ -182,4 +183,20 @@ export class ProtoHttpAgent extends HttpAgent {
     const init = super.requestInit(input);
     return { ...init, headers: { ...(init.headers as Record<string, string>), Accept: AGUI_MEDIA_TYPE } };
   }
+}
+
+/** Resolves with the first match of `re` in what `stream` writes from now on (a CLI's output). */
+export function waitForOutput(stream: PassThrough, re: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve) => {
+    let text = '';
+    const onData = (c: Buffer): void => {
+      text += c.toString();
+      const m = re.exec(text);
+      if (m) {
+        stream.off('data', onData);
+        resolve(m);
+      }
+    };
+    stream.on('data', onData);
+  });
 }

@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { HttpAgent } from '@ag-ui/client';
 import { runCli, type CliIo } from '../../../src/cli/cli.js';
 import { readCassette } from '../../../src/core/store/cassette.js';
-import { postJson, runInput } from './agui-http.fixtures.js';
+import { postJson, runInput, waitForOutput } from './agui-http.fixtures.js';
 
 interface TestIo extends CliIo {
   readonly out: PassThrough;
@@ -20,22 +20,6 @@ function io(env: Record<string, string> = {}, signal?: AbortSignal): TestIo {
   out.on('data', (c: Buffer) => chunks.out.push(c));
   err.on('data', (c: Buffer) => chunks.err.push(c));
   return { out, err, env, cwd: process.cwd(), signal, stdout: () => Buffer.concat(chunks.out).toString(), stderr: () => Buffer.concat(chunks.err).toString() };
-}
-
-/** Resolves with the first match of `re` in what `stream` has written (from now on). */
-function waitForOutput(stream: PassThrough, re: RegExp): Promise<RegExpExecArray> {
-  return new Promise((resolve) => {
-    let text = '';
-    const onData = (c: Buffer): void => {
-      text += c.toString();
-      const m = re.exec(text);
-      if (m) {
-        stream.off('data', onData);
-        resolve(m);
-      }
-    };
-    stream.on('data', onData);
-  });
 }
 
 const argv = (...args: string[]) => ['node', 'agentrx', ...args];
