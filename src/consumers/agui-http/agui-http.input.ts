@@ -24,6 +24,8 @@ export interface AgUiRunRequest {
   readonly history: readonly PriorMessage[];
   /** The run's `context` entries (they reach the model with the message). */
   readonly context: readonly AgUiContextEntry[];
+  /** The client's shared state (a JSON object), when it sent one: the agent's state for the run. */
+  readonly state?: Readonly<Record<string, unknown>>;
 }
 
 /** Either the request, or every problem found in the body. */
@@ -43,7 +45,7 @@ const ROLES = new Set(['developer', 'system', 'assistant', 'user', 'tool', 'acti
  * - the last user message must carry text (a string, or `text` parts);
  * - `tools`, `context`, `resume` (when present): arrays; `tools[i].name`: a string;
  *   `parentRunId`, `protocolVersion` (when present): strings; `forwardedProps` (when present): an object.
- * `state` may be any JSON. Unknown top-level keys are ignored (forward compatibility). Tools
+ * `state` (when present): a JSON object, the agent's state. Unknown top-level keys are ignored (forward compatibility). Tools
  * declared by the client (frontend tools) are not offered to the agent: agentrx runs its own.
  */
 export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
@@ -106,10 +108,12 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
   if (body['forwardedProps'] !== undefined && !isRecord(body['forwardedProps'])) problems.push(`forwardedProps: must be an object; got ${kind(body['forwardedProps'])}`);
 
   const context = contextEntries(body['context'], problems);
+  if (body['state'] !== undefined && body['state'] !== null && !isRecord(body['state'])) problems.push(`state: must be a JSON object (the shared state); got ${kind(body['state'])}`);
   const history = Array.isArray(messages) && lastUserIndex > 0 ? priorMessages(messages.slice(0, lastUserIndex), problems) : [];
 
   if (problems.length > 0 || last === undefined) return { ok: false, problems };
-  return { ok: true, request: { threadId, runId, text: last.text, messageId: last.messageId, history, context } };
+  const state = body['state'];
+  return { ok: true, request: { threadId, runId, text: last.text, messageId: last.messageId, history, context, ...(isRecord(state) ? { state } : {}) } };
 }
 
 /**

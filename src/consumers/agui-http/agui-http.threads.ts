@@ -45,6 +45,8 @@ export interface AgUiLiveSession {
   readonly closed: Promise<void>;
   /** Sends a follow-up user message; throws (or rejects) `session_closed` when the session has closed. */
   message(text: string): void | Promise<void>;
+  /** Replaces the agent's state before the next run (a session of this process; a remote one keeps the state it was submitted with). */
+  setState?(state: Readonly<Record<string, unknown>>): void;
   /** Cancels the session now. */
   cancel(): void | Promise<void>;
   /** Ends the session once its running request is over. */
@@ -248,7 +250,7 @@ export class AgUiThreads {
    */
   private attach(request: AgUiRunRequest, run: Run, thread: Thread | undefined, resumeSessionId: string | undefined): Thread | Promise<Thread> {
     const text = withContext(request.text, request.context);
-    if (thread) return this.send(thread, run, text, () => this.open(request, run, resumeSessionId));
+    if (thread) return this.send(thread, run, text, request.state, () => this.open(request, run, resumeSessionId));
     const find = this.placement.find?.bind(this.placement);
     if (!find) return this.open(request, run, resumeSessionId);
     return find(request.threadId).then((found) => {
@@ -257,12 +259,12 @@ export class AgUiThreads {
         quietly(() => found.detach?.());
         throw new AgentRxError('session_closed', 'the endpoint is shutting down');
       }
-      return this.send(this.adopt(request.threadId, found), run, text, () => this.open(request, run, resumeSessionId));
+      return this.send(this.adopt(request.threadId, found), run, text, request.state, () => this.open(request, run, resumeSessionId));
     });
   }
 
   /** Sends the run's message to the thread's session; one that has closed meanwhile is replaced by `reopen()`. */
-  private send(thread: Thread, run: Run, text: string, reopen: () => Thread | Promise<Thread>): Thread | Promise<Thread> {
+  private send(thread: Thread, run: Run, text: string, state: AgUiRunRequest['state'], reopen: () => Thread | Promise<Thread>): Thread | Promise<Thread> {
     thread.run = run;
     const closedNow = (e: unknown): Thread | Promise<Thread> => {
       thread.run = undefined;
@@ -274,6 +276,8 @@ export class AgUiThreads {
     };
     let sent: void | Promise<void>;
     try {
+      // The client's state is the agent's: it replaces the session's before the run.
+      if (state !== undefined) thread.session.setState?.(state);
       sent = thread.session.message(text);
     } catch (e) {
       return closedNow(e);
@@ -286,7 +290,7 @@ export class AgUiThreads {
     const confirmTool = this.hooks.confirmTool;
     const prompt = withContext(request.text, request.context);
     const where = resumeSessionId !== undefined ? { sessionId: resumeSessionId } : request.history.length > 0 ? { history: request.history } : {};
-    const opened = this.placement.open({ prompt, threadId: request.threadId, ...where, ...(confirmTool ? { confirmTool } : {}) });
+    const opened = this.placement.open({ prompt, threadId: request.threadId, ...where, ...(request.state !== undefined ? { state: request.state } : {}), ...(confirmTool ? { confirmTool } : {}) });
     if (!isPromise(opened)) {
       const thread = this.adopt(request.threadId, opened, opened);
       thread.run = run;

@@ -15,6 +15,12 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Epoch ms after which the result is discarded and an `is_error` timeout result is posted. */
   readonly deadline: number;
+  /**
+   * The agent's state shared with the client (`SessionOptions.state`, an AG-UI client's `state`),
+   * when the session has one. A tool may change it in place; the Session publishes what changed
+   * after the tool's result as an `agentrx.state_delta` (AG-UI STATE_DELTA, a JSON Patch).
+   */
+  readonly state?: Record<string, unknown>;
 }
 
 /** What a handler may return: text, a JSON-serializable value, or an explicit result. */

@@ -32,11 +32,14 @@ export class AgentState {
     this.published = undefined;
   }
 
-  /** The state to publish at a request's start (a copy), or undefined when there is none. */
+  /**
+   * The state to publish at a request's start (a copy), or undefined when there is none or it is
+   * empty (AG-UI clients send `{}` by default; a tool's additions still go out as deltas).
+   */
   snapshot(): AgentStateValue | undefined {
     if (this.current === undefined) return undefined;
     this.published = jsonPatch.deepClone(this.current) as AgentStateValue;
-    return jsonPatch.deepClone(this.current) as AgentStateValue;
+    return Object.keys(this.current).length > 0 ? (jsonPatch.deepClone(this.current) as AgentStateValue) : undefined;
   }
 
   /** What changed since the last snapshot or delta, as JSON Patch operations (empty: nothing). */

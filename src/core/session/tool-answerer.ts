@@ -172,6 +172,7 @@ export class ToolAnswerer {
       persist: () => this.persist(),
       onStarted: (toolUse) => this.deps.emit({ type: 'agentrx.tool_started', toolUse }),
       onResult: (toolUse, result, replayed, durationMs) => this.deps.emit({ type: 'agentrx.tool_result', toolUse, result, replayed, durationMs }),
+      ...(this.deps.state ? { state: this.deps.state } : {}),
     }) : [];
     const byId = new Map(run.map((u, i) => [u.id, ran[i]!]));
     const results = uses.map((u) => denied.get(u.id) ?? byId.get(u.id)!);

@@ -19,6 +19,8 @@ export interface DispatchOptions {
   persist(): Promise<void>;
   onStarted?(toolUse: ToolUse): void;
   onResult?(toolUse: ToolUse, result: ToolResult, replayed: boolean, durationMs: number): void;
+  /** The session's shared state, handed to each tool as `ctx.state` (undefined: none). */
+  state?(): Record<string, unknown> | undefined;
 }
 
 /**
@@ -152,6 +154,7 @@ export class ToolDispatcher {
           idempotencyKey: `${opts.sessionId ?? 'local'}:${use.id}`,
           signal: ctrl.signal,
           deadline,
+          ...stateOf(opts),
         }),
       );
     } catch (e) {
@@ -207,4 +210,10 @@ function toResult(use: ToolUse, out: unknown): ToolResult {
     }
   }
   return errorResult(use, `tool '${use.name}' returned a malformed result (${out === null ? 'null' : typeof out}); expected a string, a JSON value or { content, isError }`);
+}
+
+/** `{ state }` when the session has a shared state, else nothing (the field stays absent). */
+function stateOf(opts: DispatchOptions): { state?: Record<string, unknown> } {
+  const state = opts.state?.();
+  return state !== undefined ? { state } : {};
 }

@@ -1,4 +1,25 @@
+import { IsOptional, IsString } from 'class-validator';
+import { injectable } from '../../../src/core/di/inversify.js';
+import type { ToolContext, ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { postJson, runInput, sseEvents, startStack, type Stack } from './agui-http.fixtures.js';
+
+class BumpInput {
+  @IsOptional()
+  @IsString()
+  note?: string;
+}
+
+/** Adds one to the client's `count` (its shared state). */
+@injectable()
+class BumpTool implements ToolHandler<BumpInput> {
+  readonly name = 'bump';
+  readonly description = 'Adds one to the counter.';
+  readonly inputType = BumpInput;
+  handle(_input: BumpInput, ctx: ToolContext): string {
+    ctx.state!['count'] = (ctx.state!['count'] as number) + 1;
+    return 'bumped';
+  }
+}
 
 type WireMessage = { role: string; content?: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[]; tool_call_id?: string };
 
@@ -95,6 +116,35 @@ describe('AG-UI endpoint: the conversation comes from the client', () => {
         ['user', 'What is my name?'],
       ]);
       expect(stack.sessions).toHaveLength(1);
+    });
+  });
+});
+
+describe('AG-UI endpoint: the client state is the agent state', () => {
+  let stack: Stack | undefined;
+  afterEach(async () => {
+    await stack?.close();
+    stack = undefined;
+  });
+
+  describe('when a run carries state and a tool changes it', () => {
+    it('should send STATE_SNAPSHOT of the client state at the run start and the change as STATE_DELTA', async () => {
+      stack = await startStack({ script: [{ toolCalls: [{ id: 'c1', name: 'bump', arguments: {} }] }, { text: 'Bumped.' }], tools: [BumpTool] });
+      const reply = await postJson(stack.endpoint, runInput({ threadId: 'stateful', state: { count: 1, theme: 'dark' } }));
+      const events = sseEvents(reply.text).filter((e) => e.type === 'STATE_SNAPSHOT' || e.type === 'STATE_DELTA');
+      expect(events).toEqual([
+        expect.objectContaining({ type: 'STATE_SNAPSHOT', snapshot: { count: 1, theme: 'dark' } }),
+        expect.objectContaining({ type: 'STATE_DELTA', delta: [{ op: 'replace', path: '/count', value: 2 }] }),
+      ]);
+    });
+  });
+
+  describe('when the state is not an object', () => {
+    it('should answer 400 naming it', async () => {
+      stack = await startStack({ script: [{ text: 'never' }] });
+      const reply = await postJson(stack.endpoint, runInput({ state: [1, 2] }));
+      expect(reply.status).toBe(400);
+      expect(reply.json.problems).toEqual([expect.stringMatching(/^state: must be a JSON object/)]);
     });
   });
 });
