@@ -108,7 +108,8 @@ export class SessionJournal {
   /**
    * Saves the record with `patch` (its ledger as the store holds it), after every envelope so far.
    * `sync: false` when a synced write follows before anything depends on it (the record before
-   * tools run: the `executing` entry of a non-idempotent tool, or its recorded result, syncs it).
+   * tools run: the `executing` entry of a non-idempotent tool, or a result recorded for a host
+   * that keeps it, syncs it).
    */
   async checkpoint(patch: RecordPatch, options: WriteOptions = {}): Promise<void> {
     if (this.sessionId === undefined || this.record === undefined) return;

@@ -303,12 +303,20 @@ export class ToolAnswerer {
     if (changed.some((e) => e.state === 'executed')) await this.deps.beforeRecord();
     // One call per changed entry, issued together: the store keeps their order, and the synced
     // ones share a sync (a batch of tools that finished together costs one).
+    const clientHeldConversation = this.deps.provider.transcript !== undefined;
     const writes = changed.map(async (entry) => {
       const was = this.stored.get(entry.toolUseId);
       if (was === entry.state) return;
       // Losing `posted` only makes a resume re-post a recorded result; losing an idempotent
-      // tool's `executing` only lets a resume run it again: neither needs its own sync.
-      const sync = !(entry.state === 'posted' || (entry.state === 'executing' && this.deps.dispatcher.isIdempotent(entry.name)));
+      // tool's `executing` only lets a resume run it again: neither needs its own sync. A result
+      // is synced before it is posted only to a host that keeps what it is posted: with a
+      // client-held conversation (a provider with `transcript`) nothing outside this process
+      // has seen it, and losing it leaves the tool as a crash mid-tool would (the ledger's rule).
+      const sync = !(
+        entry.state === 'posted' ||
+        (entry.state === 'executing' && this.deps.dispatcher.isIdempotent(entry.name)) ||
+        (entry.state === 'executed' && clientHeldConversation)
+      );
       if (!(await this.deps.store.transition(sessionId, was, entry, { sync }))) {
         throw new AgentRxError('store_error', `the stored ledger of session '${sessionId}' changed under this process at tool use ${entry.toolUseId} (expected ${was ?? 'no entry'}); is another process running this session?`, { sessionId, toolUseId: entry.toolUseId });
       }

@@ -41,14 +41,14 @@ const asked = (ids: string[], uses: ToolUse[] = [], confirmationToolUses: ToolUs
   confirmationToolUses,
 });
 
-async function setup(opts: Partial<ToolAnswererOptions> = {}, history: RawEvent[] = []) {
+async function setup(opts: Partial<ToolAnswererOptions> = {}, history: RawEvent[] = [], provider: TurnProvider = new RecordHost()) {
   const emitted: AgentRxEvent[] = [];
   const store = new MemorySessionStore();
   await store.save({ version: SESSION_LOG_VERSION, sessionId: 's-1', provider: 'record-host', threadId: 's-1', status: 'running', createdAt: 0, updatedAt: 0, ledger: [] });
   const checkpoints: string[] = [];
   const answerer = new ToolAnswerer(
     {
-      provider: new RecordHost(),
+      provider,
       dispatcher: new ToolDispatcher([new EchoToolHandler()]),
       store,
       logger: new MemoryLogger(),
@@ -148,6 +148,35 @@ describe('ToolAnswerer', () => {
         ['u1', 'posted'],
         ['u2', 'executed'],
       ]);
+    });
+  });
+
+  describe('.answer, synced ledger writes', () => {
+    /** The `sync` option of every ledger transition the answerer makes, as `<state>:<sync>`. */
+    async function syncsOf(provider: TurnProvider): Promise<string[]> {
+      const { answerer, store } = await setup({}, [], provider);
+      const seen: string[] = [];
+      const transition = store.transition.bind(store);
+      store.transition = (id, was, entry, options) => {
+        seen.push(`${entry.state}:${String(options?.sync ?? true)}`);
+        return transition(id, was, entry, options);
+      };
+      await answerer.answer({ uses: [echo('u1')], confirmations: [] }, new AbortController().signal);
+      return seen;
+    }
+
+    it('should sync a recorded result before it is posted to a host that keeps what it is posted', async () => {
+      expect(await syncsOf(new RecordHost())).toEqual(['executing:true', 'executed:true']);
+    });
+
+    it('should not sync a recorded result when the conversation is client-held (a provider with a transcript)', async () => {
+      class TranscriptHost extends RecordHost {
+        transcript(): readonly RawEvent[] {
+          return [];
+        }
+      }
+      // The tool's start is still synced (it is not idempotent): a crash after it reads "outcome unknown".
+      expect(await syncsOf(new TranscriptHost())).toEqual(['executing:true', 'executed:false']);
     });
   });
 });
