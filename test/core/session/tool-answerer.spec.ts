@@ -5,7 +5,7 @@ import type { RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from
 import type { TurnProvider } from '../../../src/core/plugin/agent-provider.js';
 import { Answer, ToolAnswerer, type ToolAnswererOptions } from '../../../src/core/session/tool-answerer.js';
 import { MemorySessionStore } from '../../../src/core/store/memory-session-store.js';
-import { SESSION_LOG_VERSION } from '../../../src/core/store/session-store.js';
+import { SESSION_LOG_VERSION, type SessionStore } from '../../../src/core/store/session-store.js';
 import { ToolDispatcher } from '../../../src/core/tools/tool-dispatcher.js';
 import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
 import { TestProviderBase } from './session-parts.fixtures.js';
@@ -157,9 +157,9 @@ describe('ToolAnswerer', () => {
       const { answerer, store } = await setup({}, [], provider);
       const seen: string[] = [];
       const transition = store.transition.bind(store);
-      store.transition = (id, was, entry, options) => {
+      (store as SessionStore).transition = (id, was, entry, options) => {
         seen.push(`${entry.state}:${String(options?.sync ?? true)}`);
-        return transition(id, was, entry, options);
+        return transition(id, was, entry);
       };
       await answerer.answer({ uses: [echo('u1')], confirmations: [] }, new AbortController().signal);
       return seen;
