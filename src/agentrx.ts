@@ -308,13 +308,13 @@ export class AgentRx {
         reconnectBaseMs: limits.reconnectBaseMs,
         dedupeWindow: limits.dedupeWindow,
       },
-      { toolNames: this.toolRegistry.ids, supportsOutcomes: provider.supportsOutcomes === true, providerId: provider.id },
+      { toolNames: this.toolRegistry.ids, supportsOutcomes: provider.supportsOutcomes === true, providerId: provider.id, toolsPerCall: provider.toolsPerCall === true },
     );
-    const spec = this.spec();
+    const { spec, dispatcher } = this.toolsOf(resolved.tools);
     const session: Session = new Session(
       {
         provider,
-        dispatcher: this.dispatcher,
+        dispatcher,
         store: this.store,
         spec,
         logger: this.logger,
@@ -328,6 +328,34 @@ export class AgentRx {
     );
     this.sessions.add(session);
     return session;
+  }
+
+  /**
+   * The spec and dispatcher of a session: the agent's, or with `own` tools of the session added
+   * (offered after the agent's, looked up first by the dispatcher; names were checked distinct).
+   */
+  private toolsOf(own: readonly ToolHandler[]): { spec: AgentSpec; dispatcher: ToolDispatcher } {
+    if (own.length === 0) return { spec: this.spec(), dispatcher: this.dispatcher };
+    const registry = this.toolRegistry;
+    const byName = new Map(own.map((t) => [t.name, t]));
+    const declarations = own.map((t) => declarationOf(t));
+    const agent = this.spec();
+    const tools = (): ToolDeclaration[] => [...agent.tools, ...declarations];
+    const spec: AgentSpec = {
+      name: agent.name,
+      model: agent.model,
+      systemPrompt: agent.systemPrompt,
+      get tools() {
+        return tools();
+      },
+    };
+    const dispatcher = new ToolDispatcher({
+      get: (name) => byName.get(name) ?? registry.get(name),
+      get ids() {
+        return [...registry.ids, ...byName.keys()];
+      },
+    });
+    return { spec, dispatcher };
   }
 
   /**

@@ -48,6 +48,14 @@ export class ThreadFrames {
     return { seq: env.seq, events: this.drain(() => this.input.next(env)) };
   }
 
+  /**
+   * The session's request goes on in the client's run `runId` (a run that answered what the
+   * previous one left waiting): RUN_FINISHED carries that id from now on.
+   */
+  continueAs(runId: string): void {
+    this.runId = runId;
+  }
+
   /** The envelopes ended (the session closed): a RUN_ERROR for a run left open, if any. */
   complete(): readonly AgUiEvent[] {
     return this.drain(() => this.input.complete());

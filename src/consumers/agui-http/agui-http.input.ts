@@ -26,6 +26,38 @@ export interface AgUiRunRequest {
   readonly context: readonly AgUiContextEntry[];
   /** The client's shared state (a JSON object), when it sent one: the agent's state for the run. */
   readonly state?: Readonly<Record<string, unknown>>;
+  /** Tools the client runs itself (frontend tools), offered to the model next to the server's. */
+  readonly clientTools: readonly AgUiClientTool[];
+  /**
+   * The tool messages after the last assistant message with tool calls, when no user message
+   * follows them: the results of frontend tool calls a waiting run asked for (`text` is then '').
+   */
+  readonly toolResults: readonly AgUiToolResult[];
+  /** The client's answers to the interrupts the thread's last run ended with. */
+  readonly resume: readonly AgUiResumeEntry[];
+}
+
+/** A tool declared in `RunAgentInput.tools`: the client runs it. */
+export interface AgUiClientTool {
+  readonly name: string;
+  readonly description: string;
+  /** Its input's JSON Schema (an object schema). */
+  readonly parameters: Record<string, unknown>;
+}
+
+/** A `tool` message answering a frontend tool call. */
+export interface AgUiToolResult {
+  readonly toolCallId: string;
+  readonly content: string;
+  /** The tool message's id. */
+  readonly messageId: string;
+}
+
+/** A `RunAgentInput.resume` entry (AG-UI 1.0): the answer to one interrupt. */
+export interface AgUiResumeEntry {
+  readonly interruptId: string;
+  readonly status: 'resolved' | 'cancelled';
+  readonly payload?: unknown;
 }
 
 /** Either the request, or every problem found in the body. */
@@ -45,8 +77,10 @@ const ROLES = new Set(['developer', 'system', 'assistant', 'user', 'tool', 'acti
  * - the last user message must carry text (a string, or `text` parts);
  * - `tools`, `context`, `resume` (when present): arrays; `tools[i].name`: a string;
  *   `parentRunId`, `protocolVersion` (when present): strings; `forwardedProps` (when present): an object.
- * `state` (when present): a JSON object, the agent's state. Unknown top-level keys are ignored (forward compatibility). Tools
- * declared by the client (frontend tools) are not offered to the agent: agentrx runs its own.
+ * `state` (when present): a JSON object, the agent's state. Unknown top-level keys are ignored (forward compatibility).
+ * `tools` are the client's frontend tools (`{ name, description, parameters }`), `resume` its
+ * answers to interrupts. A request whose messages end with tool messages after an assistant
+ * message's tool calls (no user message after them) answers those calls: `toolResults`, no `text`.
  */
 export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
   if (!isRecord(body)) return { ok: false, problems: [`body: must be a JSON object (RunAgentInput); got ${kind(body)}`] };
@@ -65,6 +99,8 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
 
   let last: { text: string; messageId: string } | undefined;
   let lastUserIndex = -1;
+  /** Index of the first of the tool messages that end the list (after an assistant message), if any. */
+  let trailingTools = -1;
   const messages = body['messages'];
   if (messages === undefined) problems.push('messages: required, an array of messages with at least one user message');
   else if (!Array.isArray(messages)) problems.push(`messages: must be an array; got ${kind(messages)}`);
@@ -81,13 +117,20 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
         problems.push(`${at}.role: must be one of ${[...ROLES].join(', ')}; got ${typeof role === 'string' ? JSON.stringify(role) : kind(role)}`);
         return;
       }
+      if (role === 'tool') {
+        if (trailingTools < 0 && i > 0 && isRecord(messages[i - 1]) && (messages[i - 1] as Record<string, unknown>)['role'] === 'assistant') trailingTools = i;
+        return;
+      }
+      if (role !== 'activity' && role !== 'reasoning') trailingTools = -1;
       if (role !== 'user') return;
       lastUserIndex = i;
       const text = userText(m['content'], `${at}.content`, problems);
       last = text !== undefined && typeof m['id'] === 'string' ? { text, messageId: m['id'] } : undefined;
     });
     if (lastUserIndex < 0) problems.push('messages: no user message; the last user message is the prompt');
-    else if (last === undefined || last.text.trim() === '') {
+    else if (trailingTools > lastUserIndex) {
+      // The run answers frontend tool calls: no new prompt.
+    } else if (last === undefined || last.text.trim() === '') {
       if (!problems.some((p) => p.startsWith(`messages[${lastUserIndex}]`))) problems.push(`messages[${lastUserIndex}].content: the last user message has no text`);
     }
   }
@@ -96,11 +139,8 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
     const v = body[key];
     if (v !== undefined && !Array.isArray(v)) problems.push(`${key}: must be an array; got ${kind(v)}`);
   }
-  if (Array.isArray(body['tools'])) {
-    (body['tools'] as unknown[]).forEach((t, i) => {
-      if (!isRecord(t) || typeof t['name'] !== 'string') problems.push(`tools[${i}].name: required, a string`);
-    });
-  }
+  const clientTools = toolsOf(body['tools'], problems);
+  const resume = resumeEntries(body['resume'], problems);
   for (const key of ['parentRunId', 'protocolVersion'] as const) {
     const v = body[key];
     if (v !== undefined && typeof v !== 'string') problems.push(`${key}: must be a string; got ${kind(v)}`);
@@ -109,11 +149,68 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
 
   const context = contextEntries(body['context'], problems);
   if (body['state'] !== undefined && body['state'] !== null && !isRecord(body['state'])) problems.push(`state: must be a JSON object (the shared state); got ${kind(body['state'])}`);
-  const history = Array.isArray(messages) && lastUserIndex > 0 ? priorMessages(messages.slice(0, lastUserIndex), problems) : [];
+  const answering = Array.isArray(messages) && trailingTools > lastUserIndex && lastUserIndex >= 0;
+  const historyEnd = answering ? trailingTools : lastUserIndex;
+  const history = Array.isArray(messages) && historyEnd > 0 ? priorMessages(messages.slice(0, historyEnd), problems) : [];
+  const toolResults = answering ? toolResultsOf(messages as unknown[], trailingTools, problems) : [];
 
   if (problems.length > 0 || last === undefined) return { ok: false, problems };
   const state = body['state'];
-  return { ok: true, request: { threadId, runId, text: last.text, messageId: last.messageId, history, context, ...(isRecord(state) ? { state } : {}) } };
+  const prompt = answering ? { text: '', messageId: '' } : last;
+  return { ok: true, request: { threadId, runId, text: prompt.text, messageId: prompt.messageId, history, context, ...(isRecord(state) ? { state } : {}), clientTools, toolResults, resume } };
+}
+
+/** The tool messages from `from` to the end, answering calls of the assistant message before them. */
+function toolResultsOf(messages: readonly unknown[], from: number, problems: string[]): AgUiToolResult[] {
+  const asker = messages[from - 1] as Record<string, unknown>;
+  const calls = new Set(Array.isArray(asker['toolCalls']) ? (asker['toolCalls'] as unknown[]).flatMap((c) => (isRecord(c) && typeof c['id'] === 'string' ? [c['id']] : [])) : []);
+  const out: AgUiToolResult[] = [];
+  for (let i = from; i < messages.length; i++) {
+    const m = messages[i] as Record<string, unknown>;
+    if (m['role'] !== 'tool') continue;
+    const at = `messages[${i}]`;
+    const id = m['toolCallId'];
+    const content = m['content'] ?? '';
+    if (typeof id !== 'string') problems.push(`${at}.toolCallId: required on a tool message, a string`);
+    else if (!calls.has(id)) problems.push(`${at}.toolCallId: ${JSON.stringify(id.slice(0, 100))} answers no tool call of the assistant message before it`);
+    else if (typeof content !== 'string') problems.push(`${at}.content: must be a string; got ${kind(content)}`);
+    else out.push({ toolCallId: id, content, messageId: typeof m['id'] === 'string' ? m['id'] : '' });
+  }
+  return out;
+}
+
+/** Longest accepted tool name (what model APIs accept). */
+const MAX_TOOL_NAME = 64;
+
+/** The client's tools: `{ name, description, parameters }` with a JSON Schema object as parameters. */
+function toolsOf(raw: unknown, problems: string[]): AgUiClientTool[] {
+  if (!Array.isArray(raw)) return [];
+  const names = new Set<string>();
+  return raw.flatMap((t: unknown, i) => {
+    const at = `tools[${i}]`;
+    if (!isRecord(t) || typeof t['name'] !== 'string') return void problems.push(`${at}.name: required, a string`), [];
+    const name = t['name'];
+    if (!/^[a-zA-Z0-9_-]+$/.test(name) || name.length > MAX_TOOL_NAME) return void problems.push(`${at}.name: must be 1–${MAX_TOOL_NAME} letters, digits, '_' or '-'; got ${JSON.stringify(name.slice(0, 80))}`), [];
+    if (names.has(name)) return void problems.push(`${at}.name: '${name}' is declared twice`), [];
+    names.add(name);
+    const description = t['description'] ?? '';
+    if (typeof description !== 'string') return void problems.push(`${at}.description: must be a string; got ${kind(description)}`), [];
+    const parameters = t['parameters'] ?? { type: 'object', properties: {} };
+    if (!isRecord(parameters)) return void problems.push(`${at}.parameters: must be a JSON Schema object; got ${kind(parameters)}`), [];
+    return [{ name, description, parameters }];
+  });
+}
+
+/** The `resume` entries: `{ interruptId, status: 'resolved' | 'cancelled', payload? }`. */
+function resumeEntries(raw: unknown, problems: string[]): AgUiResumeEntry[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((r: unknown, i) => {
+    const at = `resume[${i}]`;
+    if (!isRecord(r) || typeof r['interruptId'] !== 'string') return void problems.push(`${at}.interruptId: required, a string`), [];
+    const status = r['status'];
+    if (status !== 'resolved' && status !== 'cancelled') return void problems.push(`${at}.status: must be 'resolved' or 'cancelled'; got ${JSON.stringify(status)}`), [];
+    return [{ interruptId: r['interruptId'], status, ...(r['payload'] !== undefined ? { payload: r['payload'] } : {}) }];
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Subscription, type Observable } from 'rxjs';
 import { AgentRxError, isAgentRxError, toAgentRxError } from '../../core/errors.js';
-import type { AgUiEvent } from '../../core/events/agui-event.js';
+import type { AgUiEvent, RunFinishedEvent } from '../../core/events/agui-event.js';
 import type { SessionEvent } from '../../core/events/session-event.js';
 import type { ToolUse } from '../../core/model.js';
 import type { Session } from '../../core/session/session.js';
@@ -9,6 +9,7 @@ import type { ConfirmTool, SessionOptions } from '../../core/session/session-opt
 import type { SessionStore } from '../../core/store/session-store.js';
 import type { RemoteSession } from '../../distributed/remote-session.js';
 import type { SubmitOptions } from '../../distributed/submit-options.js';
+import { ClientTools } from './agui-http.client-tools.js';
 import type { AgUiHttpOptions } from './agui-http.config.js';
 import { ThreadFrames, isTerminal, type FrameGroup } from './agui-http.frames.js';
 import { withContext, type AgUiRunRequest } from './agui-http.input.js';
@@ -47,6 +48,11 @@ export interface AgUiLiveSession {
   message(text: string): void | Promise<void>;
   /** Replaces the agent's state before the next run (a session of this process; a remote one keeps the state it was submitted with). */
   setState?(state: Readonly<Record<string, unknown>>): void;
+  /**
+   * Posts a raw user event (a `user.tool_confirmation` answering an interrupt). Absent: the
+   * endpoint cannot ask its client to confirm a tool, and a run that needs it ends with RUN_ERROR.
+   */
+  sendEvent?(event: Record<string, unknown>): Promise<void>;
   /** Cancels the session now. */
   cancel(): void | Promise<void>;
   /** Ends the session once its running request is over. */
@@ -64,6 +70,8 @@ export interface AgUiLiveSession {
  * or places it elsewhere (a promise of the handle). Built by `createAgUiHandler` from its `rx`.
  */
 export interface AgUiSessionPlacement {
+  /** True when sessions run in this process: only then can a thread's frontend tools be handed to its session. */
+  readonly inProcess?: boolean;
   /** Opens the session of a thread (the prompt is its first run). */
   open(opts: SessionOptions): Session | Promise<AgUiLiveSession>;
   /**
@@ -94,7 +102,7 @@ export interface AgUiSessionPlacement {
 
 /** The placement of an embedded host: every session runs in this process (`rx.start`). */
 export function localPlacement(rx: AgUiSessionHost): AgUiSessionPlacement {
-  return { open: (opts) => rx.start(opts) };
+  return { inProcess: true, open: (opts) => rx.start(opts) };
 }
 
 /** How the threads start and observe sessions (see `AgUiHandlerOptions`). */
@@ -102,6 +110,23 @@ export interface AgUiThreadHooks {
   readonly onSession?: ((session: Session, threadId: string) => void) | undefined;
   readonly confirmTool?: ConfirmTool | undefined;
 }
+
+/** The interrupt reason of a tool the agent asks the client to allow (AG-UI 1.0 `Interrupt.reason`). */
+export const TOOL_CONFIRMATION_REASON = 'tool_confirmation';
+
+/** The answer a `tool_confirmation` interrupt asks for: `resume[].payload`. */
+const CONFIRMATION_SCHEMA = {
+  type: 'object',
+  properties: { allow: { type: 'boolean' }, denyMessage: { type: 'string' } },
+  required: ['allow'],
+};
+
+/** What the thread's session waits for from the client, between two of its runs. */
+type Suspension =
+  /** Frontend tool calls (`ClientTools.waiting`). */
+  | { readonly kind: 'tools' }
+  /** Tool confirmations, by interrupt id (the tool use id). */
+  | { readonly kind: 'interrupt'; readonly toolUses: ReadonlyMap<string, ToolUse> };
 
 /** One run being streamed to one response. */
 interface Run {
@@ -116,6 +141,11 @@ interface Run {
   followers: number;
   /** The client address it counts against (`maxRunsPerClient`). */
   readonly client: string;
+  /**
+   * Set for a run that continues the session's request a suspended run left waiting: called once
+   * the stream is open (after RUN_STARTED), it hands the client's answers to the session.
+   */
+  continueWith?: () => void;
 }
 
 /** One client thread: its live session and the run streaming now, if any. */
@@ -135,6 +165,12 @@ interface Thread {
   lastError: { code: string; message: string } | undefined;
   idleTimer: NodeJS.Timeout | undefined;
   ended: boolean;
+  /** The client's frontend tools, handed to the session (sessions of this process only). */
+  clientTools: ClientTools | undefined;
+  /** Tool uses started and not yet answered (a run suspends once all of them wait on the client). */
+  readonly running: Set<string>;
+  /** What the session waits for from the client, after the run that asked for it ended. */
+  suspended: Suspension | undefined;
 }
 
 /** What a reconnect needs to know of a thread served by this endpoint. */
@@ -250,6 +286,14 @@ export class AgUiThreads {
    */
   private attach(request: AgUiRunRequest, run: Run, thread: Thread | undefined, resumeSessionId: string | undefined): Thread | Promise<Thread> {
     const text = withContext(request.text, request.context);
+    if (thread?.suspended) return this.continueRun(thread, run, request);
+    if (request.toolResults.length > 0) {
+      const ids = request.toolResults.map((r) => r.toolCallId).join(', ');
+      throw new AgentRxError('invalid_options', `messages: the run ends with tool results (${ids}) but no run of thread ${request.threadId} waits for frontend tool results here (it ended, expired or the server restarted); send a new user message to go on`);
+    }
+    if (request.resume.length > 0) {
+      throw new AgentRxError('invalid_options', `resume: no run of thread ${request.threadId} waits for an answer to ${request.resume.map((r) => r.interruptId).join(', ')} (it ended, expired or the server restarted)`);
+    }
     if (thread) return this.send(thread, run, text, request.state, () => this.open(request, run, resumeSessionId));
     const find = this.placement.find?.bind(this.placement);
     if (!find) return this.open(request, run, resumeSessionId);
@@ -285,15 +329,79 @@ export class AgUiThreads {
     return isPromise(sent) ? sent.then(() => thread, closedNow) : thread;
   }
 
+  /**
+   * The run answers what the thread's suspended run left waiting: the frontend tool results, or
+   * the interrupts (tool confirmations) in `resume`. Checked now (a mismatch is `invalid_options`,
+   * answered 400, and the thread keeps waiting); handed to the session once the stream is open.
+   */
+  private continueRun(thread: Thread, run: Run, request: AgUiRunRequest): Thread {
+    const suspended = thread.suspended!;
+    let answer: () => void;
+    if (suspended.kind === 'tools') {
+      if (request.resume.length > 0) throw new AgentRxError('invalid_options', `resume: thread ${thread.id} waits for frontend tool results (tool messages for ${thread.clientTools!.waiting.join(', ')}), not for interrupts`);
+      answer = thread.clientTools!.prepare(request.toolResults);
+    } else {
+      if (request.toolResults.length > 0) throw new AgentRxError('invalid_options', `messages: thread ${thread.id} waits for answers to its interrupts (${[...suspended.toolUses.keys()].join(', ')}) in resume, not for tool results`);
+      answer = this.confirmations(thread, suspended.toolUses, request.resume);
+    }
+    thread.suspended = undefined;
+    thread.run = run;
+    run.continueWith = answer;
+    return thread;
+  }
+
+  /** The `resume` entries as tool confirmations posted to the session; throws `invalid_options` unless they answer exactly the pending interrupts. */
+  private confirmations(thread: Thread, toolUses: ReadonlyMap<string, ToolUse>, resume: AgUiRunRequest['resume']): () => void {
+    const unknown = resume.filter((r) => !toolUses.has(r.interruptId)).map((r) => r.interruptId);
+    if (unknown.length > 0) throw new AgentRxError('invalid_options', `resume: ${unknown.join(', ')} is not an interrupt thread ${thread.id} waits for (waiting: ${[...toolUses.keys()].join(', ')})`);
+    const missing = [...toolUses.keys()].filter((id) => !resume.some((r) => r.interruptId === id));
+    if (missing.length > 0) throw new AgentRxError('invalid_options', `resume: every pending interrupt needs an answer; missing ${missing.join(', ')}`);
+    const events = resume.map((r) => {
+      const payload = r.payload as { allow?: unknown; denyMessage?: unknown } | boolean | undefined;
+      const allow = r.status === 'resolved' && (payload === true || (typeof payload === 'object' && payload !== null && payload.allow === true));
+      const denyMessage = r.status === 'cancelled' ? 'the user dismissed the request to run this tool' : typeof payload === 'object' && payload !== null && typeof payload.denyMessage === 'string' ? payload.denyMessage : undefined;
+      return { type: 'user.tool_confirmation', tool_use_id: r.interruptId, result: allow ? 'allow' : 'deny', ...(!allow && denyMessage !== undefined ? { deny_message: denyMessage } : {}) };
+    });
+    const session = thread.session;
+    return () => {
+      for (const ev of events) session.sendEvent!(ev).catch((e: unknown) => this.answerFailed(thread, e));
+    };
+  }
+
+  /** Posting an answer to the session failed: the run cannot go on. */
+  private answerFailed(thread: Thread, e: unknown): void {
+    const run = thread.run;
+    const err = toAgentRxError(e);
+    if (run && !run.done) {
+      run.stream.write({ type: 'RUN_ERROR', message: `could not hand the answer to the agent: ${err.message}`, code: err.code, timestamp: Date.now() });
+      this.endRun(thread, run);
+    }
+    this.forget(thread);
+    quietly(() => thread.session.cancel());
+  }
+
   /** Opens the thread's session: it continues its stored session, else starts one carrying the client's history. */
   private open(request: AgUiRunRequest, run: Run, resumeSessionId: string | undefined): Thread | Promise<Thread> {
     const confirmTool = this.hooks.confirmTool;
     const prompt = withContext(request.text, request.context);
     const where = resumeSessionId !== undefined ? { sessionId: resumeSessionId } : request.history.length > 0 ? { history: request.history } : {};
-    const opened = this.placement.open({ prompt, threadId: request.threadId, ...where, ...(request.state !== undefined ? { state: request.state } : {}), ...(confirmTool ? { confirmTool } : {}) });
+    // Frontend tools go to a session of this process (its tool handlers wait on this thread).
+    const clientTools = request.clientTools.length > 0 && this.placement.inProcess === true ? new ClientTools(request.clientTools, this.options.threadIdleMs) : undefined;
+    const opened = this.placement.open({
+      prompt,
+      threadId: request.threadId,
+      ...where,
+      ...(request.state !== undefined ? { state: request.state } : {}),
+      ...(confirmTool ? { confirmTool } : {}),
+      ...(clientTools ? { tools: clientTools.tools } : {}),
+    });
     if (!isPromise(opened)) {
       const thread = this.adopt(request.threadId, opened, opened);
       thread.run = run;
+      if (clientTools) {
+        thread.clientTools = clientTools;
+        clientTools.onWaiting = () => this.maybeSuspend(thread);
+      }
       return thread;
     }
     return opened.then((session) => {
@@ -317,6 +425,15 @@ export class AgUiThreads {
     run.stream.open(cors);
     // Not req 'close': on Node 20 that fires once the body has been read (STYLE pitfall 13).
     res.on('close', () => this.clientGone(thread, run));
+    const answer = run.continueWith;
+    if (answer) {
+      // The session's request goes on under the client's new run id.
+      run.continueWith = undefined;
+      run.started = true;
+      thread.frames.continueAs(run.runId);
+      run.stream.writeGroup([{ type: 'RUN_STARTED', threadId: thread.id, runId: run.runId, timestamp: Date.now() }], undefined);
+      answer();
+    }
   }
 
   /** The run could not get a session: 503 with the reason. */
@@ -325,6 +442,7 @@ export class AgUiThreads {
     const err = toAgentRxError(e);
     if (res.headersSent || res.destroyed) return;
     if (err.details?.['threadBusy'] === true) return sendJson(res, 409, { error: 'thread_busy', message: err.message }, cors);
+    if (err.code === 'invalid_options') return sendJson(res, 400, { error: 'invalid_request', message: err.message }, cors);
     sendJson(res, 503, { error: 'unavailable', message: `cannot start the run: ${err.message}`, code: err.code }, cors);
   }
 
@@ -390,7 +508,22 @@ export class AgUiThreads {
       if (runId !== undefined) clientRunIds.set(logRunId, runId);
       return runId;
     });
-    const thread: Thread = { id: threadId, session, subscriptions: [], frames, clientRunIds, logId: undefined, lastSeq: 0, run: undefined, lastError: undefined, idleTimer: undefined, ended: false };
+    const thread: Thread = {
+      id: threadId,
+      session,
+      subscriptions: [],
+      frames,
+      clientRunIds,
+      logId: undefined,
+      lastSeq: 0,
+      run: undefined,
+      lastError: undefined,
+      idleTimer: undefined,
+      ended: false,
+      clientTools: undefined,
+      running: new Set(),
+      suspended: undefined,
+    };
     this.threads.set(threadId, thread);
     thread.subscriptions.push(
       session.events$.subscribe({
@@ -442,14 +575,57 @@ export class AgUiThreads {
         case 'agentrx.run_error':
           thread.lastError = { code: ev.code, message: ev.message };
           break;
-        case 'agentrx.confirmation_required':
-          this.cannotConfirm(thread, ev.toolUses);
+        case 'agentrx.tool_started':
+          thread.running.add(ev.toolUse.id);
+          break;
+        case 'agentrx.tool_result':
+          thread.running.delete(ev.toolUse.id);
+          thread.clientTools?.settled(ev.toolUse.id);
           break;
         default:
           break;
       }
     }
     this.forward(thread, thread.frames.push(env), true);
+    if (env.source !== 'agentrx') return;
+    if (env.raw.type === 'agentrx.tool_result') this.maybeSuspend(thread);
+    else if (env.raw.type === 'agentrx.confirmation_required') this.askToConfirm(thread, env.raw.toolUses);
+  }
+
+  /**
+   * Every tool the session runs now waits on the client's frontend tools: end the client's run
+   * (RUN_FINISHED, `success` with the calls as `pendingToolCallIds`); its next run brings the results.
+   */
+  private maybeSuspend(thread: Thread): void {
+    const waiting = thread.clientTools?.waiting ?? [];
+    if (thread.suspended || waiting.length === 0 || ![...thread.running].every((id) => waiting.includes(id))) return;
+    this.suspend(thread, { kind: 'tools' }, { type: 'success', pendingToolCallIds: [...waiting] });
+  }
+
+  /**
+   * The session waits for tool confirmations: end the client's run with the AG-UI 1.0 interrupt
+   * outcome (one interrupt per tool use, its id the tool use id); its next run answers them in
+   * `resume`. Without a way to post the answers (`sendEvent`), the run fails as before.
+   */
+  private askToConfirm(thread: Thread, toolUses: readonly ToolUse[]): void {
+    if (!thread.session.sendEvent || toolUses.length === 0) return this.cannotConfirm(thread, toolUses);
+    const interrupts = toolUses.map((u) => ({
+      id: u.id,
+      reason: TOOL_CONFIRMATION_REASON,
+      message: `Allow the agent to run '${u.name}' with ${JSON.stringify(u.input ?? {}).slice(0, 500)}?`,
+      toolCallId: u.id,
+      responseSchema: CONFIRMATION_SCHEMA,
+    }));
+    this.suspend(thread, { kind: 'interrupt', toolUses: new Map(toolUses.map((u) => [u.id, u])) }, { type: 'interrupt', interrupts });
+  }
+
+  /** Ends the client's run with `outcome` while the session's request waits for the client's next run. */
+  private suspend(thread: Thread, suspension: Suspension, outcome: NonNullable<RunFinishedEvent['outcome']>): void {
+    thread.suspended = suspension;
+    const run = thread.run;
+    if (!run || run.done) return;
+    if (run.started) run.stream.writeGroup([{ type: 'RUN_FINISHED', threadId: thread.id, runId: run.runId, outcome, timestamp: Date.now() }], undefined);
+    this.endRun(thread, run);
   }
 
   /**
@@ -469,6 +645,8 @@ export class AgUiThreads {
       }
       // AG-UI: a stream starts with RUN_STARTED (or is a lone RUN_ERROR).
       if (!run.started && ev.type !== 'RUN_ERROR') continue;
+      // The client sent this frontend tool's result itself.
+      if (ev.type === 'TOOL_CALL_RESULT' && thread.clientTools?.clientAnswered(ev.toolCallId)) continue;
       out.push(ev);
       if (isTerminal(ev)) {
         terminal = ev;
@@ -618,7 +796,8 @@ export class AgUiThreads {
   /** Lets go of an idle thread's session: closes it here, or stops reading it when it lives elsewhere (its worker closes it when idle). */
   private release(thread: Thread): void {
     const session = thread.session;
-    quietly(() => (session.detach ? session.detach() : session.close()));
+    // A session waiting on the client would wait for its answers in close(): cancel it.
+    quietly(() => (session.detach ? session.detach() : thread.suspended ? session.cancel() : session.close()));
   }
 }
 

@@ -34,6 +34,19 @@ export interface RunFinishedEvent extends Base {
   readonly threadId: string;
   readonly runId: string;
   readonly result?: unknown;
+  /**
+   * AG-UI 1.0: `success` (with the frontend tool calls left for the client, `pendingToolCallIds`)
+   * or `interrupt` (what the run waits for; the client's next run answers with `resume`).
+   */
+  readonly outcome?: { readonly type: 'success'; readonly pendingToolCallIds?: string[] } | { readonly type: 'interrupt'; readonly interrupts: AgUiInterrupt[] };
+}
+/** Something a run waits for from the client (AG-UI 1.0 `Interrupt`). */
+export interface AgUiInterrupt {
+  readonly id: string;
+  readonly reason: string;
+  readonly message?: string;
+  readonly toolCallId?: string;
+  readonly responseSchema?: Record<string, unknown>;
 }
 export interface RunErrorEvent extends Base { readonly type: 'RUN_ERROR'; readonly message: string; readonly code?: string }
 export interface StepStartedEvent extends Base { readonly type: 'STEP_STARTED'; readonly stepName: string }

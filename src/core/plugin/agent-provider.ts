@@ -124,6 +124,12 @@ export interface ProviderBase<Conn = unknown, Input = unknown> {
    * Without it, the Session carries them as a delimited block before the first prompt.
    */
   readonly acceptsPriorMessages?: boolean;
+  /**
+   * The host is sent the agent's tools with every model call (`spec.tools` read again each time),
+   * so a session may add tools of its own (`SessionOptions.tools`). Without it the tools are the
+   * provisioned agent's.
+   */
+  readonly toolsPerCall?: boolean;
 
   /** Creates (or looks up) the provider-side agent for `spec`; returns a durable handle. */
   provision?(spec: AgentSpec, signal: AbortSignal): Promise<unknown>;

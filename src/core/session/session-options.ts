@@ -1,5 +1,7 @@
 import { AgentRxError } from '../errors.js';
 import type { Outcome, PriorMessage, ToolUse, Usage } from '../model.js';
+import type { ToolHandler } from '../plugin/tool-handler.js';
+import { compileToolInput } from '../tools/tool-input.js';
 import { priorMessageProblems } from './prior-conversation.js';
 
 /**
@@ -76,6 +78,12 @@ export interface SessionOptions {
   readonly maxReprompts?: number;
   /** Keep raw events in SessionResult.events (default from config). */
   readonly retainEvents?: boolean;
+  /**
+   * Tools of this session only, offered to the model next to the agent's (an AG-UI client's
+   * frontend tools). Needs a provider that takes its tools with every model call (`toolsPerCall`:
+   * Local); a name that is taken by an agent tool, or given twice, is an `invalid_options` error.
+   */
+  readonly tools?: readonly ToolHandler[];
 }
 
 /** Effective, validated options. */
@@ -95,6 +103,7 @@ export interface ResolvedSessionOptions {
   readonly terminalTool: string | undefined;
   readonly maxReprompts: number;
   readonly retainEvents: boolean;
+  readonly tools: readonly ToolHandler[];
   readonly toolTimeoutMs: number;
   readonly toolConcurrency: number;
   readonly reconnectAttempts: number;
@@ -122,7 +131,7 @@ export interface SessionDefaults {
 export function resolveSessionOptions(
   opts: SessionOptions,
   defaults: SessionDefaults,
-  ctx: { toolNames: readonly string[]; supportsOutcomes: boolean; providerId: string },
+  ctx: { toolNames: readonly string[]; supportsOutcomes: boolean; providerId: string; toolsPerCall?: boolean },
 ): ResolvedSessionOptions {
   const problems: string[] = [];
   const int = (name: string, v: unknown, min: number, max: number): void => {
@@ -152,6 +161,7 @@ export function resolveSessionOptions(
     if (typeof opts.outcome?.description !== 'string' || typeof opts.outcome?.rubric !== 'string') problems.push('outcome: needs string `description` and `rubric`');
     int('outcome.maxIterations', opts.outcome?.maxIterations, 1, 1000);
   }
+  problems.push(...sessionToolProblems(opts.tools, ctx));
   if (problems.length > 0) {
     throw new AgentRxError('invalid_options', `invalid session options:\n${problems.map((p) => `- ${p}`).join('\n')}`, { problems });
   }
@@ -174,10 +184,33 @@ export function resolveSessionOptions(
     terminalTool: opts.requireTerminalTool ? opts.terminalTool : undefined,
     maxReprompts: opts.maxReprompts ?? defaults.maxReprompts,
     retainEvents: opts.retainEvents ?? defaults.retainEvents,
+    tools: opts.tools ?? [],
     toolTimeoutMs: defaults.toolTimeoutMs,
     toolConcurrency: defaults.toolConcurrency,
     reconnectAttempts: defaults.reconnectAttempts,
     reconnectBaseMs: defaults.reconnectBaseMs,
     dedupeWindow: defaults.dedupeWindow,
   };
+}
+
+/** Problems of the session's own tools: a list of handlers with names of their own, on a provider that takes tools per call. */
+function sessionToolProblems(tools: SessionOptions['tools'], ctx: { toolNames: readonly string[]; providerId: string; toolsPerCall?: boolean }): string[] {
+  if (tools === undefined) return [];
+  if (!Array.isArray(tools)) return ['tools: must be an array of tool handlers'];
+  if (tools.length === 0) return [];
+  const problems: string[] = [];
+  if (ctx.toolsPerCall !== true) problems.push(`tools: provider '${ctx.providerId}' takes its tools when the agent is provisioned, not per session; session tools need a provider that sends them with every model call (local)`);
+  const seen = new Set<string>();
+  tools.forEach((t: ToolHandler, i) => {
+    if (typeof t?.name !== 'string' || t.name.length === 0 || typeof t.handle !== 'function') return void problems.push(`tools[${i}]: must be a tool handler with a name and a handle function`);
+    if (ctx.toolNames.includes(t.name)) problems.push(`tools[${i}]: '${t.name}' is the name of an agent tool; give the session's tool another name`);
+    else if (seen.has(t.name)) problems.push(`tools[${i}]: '${t.name}' is given twice`);
+    seen.add(t.name);
+    try {
+      compileToolInput(t);
+    } catch (e) {
+      problems.push(`tools[${i}]: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  });
+  return problems;
 }

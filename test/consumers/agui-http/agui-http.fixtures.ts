@@ -63,7 +63,7 @@ export interface StackOptions {
   readonly script?: readonly EmulatorTurn[];
   readonly faults?: FaultPlan;
   readonly demo?: boolean;
-  readonly tools?: readonly Newable<ToolHandler>[];
+  readonly tools?: readonly (Newable<ToolHandler> | ToolHandler)[];
   readonly modules?: readonly ContainerModule[];
   readonly handler?: Omit<AgUiHandlerOptions, 'rx' | 'onSession'>;
 }

@@ -16,8 +16,49 @@ describe('parseRunAgentInput', () => {
       });
       expect(r).toEqual({
         ok: true,
-        request: { threadId: 't', runId: 'r', text: 'second', messageId: 'u2', history: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'reply' }], context: [], state: {} },
+        request: { threadId: 't', runId: 'r', text: 'second', messageId: 'u2', history: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'reply' }], context: [], state: {}, clientTools: [], toolResults: [], resume: [] },
       });
+    });
+
+    it('should read tool messages that end the list after an assistant\'s calls as frontend tool results, with no prompt', () => {
+      const r = parseRunAgentInput({
+        ...base,
+        tools: [{ name: 'ask_user', description: 'Ask.', parameters: { type: 'object', properties: { q: { type: 'string' } } } }],
+        messages: [
+          { id: 'u1', role: 'user', content: 'start' },
+          { id: 'a1', role: 'assistant', content: '', toolCalls: [{ id: 'c1', type: 'function', function: { name: 'ask_user', arguments: '{}' } }] },
+          { id: 't1', role: 'tool', toolCallId: 'c1', content: 'yes' },
+        ],
+        resume: [{ interruptId: 'i1', status: 'resolved', payload: { allow: true } }],
+      });
+      expect(r).toMatchObject({
+        ok: true,
+        request: {
+          text: '',
+          history: [{ role: 'user', content: 'start' }, { role: 'assistant', toolCalls: [{ id: 'c1', name: 'ask_user', arguments: '{}' }] }],
+          toolResults: [{ toolCallId: 'c1', content: 'yes', messageId: 't1' }],
+          clientTools: [{ name: 'ask_user', description: 'Ask.' }],
+          resume: [{ interruptId: 'i1', status: 'resolved', payload: { allow: true } }],
+        },
+      });
+    });
+
+    it('should list each bad frontend tool and resume entry', () => {
+      const r = parseRunAgentInput({
+        ...base,
+        messages: [{ id: 'u', role: 'user', content: 'hi' }],
+        tools: [{ name: 'has space', parameters: {} }, { name: 'dup' }, { name: 'dup' }, { name: 'p', parameters: 'x' }, { name: 'd', description: 7 }],
+        resume: [{ status: 'resolved' }, { interruptId: 'i', status: 'maybe' }],
+      });
+      expect(r.ok).toBe(false);
+      expect(!r.ok && r.problems).toEqual([
+        expect.stringMatching(/^tools\[0\]\.name: must be 1–64 letters/),
+        "tools[2].name: 'dup' is declared twice",
+        'tools[3].parameters: must be a JSON Schema object; got string',
+        'tools[4].description: must be a string; got number',
+        'resume[0].interruptId: required, a string',
+        "resume[1].status: must be 'resolved' or 'cancelled'; got \"maybe\"",
+      ]);
     });
 
     it('should join the text parts of content-part messages and skip other parts', () => {

@@ -34,9 +34,9 @@ describe('AgUiThreads (over HTTP)', () => {
       }
     }
 
-    it('should end the run with a RUN_ERROR naming the tool and what to configure, without confirmTool', async () => {
+    it('should end the run with an interrupt the client answers (AG-UI 1.0), without confirmTool', async () => {
       const events = await runAsking();
-      expect(events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'unresolved_requires_action', message: expect.stringMatching(/'web_search' \(sevt_ws\).*--confirm/) });
+      expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt', interrupts: [{ id: 'sevt_ws', reason: 'tool_confirmation', toolCallId: 'sevt_ws' }] } });
       expect(events.filter((e) => e.type === 'RUN_ERROR' || e.type === 'RUN_FINISHED')).toHaveLength(1);
     });
 

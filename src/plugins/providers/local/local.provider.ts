@@ -34,6 +34,7 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
   readonly mode = 'request_response' as const;
   /** A client's earlier conversation becomes real chat history (`priorMessages`). */
   readonly acceptsPriorMessages = true;
+  readonly toolsPerCall = true;
   readonly supportsOutcomes = false;
 
   private readonly model: LocalModelClient;
