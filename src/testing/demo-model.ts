@@ -6,7 +6,9 @@ import type { EmulatorToolCall, EmulatorTurn } from './openai-emulator/openai-sc
  * among the tools the request declares:
  * - `get_time` for time / date / clock / today;
  * - `calculate` for an arithmetic expression in the prompt (e.g. "what is (17 + 25) * 3");
- * - `read_file` for a file name in the prompt (e.g. README.md).
+ * - `read_file` for a file name in the prompt (e.g. README.md);
+ * - `ask_user` (a frontend tool an AG-UI page declares) for "ask me" / "check with me" / "confirm
+ *   with me": a yes/no question about the prompt, answered by the user on the page.
  * It calls them in parallel in one turn; once their results are in the history it streams a final
  * answer quoting each result and a one-line summary. With no keyword (or on the local provider's
  * FINAL TURN directive) it answers directly.
@@ -49,6 +51,9 @@ export function demoModelTurn(request: DemoModelRequest): EmulatorTurn {
   }
   const file = findFileName(prompt);
   if (tools.has('read_file') && file !== undefined) calls.push({ name: 'read_file', arguments: { [argName(tools.get('read_file'), 'path')]: file } });
+  if (tools.has('ask_user') && /\b(ask me|check with me|confirm with me)\b/i.test(prompt)) {
+    calls.push({ name: 'ask_user', arguments: { [argName(tools.get('ask_user'), 'question')]: `Shall I go ahead with "${prompt.slice(0, 120)}"?` } });
+  }
   if (calls.length > 0) return { toolCalls: calls, finishReason: 'tool_calls' };
 
   const offer = [...tools.keys()].filter((n) => n === 'get_time' || n === 'calculate' || n === 'read_file');

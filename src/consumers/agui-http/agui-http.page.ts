@@ -7,7 +7,10 @@ import { createHash } from 'node:crypto';
  * blank line, `data:` lines joined) and renders the events: streamed assistant text, one card
  * per tool call (name, arguments, result), errors. A Stop button aborts the request (the server
  * then cancels the run); after a 401 it asks for the bearer token and keeps it in
- * `sessionStorage`. All text is inserted with `textContent`, never as HTML.
+ * `sessionStorage`. It declares one frontend tool, `ask_user` (a yes/no question answered with
+ * buttons in the tool's card, sent back as the `tool` message of the next run), and answers an
+ * interrupt outcome (a tool confirmation) with Allow / Deny buttons (`resume` of the next run).
+ * All text is inserted with `textContent`, never as HTML.
  */
 
 const STYLE = `
@@ -29,6 +32,10 @@ header button{margin-left:auto;background:transparent;color:#fff;border:1px soli
 .tool.failed{background:#fdecec;border-color:#f3b4b4}
 .tool.failed .state{color:#9b1c1c}
 .tool .label{color:#6b7280;font-size:12px;margin-top:4px}
+.ask{display:flex;gap:8px;align-items:center;margin-top:6px;flex-wrap:wrap}
+.ask button{font:inherit;font-size:13px;padding:4px 12px;border-radius:6px;border:1px solid #2f6fed;background:#fff;color:#2f6fed;cursor:pointer}
+.ask button.yes{background:#2f6fed;color:#fff}
+.confirm{align-self:flex-start;max-width:78%;background:#eef3fe;border:1px solid #b9cdf7;border-radius:10px;padding:8px 12px;font-size:13.5px}
 .tool pre{margin:2px 0 0;padding:5px 8px;background:#fff;border:1px solid #eee3b5;border-radius:6px;white-space:pre-wrap;word-break:break-word;font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}
 .error{align-self:stretch;background:#fdecec;border:1px solid #f3b4b4;color:#9b1c1c;border-radius:8px;padding:8px 12px}
 .hint{color:#6b7280;text-align:center;margin-top:18vh}
@@ -52,6 +59,10 @@ const SCRIPT = `
   let threadId = newId('thread');
   let history = [];
   let controller;
+  /** Tool cards by call id, for the whole thread: a run that continues a waiting one gets its results. */
+  let tools = new Map();
+  /** The page's frontend tool: the model asks the user a yes/no question. */
+  const ASK_USER = { name: 'ask_user', description: 'Ask the user a yes/no question in the page; the result is their answer (yes or no).', parameters: { type: 'object', properties: { question: { type: 'string', description: 'The question to ask' } }, required: ['question'] } };
   tokenBox.value = sessionStorage.getItem('agentrx-token') || '';
   if (tokenBox.value) tokenBox.hidden = false;
 
@@ -60,17 +71,56 @@ const SCRIPT = `
   const pretty = (s) => { try { return JSON.stringify(JSON.parse(s), null, 1).replace(/\\n\\s*/g, ' '); } catch { return s; } };
   const setBusy = (busy, text) => { send.disabled = busy; stop.disabled = !busy; input.disabled = busy; status.textContent = text; if (!busy) input.focus(); };
 
-  $('new').addEventListener('click', () => { controller?.abort(); threadId = newId('thread'); history = []; log.replaceChildren(); setBusy(false, 'new conversation'); });
+  $('new').addEventListener('click', () => { controller?.abort(); threadId = newId('thread'); history = []; tools = new Map(); log.replaceChildren(); setBusy(false, 'new conversation'); });
   stop.addEventListener('click', () => controller?.abort());
   form.addEventListener('submit', (e) => { e.preventDefault(); const text = input.value.trim(); if (text) { input.value = ''; void run(text); } });
 
-  async function run(text) {
-    const userMsg = { id: newId('user'), role: 'user', content: text };
-    history.push(userMsg);
-    const bubble = add(el('div', 'msg user', text));
+  /** Asks the user the ask_user question in the tool's card; resolves with 'yes' or 'no'. */
+  const askInCard = (t) => new Promise((resolve) => {
+    let question = 'Go ahead?';
+    try { question = JSON.parse(t.raw || '{}').question || question; } catch {}
+    t.state.textContent = 'waiting for you';
+    const box = t.card.appendChild(el('div', 'ask'));
+    box.appendChild(el('span', 'question', question));
+    for (const answer of ['yes', 'no']) {
+      const b = box.appendChild(el('button', answer === 'yes' ? 'yes' : 'no', answer === 'yes' ? 'Yes' : 'No'));
+      b.type = 'button';
+      b.addEventListener('click', () => {
+        box.remove();
+        t.card.appendChild(el('div', 'label', 'your answer'));
+        t.card.appendChild(el('pre', 'result', answer));
+        t.card.classList.add('done'); t.state.textContent = '\u2713 answered';
+        resolve(answer);
+      });
+    }
+  });
+
+  /** Asks the user to allow or deny each interrupt (a tool confirmation); resolves with the resume entries. */
+  const confirmAll = (interrupts) => Promise.all(interrupts.map((it) => new Promise((resolve) => {
+    const box = add(el('div', 'confirm'));
+    box.appendChild(el('div', 'question', it.message || ('The agent waits for your answer (' + it.reason + ').')));
+    const row = box.appendChild(el('div', 'ask'));
+    for (const allow of [true, false]) {
+      const b = row.appendChild(el('button', allow ? 'yes' : 'no', allow ? 'Allow' : 'Deny'));
+      b.type = 'button';
+      b.addEventListener('click', () => { row.remove(); box.appendChild(el('div', 'label', allow ? 'allowed' : 'denied')); resolve({ interruptId: it.id, status: 'resolved', payload: { allow } }); });
+    }
+  })));
+
+  /**
+   * One run: \`text\` is the user's new message (absent when the run answers what the last one left
+   * waiting: the \`tool\` messages already in history, or \`resume\`).
+   */
+  async function run(text, resume) {
+    const before = history.length;
+    let bubble;
+    if (text !== undefined) {
+      history.push({ id: newId('user'), role: 'user', content: text });
+      bubble = add(el('div', 'msg user', text));
+    }
     const runId = newId('run');
-    const texts = new Map(), tools = new Map();
-    let terminal = false;
+    const texts = new Map();
+    let terminal = false, pending = [], interrupts = [];
     controller = new AbortController();
     setBusy(true, 'running…');
     const headers = { 'content-type': 'application/json', accept: 'text/event-stream' };
@@ -105,22 +155,30 @@ const SCRIPT = `
           history.push({ id: ev.messageId || newId('result'), role: 'tool', toolCallId: ev.toolCallId, content });
           break;
         }
-        case 'RUN_FINISHED': terminal = true; status.textContent = 'run finished'; break;
+        case 'RUN_FINISHED': {
+          terminal = true; status.textContent = 'run finished';
+          const o = ev.outcome || {};
+          if (o.type === 'success' && Array.isArray(o.pendingToolCallIds)) pending = o.pendingToolCallIds;
+          if (o.type === 'interrupt' && Array.isArray(o.interrupts)) interrupts = o.interrupts;
+          break;
+        }
         case 'RUN_ERROR': terminal = true; add(el('div', 'error', 'Run failed' + (ev.code ? ' (' + ev.code + ')' : '') + ': ' + ev.message)); status.textContent = 'run failed'; break;
       }
     };
     try {
-      const res = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify({ threadId, runId, messages: history, tools: [], context: [], state: {}, forwardedProps: {} }), signal: controller.signal });
+      const body = { threadId, runId, messages: history, tools: [ASK_USER], context: [], state: {}, forwardedProps: {} };
+      if (resume) body.resume = resume;
+      const res = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal });
       if (!res.ok) {
         let detail = '';
         try { const b = await res.json(); detail = b.message + (b.problems ? ': ' + b.problems.join('; ') : ''); } catch { detail = res.statusText; }
         if (res.status === 401) { tokenBox.hidden = false; tokenBox.focus(); }
         // Refused: the message was not sent. It goes back into the input (after a 401), not twice into the log.
-        history.pop();
-        if (res.status === 401) bubble.remove();
+        history.length = before;
+        if (res.status === 401 && bubble) bubble.remove();
         add(el('div', 'error', 'HTTP ' + res.status + ' \\u2014 ' + detail));
         setBusy(false, res.status === 401 ? 'enter the bearer token, then send again' : 'request refused');
-        if (res.status === 401) input.value = text;
+        if (res.status === 401 && text !== undefined) input.value = text;
         return;
       }
       if (tokenBox.value) sessionStorage.setItem('agentrx-token', tokenBox.value);
@@ -139,6 +197,16 @@ const SCRIPT = `
         }
       }
       if (!terminal) add(el('div', 'error', 'The stream ended without a terminal event.'));
+      if (pending.length > 0 || interrupts.length > 0) {
+        for (const n of texts.values()) n.classList.remove('streaming');
+        controller = undefined;
+        status.textContent = 'waiting for your answer';
+        if (interrupts.length > 0) return void run(undefined, await confirmAll(interrupts));
+        // The page's frontend tool asks in its card; a call of a tool the page does not have is answered as an error.
+        const answers = await Promise.all(pending.map((id) => { const t = tools.get(id); return t && t.name === 'ask_user' ? askInCard(t) : Promise.resolve('error: this page has no tool named ' + (t ? t.name : id)); }));
+        pending.forEach((id, i) => history.push({ id: newId('result'), role: 'tool', toolCallId: id, content: answers[i] }));
+        return void run(undefined);
+      }
       setBusy(false, terminal ? status.textContent : 'stream ended');
     } catch (err) {
       if (err.name === 'AbortError') { add(el('div', 'error', 'Stopped: the run was cancelled.')); setBusy(false, 'stopped'); }

@@ -1,0 +1,83 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { defineTool } from '../../../src/core/tools/define-tool.js';
+import { CHROMIUM, describeWith } from '../../support/system-program.js';
+import { startStack, type Stack } from './agui-http.fixtures.js';
+
+// Debian's Chromium (CHROMIUM.path); `.ci/run` installs it. Never downloaded by the test.
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+describeWith(CHROMIUM, 'the AG-UI chat page with the user in the loop (headless Chromium)', () => {
+  let stack: Stack | undefined;
+  let context: BrowserContext | undefined;
+  let profile: string | undefined;
+  afterEach(async () => {
+    await context?.close();
+    await stack?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+  });
+
+  async function openPage(): Promise<{ page: import('playwright-core').Page; problems: string[] }> {
+    profile = await mkdtemp(join(tmpdir(), 'agentrx-chromium-'));
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM.path, headless: true, args: CHROMIUM_ARGS });
+    const page = context.pages()[0] ?? (await context.newPage());
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+    });
+    await page.goto(stack!.server.url);
+    return { page, problems };
+  }
+
+  describe('when the demo model asks the user with the page\'s frontend tool (ask_user)', () => {
+    it('should ask in the tool\'s card, send the answer back, and show the model\'s reply to it', async () => {
+      stack = await startStack({ demo: true });
+      const { page, problems } = await openPage();
+      await page.locator('#prompt').fill('please ask me before deploying');
+      await page.locator('#send').click();
+
+      const card = page.locator('.tool', { hasText: 'ask_user' });
+      await card.locator('.ask button.yes').waitFor({ state: 'visible' });
+      expect(await card.locator('.state').textContent()).toBe('waiting for you');
+      expect(await card.locator('.question').textContent()).toContain('please ask me before deploying');
+      await card.locator('.ask button.yes').click();
+
+      await page.locator('.msg.assistant', { hasText: 'ask_user' }).waitFor();
+      await page.locator('#status', { hasText: 'run finished' }).waitFor();
+      expect(await card.locator('pre.result').textContent()).toBe('yes');
+      expect(await card.getAttribute('class')).toContain('done');
+      // The model's second request answers its call with the user's answer.
+      const last = stack.emulator.requests.filter((r) => r.completion !== undefined).at(-1)!.body as { messages: { role: string; content?: string }[] };
+      expect(last.messages.at(-1)).toMatchObject({ role: 'tool', content: 'yes' });
+      expect(await page.locator('.error').count()).toBe(0);
+      expect(problems).toEqual([]);
+    });
+  });
+
+  describe('when a tool needs the user\'s approval (an interrupt)', () => {
+    it('should show Allow / Deny, and run the tool once allowed', async () => {
+      let ran = 0;
+      const deploy = defineTool({ name: 'calculate', description: 'Evaluates arithmetic (needs approval here).', requireApproval: true, inputSchema: { type: 'object', properties: { expression: { type: 'string' } } }, handle: () => String(++ran * 126) });
+      stack = await startStack({ demo: true, tools: [deploy] });
+      const { page, problems } = await openPage();
+      await page.locator('#prompt').fill('what is (17 + 25) * 3');
+      await page.locator('#send').click();
+
+      const box = page.locator('.confirm');
+      await box.locator('button.yes').waitFor({ state: 'visible' });
+      expect(await box.textContent()).toContain('calculate');
+      expect(ran).toBe(0);
+      await box.locator('button.yes').click();
+
+      await page.locator('.tool.done').waitFor();
+      await page.locator('#status', { hasText: 'run finished' }).waitFor();
+      expect(ran).toBe(1);
+      expect(await page.locator('.tool.done pre.result').textContent()).toBe('126');
+      expect(await page.locator('.error').count()).toBe(0);
+      expect(problems).toEqual([]);
+    });
+  });
+});
