@@ -35,6 +35,8 @@ export interface AgUiRunRequest {
   readonly toolResults: readonly AgUiToolResult[];
   /** The client's answers to the interrupts the thread's last run ended with. */
   readonly resume: readonly AgUiResumeEntry[];
+  /** The request's messages as sent (each an object with an `id` and a known `role`): the run's MESSAGES_SNAPSHOT starts from them. */
+  readonly messages: readonly Record<string, unknown>[];
 }
 
 /** A tool declared in `RunAgentInput.tools`: the client runs it. */
@@ -157,7 +159,7 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
   if (problems.length > 0 || last === undefined) return { ok: false, problems };
   const state = body['state'];
   const prompt = answering ? { text: '', messageId: '' } : last;
-  return { ok: true, request: { threadId, runId, text: prompt.text, messageId: prompt.messageId, history, context, ...(isRecord(state) ? { state } : {}), clientTools, toolResults, resume } };
+  return { ok: true, request: { threadId, runId, text: prompt.text, messageId: prompt.messageId, history, context, ...(isRecord(state) ? { state } : {}), clientTools, toolResults, resume, messages: (messages as unknown[]).filter(isRecord) } };
 }
 
 /** The tool messages from `from` to the end, answering calls of the assistant message before them. */

@@ -10,6 +10,7 @@ import type { SessionStore } from '../../core/store/session-store.js';
 import type { RemoteSession } from '../../distributed/remote-session.js';
 import type { SubmitOptions } from '../../distributed/submit-options.js';
 import { ClientTools } from './agui-http.client-tools.js';
+import { RunMessages } from './agui-http.messages.js';
 import type { AgUiHttpOptions } from './agui-http.config.js';
 import { ThreadFrames, isTerminal, type FrameGroup } from './agui-http.frames.js';
 import { withContext, type AgUiRunRequest } from './agui-http.input.js';
@@ -141,6 +142,8 @@ interface Run {
   followers: number;
   /** The client address it counts against (`maxRunsPerClient`). */
   readonly client: string;
+  /** The conversation as the client will hold it at the run's end (its MESSAGES_SNAPSHOT). */
+  readonly messages: RunMessages;
   /**
    * Set for a run that continues the session's request a suspended run left waiting: called once
    * the stream is open (after RUN_STARTED), it hands the client's answers to the session.
@@ -260,6 +263,7 @@ export class AgUiThreads {
       graceTimer: undefined,
       followers: 0,
       client,
+      messages: new RunMessages(request.messages),
     };
     this.activeRuns++;
     this.clientRuns.set(client, mine + 1);
@@ -624,7 +628,8 @@ export class AgUiThreads {
     thread.suspended = suspension;
     const run = thread.run;
     if (!run || run.done) return;
-    if (run.started) run.stream.writeGroup([{ type: 'RUN_FINISHED', threadId: thread.id, runId: run.runId, outcome, timestamp: Date.now() }], undefined);
+    const now = Date.now();
+    if (run.started) run.stream.writeGroup([run.messages.snapshot(now), { type: 'RUN_FINISHED', threadId: thread.id, runId: run.runId, outcome, timestamp: now }], undefined);
     this.endRun(thread, run);
   }
 
@@ -647,6 +652,9 @@ export class AgUiThreads {
       if (!run.started && ev.type !== 'RUN_ERROR') continue;
       // The client sent this frontend tool's result itself.
       if (ev.type === 'TOOL_CALL_RESULT' && thread.clientTools?.clientAnswered(ev.toolCallId)) continue;
+      // The run's conversation goes out whole before it finishes (AG-UI MESSAGES_SNAPSHOT).
+      if (ev.type === 'RUN_FINISHED') out.push(run.messages.snapshot(ev.timestamp ?? Date.now()));
+      run.messages.apply(ev);
       out.push(ev);
       if (isTerminal(ev)) {
         terminal = ev;

@@ -226,10 +226,12 @@ describe('AG-UI endpoint with the official @ag-ui/client HttpAgent', () => {
       const strip = (events: readonly BaseEvent[]): unknown[] =>
         events.map((e) => {
           // Message ids (and so the tool calls' parentMessageId) are the emulator's, per run.
-          const { timestamp: _t, threadId: _th, runId: _r, messageId: _m, parentMessageId: _p, rawEvent, ...rest } = e as BaseEvent & Record<string, unknown>;
+          const { timestamp: _t, threadId: _th, runId: _r, messageId: _m, parentMessageId: _p, rawEvent, messages, ...rest } = e as BaseEvent & Record<string, unknown>;
           // A tool's measured duration differs between the two runs.
           const { durationMs: _d, ...raw } = (rawEvent ?? {}) as Record<string, unknown>;
-          return { ...rest, raw };
+          // MESSAGES_SNAPSHOT: the same conversation, the emulator's message ids aside.
+          const snapshot = Array.isArray(messages) ? { messages: messages.map((m: Record<string, unknown>) => ({ ...m, id: m['role'] === 'assistant' || m['role'] === 'tool' ? '<id>' : m['id'] })) } : {};
+          return { ...rest, ...snapshot, raw };
         });
       expect(strip(viaProto.events)).toEqual(strip(viaSse.events));
       expect(clientView(protoAgent.messages)).toEqual(sessionView(stack.sessions[1]!));

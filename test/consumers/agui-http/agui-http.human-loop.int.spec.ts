@@ -219,3 +219,52 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
     });
   });
 });
+
+describe('AG-UI endpoint: MESSAGES_SNAPSHOT before each RUN_FINISHED', () => {
+  let stack: Stack | undefined;
+  beforeEach(() => resetFakeTools());
+  afterEach(async () => {
+    await stack?.close();
+    stack = undefined;
+  });
+
+  /** Runs the agent and returns, for each MESSAGES_SNAPSHOT, the client's messages just before it and the snapshot's. */
+  async function snapshotsOf(agent: HttpAgent, params: RunAgentParameters): Promise<{ before: unknown[]; snapshot: unknown[]; failures: unknown[] }[]> {
+    const seen: { before: unknown[]; snapshot: unknown[]; failures: unknown[] }[] = [];
+    const failures: unknown[] = [];
+    await agent.runAgent(params, {
+      onMessagesSnapshotEvent: ({ event, messages }) => void seen.push({ before: structuredClone(messages), snapshot: structuredClone(event.messages), failures }),
+      onRunFailed: ({ error }) => void failures.push(error),
+    });
+    return seen;
+  }
+
+  it('should send the conversation exactly as the client rebuilt it, run after run (text, tool calls, results, a frontend tool)', async () => {
+    stack = await startStack({
+      tools: [EchoToolHandler],
+      script: [
+        { text: 'Checking.', toolCalls: [{ id: 'call_echo', name: 'echo', arguments: { text: 'hi' } }] },
+        { text: 'Echo said HI.' },
+        { text: 'Let me ask.', toolCalls: [{ id: 'call_ask', name: 'ask_user', arguments: { question: 'more?' } }] },
+        { text: 'Done, as you wished.' },
+      ],
+    });
+    const agent = new HttpAgent({ url: stack.endpoint, threadId: 'snap-1', initialMessages: [{ id: 's0', role: 'system', content: 'Be brief.' }, { id: 'u1', role: 'user', content: 'echo hi' }] });
+    const runs: Awaited<ReturnType<typeof snapshotsOf>>[] = [];
+    runs.push(await snapshotsOf(agent, { runId: 'r1', tools: [CONFIRM_TOOL] }));
+    agent.addMessage({ id: 'u2', role: 'user', content: 'and ask me' });
+    runs.push(await snapshotsOf(agent, { runId: 'r2', tools: [CONFIRM_TOOL] }));
+    agent.addMessage({ id: 't-ask', role: 'tool', toolCallId: 'call_ask', content: 'yes' });
+    runs.push(await snapshotsOf(agent, { runId: 'r3', tools: [CONFIRM_TOOL] }));
+
+    for (const run of runs) {
+      expect(run).toHaveLength(1);
+      expect(run[0]!.failures).toEqual([]);
+      // The client holds exactly this already: the snapshot reorders and drops nothing.
+      expect(run[0]!.snapshot).toEqual(run[0]!.before);
+    }
+    const roles = (agent.messages as { role: string }[]).map((m) => m.role);
+    expect(roles).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant']);
+    expect(runs[2]![0]!.snapshot).toEqual(agent.messages);
+  });
+});

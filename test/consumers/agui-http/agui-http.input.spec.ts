@@ -16,7 +16,7 @@ describe('parseRunAgentInput', () => {
       });
       expect(r).toEqual({
         ok: true,
-        request: { threadId: 't', runId: 'r', text: 'second', messageId: 'u2', history: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'reply' }], context: [], state: {}, clientTools: [], toolResults: [], resume: [] },
+        request: { threadId: 't', runId: 'r', text: 'second', messageId: 'u2', history: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'reply' }], context: [], state: {}, clientTools: [], toolResults: [], resume: [], messages: expect.any(Array) },
       });
     });
 

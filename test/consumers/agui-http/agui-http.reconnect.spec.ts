@@ -35,6 +35,7 @@ describe('AgUiReconnects', () => {
           ['TEXT_MESSAGE_START', undefined],
           ['TEXT_MESSAGE_CONTENT', '2'],
           ['TEXT_MESSAGE_END', undefined],
+          ['MESSAGES_SNAPSHOT', undefined],
           ['RUN_FINISHED', '3'],
         ]);
         expect(host.sessions[0]!.log.map((e) => e.seq)).toEqual([1, 2, 3]);

@@ -87,7 +87,7 @@ describe('AgUiThreads', () => {
       });
       server = await startAgUiServer({ rx, port: 0 });
       const r = await postJson(`${server.url}agent`, runInput());
-      expect(sseEvents(r.text).map((e) => e.type)).toEqual(['RUN_STARTED', 'RUN_FINISHED']);
+      expect(sseEvents(r.text).map((e) => e.type)).toEqual(['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']);
     });
   });
 
