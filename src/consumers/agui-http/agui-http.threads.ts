@@ -388,7 +388,9 @@ export class AgUiThreads {
   private open(request: AgUiRunRequest, run: Run, resumeSessionId: string | undefined): Thread | Promise<Thread> {
     const confirmTool = this.hooks.confirmTool;
     const prompt = withContext(request.text, request.context);
-    const where = resumeSessionId !== undefined ? { sessionId: resumeSessionId } : request.history.length > 0 ? { history: request.history } : {};
+    // A stored session goes on (its log, ledger and the host's history); the client's messages come
+    // too, for a host whose conversation the client holds (Local takes them instead of its stored copy).
+    const where = { ...(resumeSessionId !== undefined ? { sessionId: resumeSessionId } : {}), ...(request.history.length > 0 ? { history: request.history } : {}) };
     // Frontend tools go to a session of this process (its tool handlers wait on this thread).
     const clientTools = request.clientTools.length > 0 && this.placement.inProcess === true ? new ClientTools(request.clientTools, this.options.threadIdleMs) : undefined;
     const opened = this.placement.open({

@@ -45,8 +45,11 @@ export interface SessionOptions {
   /**
    * The conversation before `prompt`, for a fresh session that continues one held elsewhere (a
    * chat client's history). A host that accepts prior messages (Local) gets them as history;
-   * others get them as a delimited block before the prompt. Not with `sessionId` (a resumed
-   * session has its own history).
+   * others get them as a delimited block before the prompt. With `sessionId` (a resume), a host
+   * that accepts prior messages takes them instead of the stored conversation (the client's copy
+   * is the whole conversation: a message of a request that was aborted before the model answered
+   * is in it, not in the stored one), keeping the session's log, ledger and `seq`; other hosts
+   * ignore them (the host holds the conversation).
    */
   readonly history?: readonly PriorMessage[];
   /**
@@ -145,7 +148,6 @@ export function resolveSessionOptions(
   if (opts.threadId !== undefined && (typeof opts.threadId !== 'string' || opts.threadId.length === 0)) problems.push('threadId: must be a non-empty string');
   if (opts.history !== undefined) {
     problems.push(...priorMessageProblems(opts.history));
-    if (opts.sessionId !== undefined) problems.push('history: not with sessionId (a resumed session has its own history); pass one or the other');
   }
   if (opts.state !== undefined && (typeof opts.state !== 'object' || opts.state === null || Array.isArray(opts.state))) problems.push(`state: must be a JSON object; got ${Array.isArray(opts.state) ? 'an array' : opts.state === null ? 'null' : typeof opts.state}`);
   int('timeoutMs', opts.timeoutMs, 1, 2 ** 31 - 1);

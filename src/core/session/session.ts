@@ -245,7 +245,7 @@ export class Session {
     // A resume that found no history (taken over before its first turn ended) starts from freshPrompt.
     const asked = this.opts.prompt ?? (this.opts.sessionId !== undefined ? this.opts.freshPrompt : undefined);
     // Prior messages the host cannot take as history go before the prompt, as one delimited block.
-    const prompt = this.opts.history && !p.acceptsPriorMessages ? withPriorConversation(asked, this.opts.history) : asked;
+    const prompt = this.opts.history && !p.acceptsPriorMessages && this.opts.sessionId === undefined ? withPriorConversation(asked, this.opts.history) : asked;
     // No prompt stays undefined: the provider picks its default (or, with an outcome, sends none).
     return p.kickoffInput({ prompt, outcome: this.opts.outcome });
   }
@@ -255,8 +255,10 @@ export class Session {
     // A resume reads the stored record first: a host whose history lives with the client (Local) restores it.
     const prior = this.opts.sessionId !== undefined ? await abortable(this.journal.load(this.opts.sessionId), signal) : undefined;
     const handle = await abortable(this.deps.provision(), signal);
+    // A client's copy of the conversation replaces the stored one where the host takes prior messages.
     const priorMessages = p.acceptsPriorMessages ? this.opts.history : undefined;
-    this.conn = await abortable(p.open({ sessionId: this.opts.sessionId, spec: this.deps.spec, handle, signal, maxTurns: this.opts.maxTurns, history: prior?.transcript, ...(priorMessages ? { priorMessages } : {}) }), signal);
+    const history = priorMessages ? undefined : prior?.transcript;
+    this.conn = await abortable(p.open({ sessionId: this.opts.sessionId, spec: this.deps.spec, handle, signal, maxTurns: this.opts.maxTurns, history, ...(priorMessages ? { priorMessages } : {}) }), signal);
     this.sessionIdValue = p.sessionId(this.conn) ?? this.opts.sessionId;
     this.ingestion.sessionId = this.sessionIdValue;
     this.threadId = prior?.threadId ?? this.opts.threadId ?? this.sessionIdValue ?? `thread-${randomUUID()}`;

@@ -233,7 +233,7 @@ describe('AG-UI endpoint: MESSAGES_SNAPSHOT before each RUN_FINISHED', () => {
     const seen: { before: unknown[]; snapshot: unknown[]; failures: unknown[] }[] = [];
     const failures: unknown[] = [];
     await agent.runAgent(params, {
-      onMessagesSnapshotEvent: ({ event, messages }) => void seen.push({ before: structuredClone(messages), snapshot: structuredClone(event.messages), failures }),
+      onMessagesSnapshotEvent: ({ event, messages }) => void seen.push({ before: [...structuredClone(messages)], snapshot: [...structuredClone(event.messages)], failures }),
       onRunFailed: ({ error }) => void failures.push(error),
     });
     return seen;
