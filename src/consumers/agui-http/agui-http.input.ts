@@ -68,6 +68,9 @@ export type AgUiRunRequestResult = { readonly ok: true; readonly request: AgUiRu
 /** Longest accepted `threadId` / `runId`. */
 export const MAX_ID_LENGTH = 256;
 
+/** AG-UI 1.0 content parts of a user message (`binary` from 0.0.x); only `text` reaches the model. */
+const CONTENT_PARTS = new Set(['text', 'image', 'audio', 'video', 'document', 'binary']);
+
 const ROLES = new Set(['developer', 'system', 'assistant', 'user', 'tool', 'activity', 'reasoning']);
 
 /**
@@ -289,6 +292,9 @@ function userText(content: unknown, at: string, problems: string[]): string | un
   content.forEach((part: unknown, j) => {
     if (!isRecord(part) || typeof part['type'] !== 'string') {
       problems.push(`${at}[${j}].type: required, a string`);
+      valid = false;
+    } else if (!CONTENT_PARTS.has(part['type'])) {
+      problems.push(`${at}[${j}].type: unknown content part ${JSON.stringify(part['type'].slice(0, 40))}; one of ${[...CONTENT_PARTS].join(', ')}`);
       valid = false;
     } else if (part['type'] === 'text') {
       if (typeof part['text'] === 'string') texts.push(part['text']);

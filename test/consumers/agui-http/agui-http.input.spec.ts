@@ -43,6 +43,11 @@ describe('parseRunAgentInput', () => {
       });
     });
 
+    it('should refuse a content part of an unknown type, naming it', () => {
+      const r = parseRunAgentInput({ ...base, messages: [{ id: 'u', role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'hologram', data: 'x' }] }] });
+      expect(r).toEqual({ ok: false, problems: ['messages[0].content[1].type: unknown content part "hologram"; one of text, image, audio, video, document, binary'] });
+    });
+
     it('should list each bad frontend tool and resume entry', () => {
       const r = parseRunAgentInput({
         ...base,
