@@ -348,6 +348,9 @@ export class AgUiThreads {
       if (request.toolResults.length > 0) throw new AgentRxError('invalid_options', `messages: thread ${thread.id} waits for answers to its interrupts (${[...suspended.toolUses.keys()].join(', ')}) in resume, not for tool results`);
       answer = this.confirmations(thread, suspended.toolUses, request.resume);
     }
+    // The client's state is the agent's: what it changed meanwhile replaces the session's (the
+    // next delta is then taken against an empty snapshot, which applies to any client state).
+    if (request.state !== undefined) thread.session.setState?.(request.state);
     thread.suspended = undefined;
     thread.run = run;
     run.continueWith = answer;

@@ -101,6 +101,33 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
     });
   });
 
+  describe('when the client changes its state while a frontend call waits, and a tool then changes it', () => {
+    it('should continue from the client\'s state, with a STATE_DELTA the client applies', async () => {
+      const bump = defineTool({
+        name: 'bump',
+        description: 'Adds one to count.',
+        inputSchema: { type: 'object', properties: {} },
+        handle: (_input, ctx) => {
+          ctx.state!['count'] = (ctx.state!['count'] as number) + 1;
+          return 'bumped';
+        },
+      });
+      stack = await startStack({
+        tools: [bump],
+        script: [{ toolCalls: [{ id: 'call_ask', name: 'ask_user', arguments: { question: 'bump?' } }] }, { toolCalls: [{ id: 'call_bump', name: 'bump', arguments: {} }] }, { text: 'Bumped.' }],
+      });
+      const agent = new HttpAgent({ url: stack.endpoint, threadId: 'fe-state', initialMessages: [{ id: 'u1', role: 'user', content: 'go' }], initialState: { count: 1, note: 'a' } });
+      const first = await runClient(agent, { runId: 'r1', tools: [CONFIRM_TOOL] });
+      expect(first.failures).toEqual([]);
+      agent.setState({ count: 40, note: 'changed meanwhile' });
+      agent.addMessage({ id: 't1', role: 'tool', toolCallId: 'call_ask', content: 'yes' });
+      const second = await runClient(agent, { runId: 'r2', tools: [CONFIRM_TOOL] });
+      expect(second.failures).toEqual([]);
+      expect(types(second.events)).toContain('STATE_DELTA');
+      expect(agent.state).toEqual({ count: 41, note: 'changed meanwhile' });
+    });
+  });
+
   describe('when a run brings what the thread does not wait for', () => {
     it('should answer 400 naming the problem, and keep the waiting run answerable', async () => {
       stack = await startStack({ script: [{ toolCalls: [{ id: 'call_ask', name: 'ask_user', arguments: { question: 'ok?' } }] }, { text: 'Thanks.' }] });
