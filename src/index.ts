@@ -19,6 +19,11 @@ export type {
   AgUiEvent,
   CustomEvent,
   RawAgUiEvent,
+  ReasoningEndEvent,
+  ReasoningMessageContentEvent,
+  ReasoningMessageEndEvent,
+  ReasoningMessageStartEvent,
+  ReasoningStartEvent,
   RunErrorEvent,
   RunFinishedEvent,
   RunStartedEvent,
@@ -45,6 +50,7 @@ export type {
   EventDraft,
   HostToolResultEvent,
   ProviderEnvelope,
+  ReasoningDelta,
   ReconnectedEvent,
   Reconnecting,
   Reprompt,
@@ -53,12 +59,28 @@ export type {
   RunStarted,
   SessionEvent,
   TextDelta,
+  ToolCallDelta,
   ToolConfirmationEvent,
   ToolResultEvent,
   ToolStarted,
   TurnEnd,
 } from './core/events/session-event.js';
-export { RecentKeys, dedupeById, extractTextDeltas, groupTurns, toAgUi, type DedupeByIdOptions, type GroupTurnsOptions, type TextDeltaResult, type ToAgUiOptions } from './core/events/operators/index.js';
+export {
+  RecentKeys,
+  TOOL_CALL_ARGS_REPLACED_EVENT,
+  dedupeById,
+  extractReasoningDeltas,
+  extractTextDeltas,
+  extractToolCallDeltas,
+  groupTurns,
+  toAgUi,
+  type DedupeByIdOptions,
+  type GroupTurnsOptions,
+  type TextDeltaResult,
+  type ToAgUiOptions,
+  type ToolCallDeltaOf,
+  type ToolCallDeltaPart,
+} from './core/events/operators/index.js';
 export type { ConsumerError } from './core/session/consumer-hub.js';
 export { Logger, MemoryLogger, StderrLogger, type LogLevel } from './core/logger.js';
 export { SESSION_LOG_VERSION, SessionStore, type SessionRecord, type SessionStatus, type StoreLease } from './core/store/session-store.js';

@@ -1,5 +1,5 @@
 import type { AgUiEvent, CustomEvent, RunFinishedEvent, ToolCallResultEvent } from '../core/events/agui-event.js';
-import { TURN_END_EVENT } from '../core/events/operators/to-ag-ui.js';
+import { TOOL_CALL_ARGS_REPLACED_EVENT, TURN_END_EVENT } from '../core/events/operators/to-ag-ui.js';
 import type { HostToolResultEvent, ToolResultEvent } from '../core/events/session-event.js';
 import type { Usage } from '../core/model.js';
 
@@ -108,6 +108,22 @@ export function isHostToolResultEvent(v: unknown): v is HostToolResultEvent {
     typeof result['content'] === 'string' &&
     typeof result['isError'] === 'boolean'
   );
+}
+
+/**
+ * The CUSTOM event `toAgUi` sends after a streamed call's TOOL_CALL_END when the input the tool
+ * runs with is not what its TOOL_CALL_ARGS fragments spelled out: `args` (JSON text) replaces them.
+ */
+export interface ToolCallArgsReplaced {
+  readonly toolCallId: string;
+  readonly args: string;
+}
+
+/** The well-formed `{ toolCallId, args }` of a CUSTOM `agentrx.tool_call_args_replaced` event, else undefined. */
+export function toolCallArgsReplacedOf(ev: AgUiEvent): ToolCallArgsReplaced | undefined {
+  if (ev.type !== 'CUSTOM' || ev.name !== TOOL_CALL_ARGS_REPLACED_EVENT || !isRecord(ev.value)) return undefined;
+  const { toolCallId, args } = ev.value;
+  return typeof toolCallId === 'string' && typeof args === 'string' ? { toolCallId, args } : undefined;
 }
 
 /** `{ inputTokens, outputTokens }` when both are finite non-negative numbers. */

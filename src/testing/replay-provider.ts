@@ -71,6 +71,8 @@ export class ReplayProvider implements TurnProvider<ReplayConn, ReplayInput> {
   private readonly idOf = new WeakMap<RawEvent, string>();
   private readonly deltaOf = new WeakMap<RawEvent, { text: string; messageId: string }>();
   private readonly hostResultOf = new WeakMap<RawEvent, { toolUseId: string; content: string; isError: boolean }>();
+  private readonly reasoningOf = new WeakMap<RawEvent, { text: string; messageId: string }>();
+  private readonly callDeltasOf = new WeakMap<RawEvent, { toolUseId: string; name?: string; argsDelta: string; parentMessageId?: string }[]>();
   private readonly results = new Map<string, ToolResult>();
   private readonly logger: Logger;
   /** The last turn polled by any session: `normalize` of a turn without events falls back to it. */
@@ -100,7 +102,20 @@ export class ReplayProvider implements TurnProvider<ReplayConn, ReplayInput> {
         text += ev.text;
         continue;
       } else if (ev.type === 'agentrx.host_tool_result') {
+        // The ingestion puts what a provider event carries right after it: keep `previous` for the rest.
         if (previous !== undefined) this.hostResultOf.set(previous, { toolUseId: ev.toolUse.id, content: ev.result.content, isError: ev.result.isError });
+        continue;
+      } else if (ev.type === 'agentrx.reasoning_delta') {
+        if (previous !== undefined) this.reasoningOf.set(previous, { text: ev.text, messageId: ev.messageId });
+        continue;
+      } else if (ev.type === 'agentrx.tool_call_delta') {
+        if (previous !== undefined) {
+          const { type: _type, ...delta } = ev;
+          const deltas = this.callDeltasOf.get(previous) ?? [];
+          deltas.push(delta);
+          this.callDeltasOf.set(previous, deltas);
+        }
+        continue;
       } else if (ev.type === 'agentrx.turn_end') {
         const turn: RecordedTurn = { index: this.turns.length, events, end: ev, text };
         this.turns.push(turn);
@@ -215,6 +230,16 @@ export class ReplayProvider implements TurnProvider<ReplayConn, ReplayInput> {
 
   textDelta(_conn: ReplayConn, event: RawEvent): { text: string; messageId: string } | undefined {
     return this.deltaOf.get(event);
+  }
+
+  /** The reasoning recorded right after `event` (see `AgentProvider.reasoningDelta`). */
+  reasoningDelta(_conn: ReplayConn, event: RawEvent): { text: string; messageId: string } | undefined {
+    return this.reasoningOf.get(event);
+  }
+
+  /** The tool-call fragments recorded right after `event` (see `AgentProvider.toolCallDelta`). */
+  toolCallDelta(_conn: ReplayConn, event: RawEvent): readonly { toolUseId: string; name?: string; argsDelta: string; parentMessageId?: string }[] | undefined {
+    return this.callDeltasOf.get(event);
   }
 
   /** The host-run tool result recorded right after `event` (see `AgentProvider.hostToolResult`). */

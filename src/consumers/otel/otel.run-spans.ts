@@ -2,7 +2,7 @@ import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { otelApi } from './otel-api.js';
 import type { AgUiEvent, ToolCallResultEvent } from '../../core/events/agui-event.js';
 import type { Usage } from '../../core/model.js';
-import { hostToolResultOf, isCount, isTurnEndEvent, toolResultOf, turnSnapshotOf, type RunOutcome } from '../agentrx-payloads.js';
+import { hostToolResultOf, isCount, isTurnEndEvent, toolCallArgsReplacedOf, toolResultOf, turnSnapshotOf, type RunOutcome } from '../agentrx-payloads.js';
 import { Attr, chatSpan, fail, finishReason, outputMessages, runAttributes, toolSpan, type Failure, type SpanLabels, type ToolCallInfo, type ToolOutcome } from './otel.attributes.js';
 
 /** What {@link RunSpans} needs: the tracer, the labels, and whether to record content. */
@@ -18,7 +18,8 @@ export interface Timed {
 }
 
 interface ToolCall extends ToolCallInfo {
-  readonly startAt: number;
+  /** When the call's execution began: its TOOL_CALL_END (arguments complete), else its START. */
+  startAt: number;
   args: string;
 }
 
@@ -89,8 +90,19 @@ export class RunSpans implements Timed {
         if (call) call.args += ev.delta;
         return;
       }
-      case 'CUSTOM':
-        return isTurnEndEvent(ev) ? this.snapshot(turnSnapshotOf(ev), at) : undefined;
+      case 'TOOL_CALL_END': {
+        // Arguments that streamed took the model's time, not the tool's: the execution starts here.
+        const call = this.turn?.pending.get(ev.toolCallId);
+        if (call) call.startAt = at;
+        return;
+      }
+      case 'CUSTOM': {
+        if (isTurnEndEvent(ev)) return this.snapshot(turnSnapshotOf(ev), at);
+        const replaced = toolCallArgsReplacedOf(ev);
+        const call = replaced === undefined ? undefined : this.turn?.pending.get(replaced.toolCallId);
+        if (call && replaced) call.args = replaced.args;
+        return;
+      }
       case 'TOOL_CALL_RESULT':
         return this.toolResult(ev, at);
       default:

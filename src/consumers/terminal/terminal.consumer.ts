@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { AgUiEvent } from '../../core/events/agui-event.js';
 import type { ConsumerContext, EventConsumer, StopReason } from '../../core/plugin/event-consumer.js';
-import { hostToolResultOf, runOutcomeOf, toolResultOf, type RunOutcome } from '../agentrx-payloads.js';
+import { hostToolResultOf, runOutcomeOf, toolCallArgsReplacedOf, toolResultOf, type RunOutcome } from '../agentrx-payloads.js';
 
 /** Options of the terminal renderer. */
 export interface TerminalConsumerOptions {
@@ -36,7 +36,8 @@ const RESULT_MAX = 80;
  * spinner and its elapsed time on one live status line (parallel tools side by side, redrawn at
  * most 10 times a second and flushed at once on lifecycle events); a finished tool prints
  * `⚙ name(args) → result`; errors are red with their code; a summary (turns, tool calls, tokens,
- * duration) closes each run. Without a TTY (or with `live: false`) there is no status line and
+ * duration) closes each run. Reasoning (REASONING_*) is not shown: the terminal is for the answer
+ * and the tools, and a model's thinking can be long. Without a TTY (or with `live: false`) there is no status line and
  * the output is plain lines, deterministic apart from timings; NO_COLOR turns colors off.
  */
 export class TerminalConsumer implements EventConsumer {
@@ -97,6 +98,13 @@ export class TerminalConsumer implements EventConsumer {
         const t = this.tools.get(ev.toolCallId);
         if (t) t.runningSince = this.now();
         this.refresh();
+        break;
+      }
+      case 'CUSTOM': {
+        // A streamed call's final arguments replaced what its fragments spelled out.
+        const replaced = toolCallArgsReplacedOf(ev);
+        const t = replaced === undefined ? undefined : this.tools.get(replaced.toolCallId);
+        if (t && replaced) t.args = replaced.args;
         break;
       }
       case 'TOOL_CALL_RESULT':

@@ -17,6 +17,11 @@ export const AgUiEventType = {
   TOOL_CALL_ARGS: 'TOOL_CALL_ARGS',
   TOOL_CALL_END: 'TOOL_CALL_END',
   TOOL_CALL_RESULT: 'TOOL_CALL_RESULT',
+  REASONING_START: 'REASONING_START',
+  REASONING_MESSAGE_START: 'REASONING_MESSAGE_START',
+  REASONING_MESSAGE_CONTENT: 'REASONING_MESSAGE_CONTENT',
+  REASONING_MESSAGE_END: 'REASONING_MESSAGE_END',
+  REASONING_END: 'REASONING_END',
   STATE_SNAPSHOT: 'STATE_SNAPSHOT',
   STATE_DELTA: 'STATE_DELTA',
   RAW: 'RAW',
@@ -58,6 +63,12 @@ export interface ToolCallStartEvent extends Base { readonly type: 'TOOL_CALL_STA
 export interface ToolCallArgsEvent extends Base { readonly type: 'TOOL_CALL_ARGS'; readonly toolCallId: string; readonly delta: string }
 export interface ToolCallEndEvent extends Base { readonly type: 'TOOL_CALL_END'; readonly toolCallId: string }
 export interface ToolCallResultEvent extends Base { readonly type: 'TOOL_CALL_RESULT'; readonly messageId: string; readonly toolCallId: string; readonly content: string; readonly role?: 'tool' }
+/** A reasoning span opens (`messageId` names the span; the reasoning message inside it has the same id). */
+export interface ReasoningStartEvent extends Base { readonly type: 'REASONING_START'; readonly messageId: string }
+export interface ReasoningMessageStartEvent extends Base { readonly type: 'REASONING_MESSAGE_START'; readonly messageId: string; readonly role: 'reasoning' }
+export interface ReasoningMessageContentEvent extends Base { readonly type: 'REASONING_MESSAGE_CONTENT'; readonly messageId: string; readonly delta: string }
+export interface ReasoningMessageEndEvent extends Base { readonly type: 'REASONING_MESSAGE_END'; readonly messageId: string }
+export interface ReasoningEndEvent extends Base { readonly type: 'REASONING_END'; readonly messageId: string }
 export interface StateSnapshotEvent extends Base { readonly type: 'STATE_SNAPSHOT'; readonly snapshot: unknown }
 /** A change of the shared state as a JSON Patch (RFC 6902), applied to the last snapshot. */
 export interface StateDeltaEvent extends Base { readonly type: 'STATE_DELTA'; readonly delta: JsonPatchOperation[] }
@@ -77,6 +88,11 @@ export type AgUiEvent =
   | ToolCallArgsEvent
   | ToolCallEndEvent
   | ToolCallResultEvent
+  | ReasoningStartEvent
+  | ReasoningMessageStartEvent
+  | ReasoningMessageContentEvent
+  | ReasoningMessageEndEvent
+  | ReasoningEndEvent
   | StateSnapshotEvent
   | StateDeltaEvent
   | RawAgUiEvent

@@ -38,6 +38,24 @@ export type SessionEvent = ProviderEnvelope | AgentRxEnvelope;
 export interface RunStarted { readonly type: 'agentrx.run_started'; readonly runId: string; readonly threadId: string; readonly resumed: boolean }
 /** Normalized assistant text, right after the host event that carried it. */
 export interface TextDelta { readonly type: 'agentrx.text_delta'; readonly text: string; readonly messageId: string }
+/**
+ * A fragment of a tool call's arguments as the host streams them, right after the host event that
+ * carried it (the provider's `toolCallDelta`). The turn's `agentrx.turn_end` still carries the
+ * call whole (its final input); `toAgUi` opens the call at its first delta.
+ */
+export interface ToolCallDelta {
+  readonly type: 'agentrx.tool_call_delta';
+  /** The id the turn's end and the tool's result use for this call. */
+  readonly toolUseId: string;
+  /** The tool's name; present at least on the call's first delta. */
+  readonly name?: string;
+  /** The next fragment of the arguments' JSON text (may be empty: the call is known, no argument yet). */
+  readonly argsDelta: string;
+  /** The assistant message the call belongs to (the `messageId` of its text deltas), when the host says. */
+  readonly parentMessageId?: string;
+}
+/** The model's reasoning text (OpenAI-compatible `reasoning_content`), right after the host event that carried it. */
+export interface ReasoningDelta { readonly type: 'agentrx.reasoning_delta'; readonly text: string; readonly messageId: string }
 /** A turn closed; its tool uses (custom and host-run) are final here. */
 export interface TurnEnd {
   readonly type: 'agentrx.turn_end';
@@ -92,6 +110,8 @@ export interface RunError { readonly type: 'agentrx.run_error'; readonly runId: 
 export type AgentRxEvent =
   | RunStarted
   | TextDelta
+  | ReasoningDelta
+  | ToolCallDelta
   | TurnEnd
   | ToolStarted
   | ToolResultEvent

@@ -187,6 +187,34 @@ export interface ProviderBase<Conn = unknown, Input = unknown> {
    * as no result). Default: host-run tools are announced without results.
    */
   hostToolResult?(conn: Conn, event: RawEvent): { readonly toolUseId: string; readonly content: string; readonly isError: boolean } | undefined;
+  /**
+   * Maps one raw event of the session `conn` to the reasoning text it carries (the model thinking
+   * before it answers: `reasoning_content` on OpenAI-compatible servers), or undefined. Called
+   * once per ingested event, in order, like `textDelta`; a recognized event is followed by an
+   * `agentrx.reasoning_delta`, which `toAgUi` turns into REASONING_* events. `messageId` names the
+   * reasoning message: keep it apart from the text message's id. Must not throw (a throw counts
+   * as no reasoning). Default: no reasoning is reported, and no session pays for the operator.
+   */
+  reasoningDelta?(conn: Conn, event: RawEvent): string | { readonly text: string; readonly messageId?: string } | undefined;
+  /**
+   * Maps one raw event of the session `conn` to the fragments of tool-call arguments it carries
+   * as the host streams them (one, or several for parallel calls in one event), or undefined.
+   * Called once per ingested event, in order; each fragment is followed by an
+   * `agentrx.tool_call_delta`, and `toAgUi` opens the call (TOOL_CALL_START) at its first fragment
+   * and sends each as TOOL_CALL_ARGS, so the turn's end only closes it. `toolUseId` must be the id
+   * the turn's `normalize` gives the call (and its result uses); `name` is required on a call's
+   * first fragment; the concatenated `argsDelta`s should be the call's final arguments (when they
+   * are not, `toAgUi` says so, see `TOOL_CALL_ARGS_REPLACED_EVENT`). A call the host never streams
+   * is announced whole at the turn's end. Must not throw (a throw counts as no fragment).
+   * Default: calls are announced whole at the turn's end, and no session pays for the operator.
+   */
+  toolCallDelta?(
+    conn: Conn,
+    event: RawEvent,
+  ):
+    | { readonly toolUseId: string; readonly name?: string; readonly argsDelta: string; readonly parentMessageId?: string }
+    | readonly { readonly toolUseId: string; readonly name?: string; readonly argsDelta: string; readonly parentMessageId?: string }[]
+    | undefined;
   /** Dedupe key of an event. Default: its string `id` field. */
   eventId?(event: RawEvent): string | undefined;
   /** The client-held conversation history, verbatim, if the provider keeps one. */

@@ -1,5 +1,15 @@
 import { Subject, type Observable } from 'rxjs';
-import { RecentKeys, dedupeById, extractHostToolResults, extractTextDeltas, type HostToolResultOf, type TextDeltaResult } from '../events/operators/index.js';
+import {
+  RecentKeys,
+  dedupeById,
+  extractHostToolResults,
+  extractReasoningDeltas,
+  extractTextDeltas,
+  extractToolCallDeltas,
+  type HostToolResultOf,
+  type TextDeltaResult,
+  type ToolCallDeltaOf,
+} from '../events/operators/index.js';
 import type { AgentRxEvent, EventDraft, SessionEvent } from '../events/session-event.js';
 import type { RawEvent } from '../model.js';
 import { defaultEventId, type AgentProvider, type IngestCursor } from '../plugin/agent-provider.js';
@@ -17,6 +27,10 @@ export interface IngestionOptions {
   textDelta(raw: RawEvent): TextDeltaResult;
   /** The provider's host-run tool result of a provider event (bound to the session's conn); absent: none. */
   hostToolResult?(raw: RawEvent): HostToolResultOf;
+  /** The provider's reasoning text of a provider event (bound to the session's conn); absent: none. */
+  reasoningDelta?(raw: RawEvent): TextDeltaResult;
+  /** The provider's streamed tool-call argument fragments of a provider event (bound to the session's conn); absent: none. */
+  toolCallDelta?(raw: RawEvent): ToolCallDeltaOf;
   /** Ids of the most recently ingested provider events always remembered. */
   readonly dedupeWindow: number;
   /** Keep every provider event of a request in `history` (else a bounded window). */
@@ -24,8 +38,10 @@ export interface IngestionOptions {
 }
 
 /**
- * The ingestion pipeline of one session: drafts → dedupe by id → text deltas → host tool results →
- * `seq` → `events$`.
+ * The ingestion pipeline of one session: drafts → dedupe by id → tool-call deltas, text deltas,
+ * reasoning deltas, host tool results → `seq` → `events$`. What a provider event carries follows
+ * it in this order: reasoning, text, tool-call fragments (the thinking comes before the answer it
+ * leads to), with a host tool result first.
  * Provider events enter through `ingest`, the Session's own typed events through `emit`; both get
  * an envelope stamped with the next `seq`, gap-free, and a duplicate provider event (an id already
  * in the window) gets none. It also keeps the request's provider events for recovery and the turn
@@ -45,15 +61,22 @@ export class Ingestion {
   private requestEvents: RawEvent[] = [];
   private done = false;
 
-  /** The ingestion of one session of `provider`: its event ids, and its text deltas and host tool results read with the session's conn. */
+  /**
+   * The ingestion of one session of `provider`: its event ids, and its text deltas, reasoning,
+   * tool-call fragments and host tool results read with the session's conn.
+   */
   static forProvider(provider: AgentProvider, conn: () => unknown, opts: Pick<IngestionOptions, 'dedupeWindow' | 'retainEvents'>): Ingestion {
     const textDelta = provider.textDelta?.bind(provider);
     const hostToolResult = provider.hostToolResult?.bind(provider);
+    const reasoningDelta = provider.reasoningDelta?.bind(provider);
+    const toolCallDelta = provider.toolCallDelta?.bind(provider);
     return new Ingestion({
       providerId: provider.id,
       eventId: provider.eventId?.bind(provider) ?? defaultEventId,
       textDelta: textDelta ? (raw) => textDelta(conn(), raw) : () => undefined,
       ...(hostToolResult ? { hostToolResult: (raw: RawEvent) => hostToolResult(conn(), raw) } : {}),
+      ...(reasoningDelta ? { reasoningDelta: (raw: RawEvent) => reasoningDelta(conn(), raw) } : {}),
+      ...(toolCallDelta ? { toolCallDelta: (raw: RawEvent) => toolCallDelta(conn(), raw) } : {}),
       dedupeWindow: opts.dedupeWindow,
       retainEvents: opts.retainEvents,
     });
@@ -62,13 +85,18 @@ export class Ingestion {
   constructor(private readonly opts: IngestionOptions) {
     this.seen = new RecentKeys(opts.dedupeWindow);
     this.events$ = this.bus.asObservable();
-    const translated = this.drafts.pipe(
-      dedupeById((d: EventDraft) => (d.source === 'provider' ? d.id : undefined), { seen: this.seen }),
-      extractTextDeltas((raw) => opts.textDelta(raw)),
-    );
-    // Only providers that report host-run tool results pay for the extra operator.
+    // Only providers that report tool-call fragments, reasoning or host-run tool results pay for
+    // those operators. In a chain, the events the last operator derives from a provider event come
+    // first (it sees the event first): hence tool calls, text, reasoning, host results.
+    const toolCallDelta = opts.toolCallDelta?.bind(opts);
+    const reasoningDelta = opts.reasoningDelta?.bind(opts);
     const hostToolResult = opts.hostToolResult?.bind(opts);
-    (hostToolResult ? translated.pipe(extractHostToolResults(hostToolResult)) : translated).subscribe((d) => this.stamp(d));
+    let translated = this.drafts.pipe(dedupeById((d: EventDraft) => (d.source === 'provider' ? d.id : undefined), { seen: this.seen }));
+    if (toolCallDelta) translated = translated.pipe(extractToolCallDeltas(toolCallDelta));
+    translated = translated.pipe(extractTextDeltas((raw) => opts.textDelta(raw)));
+    if (reasoningDelta) translated = translated.pipe(extractReasoningDeltas(reasoningDelta));
+    if (hostToolResult) translated = translated.pipe(extractHostToolResults(hostToolResult));
+    translated.subscribe((d) => this.stamp(d));
   }
 
   /** The turn within the current request: 0 before its first turn closes. */

@@ -14,6 +14,8 @@ export interface Answer {
   readonly created: number;
   readonly model: string;
   readonly text: string | undefined;
+  /** Reasoning before the answer (`reasoning_content`). */
+  readonly reasoning: string | undefined;
   readonly calls: readonly { id: string; name: string; arguments: string }[];
   readonly finishReason: string;
   readonly usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
@@ -30,13 +32,14 @@ export function buildAnswer(turn: EmulatorTurn, completion: number, request: Jso
   });
   const text = turn.text;
   const prompt = Math.max(1, Math.ceil(JSON.stringify(request['messages'] ?? []).length / 4));
-  const completionTokens = Math.max(1, Math.ceil(((text ?? '') + calls.map((c) => c.name + c.arguments).join('')).length / 4));
+  const completionTokens = Math.max(1, Math.ceil(((turn.reasoning ?? '') + (text ?? '') + calls.map((c) => c.name + c.arguments).join('')).length / 4));
   const usage = turn.usage ?? { prompt_tokens: prompt, completion_tokens: completionTokens };
   return {
     id: `chatcmpl-emu${completion}`,
     created: 1_700_000_000 + completion,
     model: typeof request['model'] === 'string' ? request['model'] : 'emulator-model',
     text,
+    reasoning: turn.reasoning,
     calls,
     finishReason: turn.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop'),
     usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
@@ -47,6 +50,7 @@ export function buildAnswer(turn: EmulatorTurn, completion: number, request: Jso
 /** The non-streamed `chat.completion` body of an answer. */
 export function completionBody(a: Answer): Json {
   const message: Json = { role: 'assistant', content: a.text ?? null, refusal: null, annotations: [] };
+  if (a.reasoning !== undefined) message['reasoning_content'] = a.reasoning;
   if (a.calls.length > 0) {
     message['tool_calls'] = a.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
   }
@@ -78,6 +82,7 @@ export function buildChunks(a: Answer, quirks: EmulatorQuirks, includeUsage: boo
     return out;
   }
   out.push(chunk({ role: 'assistant', content: '', refusal: null }));
+  for (const piece of splitText(a.reasoning ?? '')) out.push(chunk({ reasoning_content: piece }));
   for (const piece of splitText(a.text ?? '')) out.push(chunk({ content: piece }));
 
   const perCall = a.calls.map((c, index) => {

@@ -18,6 +18,12 @@ export interface EmulatorToolCall {
 
 /** One scripted model answer; consumed by one successful completion request. */
 export interface EmulatorTurn {
+  /**
+   * Reasoning the model shows before its answer, as OpenAI-compatible reasoning servers (vLLM,
+   * DeepSeek, llama.cpp) send it: streamed as `delta.reasoning_content` in several small deltas
+   * before any text or tool call; in a non-streamed body, `message.reasoning_content`.
+   */
+  readonly reasoning?: string;
   /** Assistant text; streamed in several small deltas. */
   readonly text?: string;
   /** Tool calls (parallel when more than one). */

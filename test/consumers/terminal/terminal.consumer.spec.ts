@@ -136,3 +136,30 @@ describe('TerminalConsumer', () => {
     });
   });
 });
+
+describe('TerminalConsumer with streamed calls and reasoning', () => {
+  describe('.onEvent', () => {
+    describe('when a call streams its arguments, the model reasons first, and the final arguments replace the streamed ones', () => {
+      it('should print no reasoning and show the call with the arguments it ran with', () => {
+        const screen = new Screen(false);
+        play(new TerminalConsumer({ out: screen, env: {}, now: () => 0 }), [
+          { type: 'RUN_STARTED', threadId: 't', runId: 'r' },
+          { type: 'REASONING_START', messageId: 'x' },
+          { type: 'REASONING_MESSAGE_START', messageId: 'x', role: 'reasoning' },
+          { type: 'REASONING_MESSAGE_CONTENT', messageId: 'x', delta: 'secret thoughts' },
+          { type: 'REASONING_MESSAGE_END', messageId: 'x' },
+          { type: 'REASONING_END', messageId: 'x' },
+          { type: 'TOOL_CALL_START', toolCallId: 'a', toolCallName: 'read_file' },
+          { type: 'TOOL_CALL_ARGS', toolCallId: 'a', delta: '{"path":' },
+          { type: 'TOOL_CALL_ARGS', toolCallId: 'a', delta: '"draft.txt"}' },
+          { type: 'TOOL_CALL_END', toolCallId: 'a' },
+          { type: 'CUSTOM', name: 'agentrx.tool_call_args_replaced', value: { toolCallId: 'a', args: '{"path":"a.txt"}' } },
+          { type: 'TOOL_CALL_RESULT', messageId: 'a:r', toolCallId: 'a', content: 'hello', rawEvent: toolResultRaw('a', 'read_file', 'hello', false) },
+          { type: 'RUN_FINISHED', threadId: 't', runId: 'r', result: { terminal: 'end_turn', turns: 1 } },
+        ]);
+        expect(screen.text).not.toContain('secret');
+        expect(screen.text.split('\n')[0]).toBe('⚙ read_file({"path":"a.txt"}) → hello');
+      });
+    });
+  });
+});

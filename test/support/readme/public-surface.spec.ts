@@ -4,6 +4,11 @@ import type {
   AgUiEventType,
   CustomEvent,
   RawAgUiEvent,
+  ReasoningEndEvent,
+  ReasoningMessageContentEvent,
+  ReasoningMessageEndEvent,
+  ReasoningMessageStartEvent,
+  ReasoningStartEvent,
   RunErrorEvent,
   RunFinishedEvent,
   RunStartedEvent,
@@ -37,6 +42,11 @@ interface MemberTypes {
   TOOL_CALL_ARGS: ToolCallArgsEvent;
   TOOL_CALL_END: ToolCallEndEvent;
   TOOL_CALL_RESULT: ToolCallResultEvent;
+  REASONING_START: ReasoningStartEvent;
+  REASONING_MESSAGE_START: ReasoningMessageStartEvent;
+  REASONING_MESSAGE_CONTENT: ReasoningMessageContentEvent;
+  REASONING_MESSAGE_END: ReasoningMessageEndEvent;
+  REASONING_END: ReasoningEndEvent;
   STATE_SNAPSHOT: StateSnapshotEvent;
   STATE_DELTA: StateDeltaEvent;
   RAW: RawAgUiEvent;
@@ -57,6 +67,11 @@ const everyMember: { [K in AgUiEventType]: Exact<K> } & Record<Exclude<keyof Mem
   TOOL_CALL_ARGS: true,
   TOOL_CALL_END: true,
   TOOL_CALL_RESULT: true,
+  REASONING_START: true,
+  REASONING_MESSAGE_START: true,
+  REASONING_MESSAGE_CONTENT: true,
+  REASONING_MESSAGE_END: true,
+  REASONING_END: true,
   STATE_SNAPSHOT: true,
   STATE_DELTA: true,
   RAW: true,

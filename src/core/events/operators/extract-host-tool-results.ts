@@ -1,6 +1,7 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import type { MonoTypeOperatorFunction } from 'rxjs';
 import type { RawEvent } from '../../model.js';
 import type { EventDraft, HostToolResultEvent } from '../session-event.js';
+import { followProviderDrafts } from './follow-provider-drafts.js';
 
 /** What a provider's `hostToolResult` returns for one raw event: the result of a tool the host ran, or undefined. */
 export type HostToolResultOf = { readonly toolUseId: string; readonly content: string; readonly isError: boolean } | undefined;
@@ -27,21 +28,7 @@ export type HostToolResultOf = { readonly toolUseId: string; readonly content: s
  * @returns A function that returns an Observable of the source drafts plus the synthesized ones.
  */
 export function extractHostToolResults(hostToolResult: (raw: RawEvent) => HostToolResultOf): MonoTypeOperatorFunction<EventDraft> {
-  // Hand-written like extractTextDeltas: no inner Observable per event on the hot path.
-  return (source) =>
-    new Observable<EventDraft>((subscriber) =>
-      source.subscribe({
-        next: (draft) => {
-          if (typeof draft !== 'object' || draft === null) return;
-          subscriber.next(draft);
-          if (draft.source !== 'provider') return;
-          const raw = resultEvent(hostToolResult, draft.raw);
-          if (raw !== undefined) subscriber.next({ source: 'agentrx', turn: draft.turn, raw });
-        },
-        error: (err: unknown) => subscriber.error(err),
-        complete: () => subscriber.complete(),
-      }),
-    );
+  return followProviderDrafts((draft) => resultEvent(hostToolResult, draft.raw));
 }
 
 /** The `agentrx.host_tool_result` event for one raw provider event, or undefined when it carries none. */

@@ -30,7 +30,8 @@ export type TextDeltaResult = string | { readonly text: string; readonly message
 export function extractTextDeltas(
   textDelta: (raw: RawEvent) => TextDeltaResult,
 ): MonoTypeOperatorFunction<EventDraft> {
-  // Hand-written rather than concatMap: no inner Observable per event on the hot path.
+  // Written out rather than through followProviderDrafts (same shape): every provider event of every
+  // session passes here, so it stays one flat handler with no extra call or check (see bench/pipeline).
   return (source) =>
     new Observable<EventDraft>((subscriber) =>
       source.subscribe({
@@ -50,6 +51,7 @@ export function extractTextDeltas(
 
 /** The `agentrx.text_delta` event for one raw provider event, or undefined when it carries no text. */
 function deltaEvent(textDelta: (raw: RawEvent) => TextDeltaResult, raw: RawEvent, turn: number): TextDelta | undefined {
+  // Written out (not through readTextChunk): this runs for every event, and allocates only the event.
   let text: unknown;
   let messageId: unknown;
   try {
@@ -62,4 +64,24 @@ function deltaEvent(textDelta: (raw: RawEvent) => TextDeltaResult, raw: RawEvent
   }
   if (typeof text !== 'string' || text.length === 0) return undefined;
   return { type: 'agentrx.text_delta', text, messageId: typeof messageId === 'string' && messageId.length > 0 ? messageId : `msg-${turn}` };
+}
+
+/**
+ * The non-empty text (and non-empty message id, when given) a text-shaped provider callback
+ * (`reasoningDelta`, like `textDelta`) returns for one raw event; undefined for no text, a
+ * malformed return or a throw.
+ */
+export function readTextChunk(fn: (raw: RawEvent) => TextDeltaResult, raw: RawEvent): { readonly text: string; readonly messageId: string | undefined } | undefined {
+  let text: unknown;
+  let messageId: unknown;
+  try {
+    const result: unknown = fn(raw);
+    if (typeof result === 'string') text = result;
+    else if (typeof result === 'object' && result !== null) ({ text, messageId } = result as { text?: unknown; messageId?: unknown });
+  } catch {
+    // A throwing callback (or a throwing getter on what it returned) is "no reasoning".
+    return undefined;
+  }
+  if (typeof text !== 'string' || text.length === 0) return undefined;
+  return { text, messageId: typeof messageId === 'string' && messageId.length > 0 ? messageId : undefined };
 }

@@ -1,6 +1,9 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { AgUiEvent } from '../agui-event.js';
-import type { HostToolResultEvent, RunError, RunFinished, RunStarted, SessionEvent, TextDelta, ToolResultEvent, TurnEnd } from '../session-event.js';
+import { ReasoningStream, StreamedToolCalls, safeStringify, stamp } from '../agui-streams.js';
+import type { HostToolResultEvent, ReasoningDelta, RunError, RunFinished, RunStarted, SessionEvent, TextDelta, ToolCallDelta, ToolResultEvent, TurnEnd } from '../session-event.js';
+
+export { TOOL_CALL_ARGS_REPLACED_EVENT } from '../agui-streams.js';
 
 /** Options for {@link toAgUi}. */
 export interface ToAgUiOptions {
@@ -34,6 +37,29 @@ const INCOMPLETE_MESSAGE = 'event stream ended without a terminal event';
  * f: agentrx.run_finished → Y: TEXT_MESSAGE_END (open messages), F: RUN_FINISHED
  * ```
  *
+ * Streamed tool calls and reasoning (the provider's `toolCallDelta` and `reasoningDelta`):
+ *
+ * ```
+ * source:   --s--r------q--t---------c------d--e--------f--|
+ * toAgUi(): --R--(GHK)--K--(IJMC)----(SA)---A--(XQP)----F--|
+ *
+ * r, q: agentrx.reasoning_delta → G: REASONING_START, H: REASONING_MESSAGE_START (first fragment of an
+ *    id), K: REASONING_MESSAGE_CONTENT
+ * t: agentrx.text_delta → I: REASONING_MESSAGE_END, J: REASONING_END (the reasoning closes before
+ *    anything else of the turn starts), M, C: the text message
+ * c, d: agentrx.tool_call_delta → S: TOOL_CALL_START (the call's first fragment; `parentMessageId` the
+ *    one the fragment names, else the open text message), A: TOOL_CALL_ARGS (each non-empty fragment)
+ * e: agentrx.turn_end naming the call → X: TEXT_MESSAGE_END, Q: TOOL_CALL_END only (its arguments are
+ *    out), P: CUSTOM `agentrx.turn_end`
+ * ```
+ *
+ * A streamed call whose final input (at the turn's end) is not the JSON its fragments spelled out
+ * is followed by a CUSTOM `agentrx.tool_call_args_replaced` `{ toolCallId, args }` (see
+ * {@link TOOL_CALL_ARGS_REPLACED_EVENT}); a streamed call the turn's end does not name (a call the
+ * provider dropped) is closed there all the same; a fragment of a call already announced in the run
+ * is dropped; a call whose first fragment has no name, and every call never streamed, gets the
+ * whole START/ARGS/END triad at the turn's end.
+ *
  * Tool results: `agentrx.tool_result` (a local tool) → TOOL_CALL_RESULT at once.
  * `agentrx.host_tool_result` (a tool the host ran) → TOOL_CALL_RESULT for a call this run
  * announced; the host usually reports the result before the turn's end announces the call, so an
@@ -51,8 +77,9 @@ const INCOMPLETE_MESSAGE = 'event stream ended without a terminal event';
  *
  * Only `source: 'agentrx'` envelopes are translated, by their event's `type` (a typed union). Nothing is emitted outside a
  * run (before `agentrx.run_started`, or after the run's terminal), a nested `run_started` is
- * ignored, and each run ends with exactly one `RUN_FINISHED` or `RUN_ERROR`, preceded by a
- * `TEXT_MESSAGE_END` for every open message. Several runs may follow each other on one stream.
+ * ignored, and each run ends with exactly one `RUN_FINISHED` or `RUN_ERROR`, preceded by the end
+ * of everything open: the reasoning message, every text message, every streamed tool call.
+ * Several runs may follow each other on one stream.
  * If the source completes while a run is open, a `RUN_ERROR` with code `incomplete` is
  * synthesized before completing; if it errors, a `RUN_ERROR` with code `stream_error` is emitted
  * and the error is then propagated. Every event carries `timestamp: env.at` (synthesized
@@ -109,6 +136,10 @@ class AgUiTranslator {
   private run: OpenRun | undefined;
   /** Open text message ids; a Set iterates in insertion (open) order. */
   private readonly openMessages = new Set<string>();
+  /** The open reasoning message, if any. */
+  private readonly reasoning = new ReasoningStream();
+  /** Tool calls opened by their first streamed fragment, not closed yet. */
+  private readonly calls = new StreamedToolCalls();
   /** Tool calls this run announced: true once a host-run result was emitted for it. */
   private readonly announced = new Map<string, boolean>();
   /** Host-run results that came before their call was announced, by call id (insertion order: oldest first). */
@@ -158,6 +189,10 @@ class AgUiTranslator {
     switch (ev.type) {
       case 'agentrx.text_delta':
         return this.textDelta(ev, at);
+      case 'agentrx.reasoning_delta':
+        return this.reasoningDelta(ev, at);
+      case 'agentrx.tool_call_delta':
+        return this.toolCallDelta(ev, at);
       case 'agentrx.turn_end':
         return this.turnEnd(ev, at);
       case 'agentrx.tool_result':
@@ -190,36 +225,74 @@ class AgUiTranslator {
   private textDelta({ text, messageId }: TextDelta, at: number | undefined): Translated {
     if (typeof text !== 'string' || !isNonEmptyString(messageId)) return NONE;
     const content = stamp<AgUiEvent>({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: text }, at);
-    if (this.openMessages.has(messageId)) return content;
-    this.openMessages.add(messageId);
-    return [stamp({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }, at), content];
+    // The common case (no reasoning open, message already open) allocates no array.
+    if (this.openMessages.has(messageId) && !this.reasoning.isOpen) return content;
+    const events: AgUiEvent[] = [];
+    this.reasoning.close(at, events);
+    if (!this.openMessages.has(messageId)) {
+      this.openMessages.add(messageId);
+      events.push(stamp({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }, at));
+    }
+    events.push(content);
+    return events;
+  }
+
+  private reasoningDelta({ text, messageId }: ReasoningDelta, at: number | undefined): Translated {
+    if (typeof text !== 'string' || text.length === 0 || !isNonEmptyString(messageId)) return NONE;
+    return this.reasoning.delta(text, messageId, at);
+  }
+
+  private toolCallDelta({ toolUseId, name, argsDelta, parentMessageId }: ToolCallDelta, at: number | undefined): Translated {
+    if (!isNonEmptyString(toolUseId) || typeof argsDelta !== 'string') return NONE;
+    const events: AgUiEvent[] = [];
+    this.reasoning.close(at, events);
+    // The call belongs to the message the provider names, else to the assistant message streaming now.
+    const parent = isNonEmptyString(parentMessageId) ? parentMessageId : this.calls.has(toolUseId) ? undefined : [...this.openMessages].at(-1);
+    const fragment = { toolCallId: toolUseId, name: isNonEmptyString(name) ? name : undefined, argsDelta, parentMessageId: parent };
+    const out = this.calls.delta(fragment, (id) => this.announced.has(id), at);
+    if (events.length === 0) return out;
+    events.push(...out);
+    return events;
   }
 
   private turnEnd(ev: TurnEnd, at: number | undefined): AgUiEvent[] {
     // The turn's tool calls belong to the assistant message it streamed last, when there was one.
     const parentMessageId = [...this.openMessages].at(-1);
-    const events = this.closeMessages(at);
+    const events: AgUiEvent[] = [];
+    this.reasoning.close(at, events);
+    this.closeMessages(at, events);
     for (const toolUse of [...arrayOf(ev.customToolUses), ...arrayOf(ev.serverToolUses)]) {
       if (!isObject(toolUse)) continue;
       const { id: toolCallId, name: toolCallName, input } = toolUse;
       if (!isNonEmptyString(toolCallId) || typeof toolCallName !== 'string') continue;
-      events.push(stamp({ type: 'TOOL_CALL_START', toolCallId, toolCallName, ...(parentMessageId !== undefined ? { parentMessageId } : {}) }, at));
-      const delta = safeStringify(input);
-      // Unserializable input: the call is still announced, with no argument fragment.
-      if (delta !== undefined) events.push(stamp({ type: 'TOOL_CALL_ARGS', toolCallId, delta }, at));
-      events.push(stamp({ type: 'TOOL_CALL_END', toolCallId }, at));
-      if (!this.announced.has(toolCallId)) this.announced.set(toolCallId, false);
-      const early = this.held.get(toolCallId);
-      if (early !== undefined) {
-        this.held.delete(toolCallId);
-        this.announced.set(toolCallId, true);
-        events.push(hostResult(early.ev, toolCallId, early.content, at));
+      // A call that streamed has its START and ARGS out: only its END (and a correction) is left.
+      if (!this.calls.end(toolCallId, toolUse, at, events)) {
+        events.push(stamp({ type: 'TOOL_CALL_START', toolCallId, toolCallName, ...(parentMessageId !== undefined ? { parentMessageId } : {}) }, at));
+        const delta = safeStringify(input);
+        // Unserializable input: the call is still announced, with no argument fragment.
+        if (delta !== undefined) events.push(stamp({ type: 'TOOL_CALL_ARGS', toolCallId, delta }, at));
+        events.push(stamp({ type: 'TOOL_CALL_END', toolCallId }, at));
       }
+      this.announce(toolCallId, at, events);
     }
+    // Streamed calls the turn does not name (the provider dropped them) are closed with it; a
+    // result the host reports for one still reaches it.
+    if (this.calls.size > 0) for (const toolCallId of this.calls.closeAll(at, events)) this.announce(toolCallId, at, events);
     // agentrx's bookkeeping is a CUSTOM event: STATE_SNAPSHOT/STATE_DELTA carry the client's state only.
     const value = compact({ turn: ev.turn, terminal: ev.terminal, stopReason: ev.stopReason, usage: ev.usage });
     events.push(stamp({ type: 'CUSTOM', name: TURN_END_EVENT, value }, at));
     return events;
+  }
+
+  /** Records `toolCallId` as announced in this run and appends a host-run result held for it. */
+  private announce(toolCallId: string, at: number | undefined, events: AgUiEvent[]): void {
+    if (!this.announced.has(toolCallId)) this.announced.set(toolCallId, false);
+    const early = this.held.get(toolCallId);
+    if (early !== undefined) {
+      this.held.delete(toolCallId);
+      this.announced.set(toolCallId, true);
+      events.push(hostResult(early.ev, toolCallId, early.content, at));
+    }
   }
 
   private toolResult(ev: ToolResultEvent, at: number | undefined): AgUiEvent[] {
@@ -262,20 +335,25 @@ class AgUiTranslator {
     return [...this.closeRun(at), stamp({ type: 'RUN_ERROR', message: typeof message === 'string' ? message : 'run failed', ...(typeof code === 'string' ? { code } : {}) }, at)];
   }
 
-  /** Ends every open text message and forgets the run (its calls, and the results never announced); returns the TEXT_MESSAGE_END events. */
+  /**
+   * Ends everything open (the reasoning message, every text message, every streamed tool call)
+   * and forgets the run (its calls, and the results never announced); returns the end events.
+   */
   private closeRun(at: number | undefined): AgUiEvent[] {
-    const events = this.closeMessages(at);
+    const events: AgUiEvent[] = [];
+    this.reasoning.close(at, events);
+    this.closeMessages(at, events);
+    this.calls.closeAll(at, events);
     this.run = undefined;
     this.announced.clear();
     this.held.clear();
     return events;
   }
 
-  private closeMessages(at: number | undefined): AgUiEvent[] {
-    const events: AgUiEvent[] = [];
-    for (const messageId of this.openMessages) events.push(stamp({ type: 'TEXT_MESSAGE_END', messageId }, at));
+  /** Appends a TEXT_MESSAGE_END for every open text message to `into`. */
+  private closeMessages(at: number | undefined, into: AgUiEvent[]): void {
+    for (const messageId of this.openMessages) into.push(stamp({ type: 'TEXT_MESSAGE_END', messageId }, at));
     this.openMessages.clear();
-    return events;
   }
 }
 
@@ -285,12 +363,6 @@ class AgUiTranslator {
  */
 function hostResult(ev: HostToolResultEvent, toolCallId: string, content: string, at: number | undefined): AgUiEvent {
   return stamp({ type: 'TOOL_CALL_RESULT', messageId: `${toolCallId}:result`, toolCallId, content, role: 'tool', rawEvent: ev }, at);
-}
-
-/** Sets `timestamp` on an event this translator just built (no copy: it is not shared yet). */
-function stamp<E extends AgUiEvent>(event: E, at: number | undefined): E {
-  if (at !== undefined) (event as { timestamp?: number }).timestamp = at;
-  return event;
 }
 
 /** Copies `fields` without its `undefined`-valued keys (AG-UI omits optional fields). */
@@ -308,15 +380,6 @@ function isNonEmptyString(v: unknown): v is string {
 
 function arrayOf(v: unknown): readonly unknown[] {
   return Array.isArray(v) ? v : [];
-}
-
-function safeStringify(v: unknown): string | undefined {
-  try {
-    const json: unknown = JSON.stringify(v);
-    return typeof json === 'string' ? json : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function errorMessage(err: unknown): string {

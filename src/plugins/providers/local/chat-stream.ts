@@ -34,6 +34,22 @@ export interface ChatCompletionResult {
   readonly streamed: boolean;
 }
 
+/**
+ * What one tool-call delta of a chunk added to its call: the call's `index` (the wire index, or
+ * the one given to a delta without it), the call's id and name as known so far, and the piece of
+ * arguments text this delta appended (`replace`: decoded arguments, which replace the text whole).
+ */
+export interface CallFragment {
+  readonly index: number;
+  readonly id: string | undefined;
+  readonly name: string;
+  readonly argsDelta: string;
+  readonly replace: boolean;
+}
+
+/** Shared empty result of `add`: most chunks carry no tool call. */
+const NO_FRAGMENTS: readonly CallFragment[] = [];
+
 interface PartialCall {
   index: number;
   id?: string;
@@ -60,26 +76,35 @@ export class ChunkAccumulator {
   private lastIndex: number | undefined;
   private sawChoice = false;
 
-  /** Adds one parsed chunk. Ignores anything that is not chunk-shaped. */
-  add(chunk: WireMap): void {
+  /**
+   * Adds one parsed chunk. Ignores anything that is not chunk-shaped. Returns what its tool-call
+   * deltas added, one fragment per delta that reached a call, in order (for streaming them on).
+   */
+  add(chunk: WireMap): readonly CallFragment[] {
     if (chunk['usage'] !== undefined && chunk['usage'] !== null) this.usage = chunk['usage'];
     const choices = chunk['choices'];
-    if (!Array.isArray(choices) || choices.length === 0) return;
+    if (!Array.isArray(choices) || choices.length === 0) return NO_FRAGMENTS;
     const choice = (choices.find((c) => isMap(c) && (c['index'] === 0 || c['index'] === undefined)) ?? choices[0]) as unknown;
-    if (!isMap(choice)) return;
+    if (!isMap(choice)) return NO_FRAGMENTS;
     this.sawChoice = true;
     if (typeof choice['finish_reason'] === 'string') this.finishReason = choice['finish_reason'];
     const delta = choice['delta'];
-    if (!isMap(delta)) return;
+    if (!isMap(delta)) return NO_FRAGMENTS;
     if (typeof delta['content'] === 'string') {
       this.content += delta['content'];
       this.sawContent = true;
     }
     const toolCalls = delta['tool_calls'];
-    if (Array.isArray(toolCalls)) for (const tc of toolCalls) if (isMap(tc)) this.addToolCallDelta(tc);
+    if (!Array.isArray(toolCalls)) return NO_FRAGMENTS;
+    const fragments: CallFragment[] = [];
+    for (const tc of toolCalls) {
+      const fragment = isMap(tc) ? this.addToolCallDelta(tc) : undefined;
+      if (fragment !== undefined) fragments.push(fragment);
+    }
+    return fragments;
   }
 
-  private addToolCallDelta(tc: WireMap): void {
+  private addToolCallDelta(tc: WireMap): CallFragment | undefined {
     const id = typeof tc['id'] === 'string' && tc['id'] !== '' ? tc['id'] : undefined;
     let entry: PartialCall | undefined;
     if (typeof tc['index'] === 'number') {
@@ -97,22 +122,29 @@ export class ChunkAccumulator {
       }
     } else {
       entry = this.lastIndex === undefined ? undefined : this.calls.get(this.lastIndex);
-      if (!entry) return;
+      if (!entry) return undefined;
     }
     this.lastIndex = entry.index;
     if (id !== undefined && entry.id === undefined) entry.id = id;
     const fn = tc['function'];
-    if (!isMap(fn)) return;
-    if (typeof fn['name'] === 'string' && fn['name'] !== '' && entry.name === '') entry.name = fn['name'];
-    const args = fn['arguments'];
-    if (typeof args === 'string') {
-      entry.args += args;
-      entry.sawArgs = true;
-    } else if (isMap(args)) {
-      // A server that sends decoded arguments sends them whole (written iteratively: any depth).
-      entry.args = jsonText(args);
-      entry.sawArgs = true;
+    let argsDelta = '';
+    let replace = false;
+    if (isMap(fn)) {
+      if (typeof fn['name'] === 'string' && fn['name'] !== '' && entry.name === '') entry.name = fn['name'];
+      const args = fn['arguments'];
+      if (typeof args === 'string') {
+        entry.args += args;
+        entry.sawArgs = true;
+        argsDelta = args;
+      } else if (isMap(args)) {
+        // A server that sends decoded arguments sends them whole (written iteratively: any depth).
+        entry.args = jsonText(args);
+        entry.sawArgs = true;
+        argsDelta = entry.args;
+        replace = true;
+      }
     }
+    return { index: entry.index, id: entry.id, name: entry.name, argsDelta, replace };
   }
 
   /** The folded result. Calls are ordered by `index`; a call without an id gets `newId()`. */

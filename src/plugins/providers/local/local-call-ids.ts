@@ -65,16 +65,27 @@ export class LocalCallIds {
     this.last = new Map();
     return calls.map((call, index) => {
       const wire = isMap(call) && typeof call['id'] === 'string' ? call['id'] : '';
-      let id = wire;
-      if (this.used.has(id)) {
-        const base = `${wire}#${this.turns}.${index}`;
-        id = base;
-        // Only a model that sends ids shaped like derived ones can make this loop run.
-        for (let n = 1; this.used.has(id); n++) id = `${base}.${n}`;
-      }
+      const id = deriveId(wire, this.turns, index, (x) => this.used.has(x));
       this.used.add(wire);
       this.used.add(id);
       this.last.set(id, wire);
+      return id;
+    });
+  }
+
+  /**
+   * The ToolUse ids the next assistant message's first calls will get, without taking them: the
+   * message is still streaming, and `wireIds` are the model's ids of its calls 0…n-1, in call order
+   * (its calls after those do not change them). The same rule as the message gets once taken into
+   * account (`sync`), so a call streamed under the returned id keeps it at the turn's end.
+   */
+  preview(wireIds: readonly string[]): string[] {
+    const taken = new Set<string>();
+    const has = (x: string): boolean => this.used.has(x) || taken.has(x);
+    return wireIds.map((wire, index) => {
+      const id = deriveId(wire, this.turns + 1, index, has);
+      taken.add(wire);
+      taken.add(id);
       return id;
     });
   }
@@ -83,4 +94,14 @@ export class LocalCallIds {
   wireId(toolUseId: string): string {
     return this.last.get(toolUseId) ?? toolUseId;
   }
+}
+
+/** The ToolUse id of call `index` of assistant message `turn` whose model id is `wire`, given the ids already `used`. */
+function deriveId(wire: string, turn: number, index: number, used: (id: string) => boolean): string {
+  if (!used(wire)) return wire;
+  const base = `${wire}#${turn}.${index}`;
+  let id = base;
+  // Only a model that sends ids shaped like derived ones can make this loop run.
+  for (let n = 1; used(id); n++) id = `${base}.${n}`;
+  return id;
 }

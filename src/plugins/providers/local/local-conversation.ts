@@ -4,7 +4,8 @@ import type { AgentSpec, ToolResult, ToolUse } from '../../../core/model.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds, jsonText } from '../../../core/util/json-depth.js';
 import { isMap, truncate, type ChatCompletionResult, type WireMap } from './chat-stream.js';
 import { LocalCallIds } from './local-call-ids.js';
-import { DUPLICATE_TOOL_NOTICE, FINAL_TURN_DIRECTIVE, callKey, correctiveDirective } from './loop-guards.js';
+import type { LocalToolCallDelta } from './local-stream-calls.js';
+import { DUPLICATE_TOOL_CONTENT, FINAL_TURN_DIRECTIVE, callKey, correctiveDirective } from './loop-guards.js';
 
 /**
  * The client-held conversation of a `local` session: its state (the conn), how an input and the
@@ -20,8 +21,12 @@ export type LocalInput =
 
 /** Raw events the `local` provider synthesizes (all under the `local.*` namespace). */
 export type LocalRawEvent =
-  /** One streamed `chat.completion.chunk`, verbatim, as it arrived. */
-  | { readonly type: 'local.chunk'; readonly chunk: WireMap }
+  /**
+   * One streamed `chat.completion.chunk`, verbatim, as it arrived; `toolCallDeltas` names the
+   * tool-call argument fragments it carries with the ToolUse ids their calls get (absent: none
+   * streams), so a recorded chunk says what it streamed without the conn.
+   */
+  | { readonly type: 'local.chunk'; readonly chunk: WireMap; readonly toolCallDeltas?: readonly LocalToolCallDelta[] }
   /**
    * The model's answer for the poll (one per successful poll, last): `message` is the assistant
    * message with duplicate calls removed; `streamed` is true when folded from `local.chunk`s;
@@ -161,7 +166,7 @@ export function acceptResponse(conn: LocalConn, s: StagedTurn, result: ChatCompl
     const key = callKey(name, fn['arguments']);
     if (s.seen.has(key)) {
       const id = String(call['id']);
-      s.history.push({ role: 'tool', tool_call_id: id, content: JSON.stringify({ duplicate: true, message: DUPLICATE_TOOL_NOTICE }) });
+      s.history.push({ role: 'tool', tool_call_id: id, content: DUPLICATE_TOOL_CONTENT });
       duplicates.push({ type: 'local.duplicate_tool_call', id, toolUseId: ids[i]!, name, input: toToolUse(call).input });
     } else {
       s.seen.add(key);

@@ -5,9 +5,12 @@ import { isSecretHeader, streamRequest, type HttpClientFactory } from '../../../
 import { isTransientError, isTransientStatus, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import { sharedScheduler } from '../../../core/util/time-slice-scheduler.js';
-import { ChunkAccumulator, errorText, noChoicesError, parseChatCompletion, readBodyText, readChatStream, truncate, type ChatCompletionResult, type WireMap } from './chat-stream.js';
+import { ChunkAccumulator, errorText, type CallFragment, noChoicesError, parseChatCompletion, readBodyText, readChatStream, truncate, type ChatCompletionResult, type WireMap } from './chat-stream.js';
 import { newCallId } from './local-conversation.js';
 import type { LocalProviderOptions } from './local.config.js';
+
+/** Receives each streamed chunk as it arrives, with the tool-call fragments it added. */
+export type ChunkListener = (chunk: WireMap, fragments: readonly CallFragment[]) => void;
 
 /**
  * The model call of the `local` provider (guard 5 of wire-protocols 3(c)): one
@@ -40,10 +43,11 @@ export class LocalModelClient {
 
   /**
    * Calls the model with `messages` (and `tools` when there are any), retried as described on the
-   * class. Streaming: `onChunk` receives each chunk as it arrives. Resolves with the whole answer;
-   * rejects with an AgentRxError (`cancelled` once `signal` aborted).
+   * class. Streaming: `onChunk` receives each chunk as it arrives, with what its tool-call deltas
+   * added to their calls (`ChunkAccumulator.add`). Resolves with the whole answer; rejects with an
+   * AgentRxError (`cancelled` once `signal` aborted).
    */
-  call(model: string, tools: readonly WireMap[], messages: readonly WireMap[], signal: AbortSignal, onChunk: (chunk: WireMap) => void): Promise<ChatCompletionResult> {
+  call(model: string, tools: readonly WireMap[], messages: readonly WireMap[], signal: AbortSignal, onChunk: ChunkListener): Promise<ChatCompletionResult> {
     const body: WireMap = { model, messages };
     if (tools.length > 0) body['tools'] = tools;
     if (this.options.stream) {
@@ -75,7 +79,7 @@ export class LocalModelClient {
     return parseChatCompletion(String(res.data ?? ''), this.target);
   }
 
-  private async streamOnce(body: WireMap, signal: AbortSignal, onChunk: (chunk: WireMap) => void): Promise<ChatCompletionResult> {
+  private async streamOnce(body: WireMap, signal: AbortSignal, onChunk: ChunkListener): Promise<ChatCompletionResult> {
     let res: AxiosResponse<Readable>;
     try {
       res = await this.post<Readable>(body, signal, {
@@ -104,10 +108,7 @@ export class LocalModelClient {
         target: this.target,
         signal,
         maxFrameBytes: this.options.maxFrameBytes,
-        onChunk: (chunk) => {
-          acc.add(chunk);
-          onChunk(chunk);
-        },
+        onChunk: (chunk) => onChunk(chunk, acc.add(chunk)),
       }));
     } catch (e) {
       throw this.redactError(this.withContentType(toAgentRxError(e, 'stream_error'), contentType));

@@ -1,6 +1,8 @@
 import { emptyUsage, type RawEvent, type TurnResult, type Usage } from '../../../core/model.js';
 import { isMap } from './chat-stream.js';
 import { toToolUse } from './local-conversation.js';
+import { DUPLICATE_TOOL_CONTENT } from './loop-guards.js';
+import type { LocalToolCallDelta } from './local-stream-calls.js';
 
 /**
  * Pure interpretation of the `local` provider's raw events: the fold of a closed turn into a
@@ -64,6 +66,51 @@ export function localTextDelta(event: RawEvent): { readonly text: string; readon
     return typeof text === 'string' && text !== '' ? { text } : undefined;
   }
   return undefined;
+}
+
+/**
+ * Reasoning of a streamed chunk (`choices[0].delta.reasoning_content`, or `reasoning` as some
+ * servers name it), or the whole reasoning of a `local.model_response` that was not streamed. Its
+ * message id is the chunk id with `.reasoning` appended (AG-UI keeps reasoning and text messages
+ * apart, and the text message has the chunk id). Stateless and pure, like `localTextDelta`.
+ */
+export function localReasoningDelta(event: RawEvent): { readonly text: string; readonly messageId?: string } | undefined {
+  if (event['type'] === 'local.chunk' && isMap(event['chunk'])) {
+    const chunk = event['chunk'];
+    const choice = Array.isArray(chunk['choices']) ? (chunk['choices'][0] as unknown) : undefined;
+    const text = isMap(choice) ? reasoningOf(choice['delta']) : undefined;
+    if (text === undefined) return undefined;
+    return typeof chunk['id'] === 'string' ? { text, messageId: `${chunk['id']}.reasoning` } : { text };
+  }
+  if (event['type'] === 'local.model_response' && event['streamed'] !== true) {
+    const text = reasoningOf(event['message']);
+    return text === undefined ? undefined : { text };
+  }
+  return undefined;
+}
+
+/**
+ * The answer a repeated call got instead of being run (`local.duplicate_tool_call`: the duplicate
+ * notice, as an error: the tool did not run), reported as the call's result so a call whose
+ * arguments streamed is not left without one. Pure.
+ */
+export function localDuplicateResult(event: RawEvent): { readonly toolUseId: string; readonly content: string; readonly isError: boolean } | undefined {
+  if (event['type'] !== 'local.duplicate_tool_call' || typeof event['toolUseId'] !== 'string' || event['toolUseId'] === '') return undefined;
+  return { toolUseId: event['toolUseId'], content: DUPLICATE_TOOL_CONTENT, isError: true };
+}
+
+/** The `toolCallDeltas` of a `local.chunk` (named when it arrived, see `LocalStreamCalls`), else undefined. */
+export function localToolCallDeltas(event: RawEvent): readonly LocalToolCallDelta[] | undefined {
+  if (event['type'] !== 'local.chunk') return undefined;
+  const deltas = event['toolCallDeltas'];
+  return Array.isArray(deltas) ? (deltas as readonly LocalToolCallDelta[]) : undefined;
+}
+
+/** The non-empty reasoning text of a delta or message (`reasoning_content`, else `reasoning`). */
+function reasoningOf(delta: unknown): string | undefined {
+  if (!isMap(delta)) return undefined;
+  const text = typeof delta['reasoning_content'] === 'string' ? delta['reasoning_content'] : delta['reasoning'];
+  return typeof text === 'string' && text !== '' ? text : undefined;
 }
 
 function toUsage(usage: unknown): Usage {

@@ -6,12 +6,13 @@ import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';
 import type { KickoffOptions, OpenOptions, TurnProvider } from '../../../core/plugin/agent-provider.js';
 import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
-import { isMap, type WireMap } from './chat-stream.js';
+import { isMap, type CallFragment, type WireMap } from './chat-stream.js';
 import { LocalCallIds } from './local-call-ids.js';
 import { acceptResponse, stageTurn, unansweredCalls, type LocalConn, type LocalInput, type StagedTurn } from './local-conversation.js';
 import { LocalModelClient } from './local-model-client.js';
 import { priorWireMessages } from './local-prior.js';
-import { localTextDelta, normalizeLocalTurn } from './local-normalize.js';
+import { localDuplicateResult, localReasoningDelta, localTextDelta, localToolCallDeltas, normalizeLocalTurn } from './local-normalize.js';
+import { LocalStreamCalls, type LocalToolCallDelta } from './local-stream-calls.js';
 import { LocalProviderOptions } from './local.config.js';
 
 export type { LocalConn, LocalInput, LocalRawEvent } from './local-conversation.js';
@@ -127,8 +128,14 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
       }
       for (const ev of staged.directives) subscriber.next(ev);
 
+      // Tool-call fragments are named with the ToolUse ids the answer's calls will get.
+      const streamCalls = new LocalStreamCalls(conn.callIds);
+      const onChunk = (chunk: WireMap, fragments: readonly CallFragment[]): void => {
+        const toolCallDeltas = fragments.length > 0 ? streamCalls.deltas(chunk, fragments) : undefined;
+        subscriber.next(toolCallDeltas ? { type: 'local.chunk', chunk, toolCallDeltas } : { type: 'local.chunk', chunk });
+      };
       this.model
-        .call(conn.model, (conn.tools = wireTools(conn.spec)), staged.history, controller.signal, (chunk) => subscriber.next({ type: 'local.chunk', chunk }))
+        .call(conn.model, (conn.tools = wireTools(conn.spec)), staged.history, controller.signal, onChunk)
         .then((result) => {
           if (subscriber.closed) return;
           const events = acceptResponse(conn, staged, result);
@@ -161,6 +168,30 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
    */
   textDelta(_conn: LocalConn, event: RawEvent): { readonly text: string; readonly messageId?: string } | undefined {
     return localTextDelta(event);
+  }
+
+  /**
+   * Reasoning of a streamed chunk (`choices[0].delta.reasoning_content`, or `reasoning`), or the
+   * whole reasoning of a `local.model_response` that was not streamed (see `localReasoningDelta`).
+   */
+  reasoningDelta(_conn: LocalConn, event: RawEvent): { readonly text: string; readonly messageId?: string } | undefined {
+    return localReasoningDelta(event);
+  }
+
+  /**
+   * The tool-call argument fragments a streamed chunk carries, with the ToolUse ids their calls
+   * get (named when the chunk arrived: `local.chunk.toolCallDeltas`). Needs nothing of the conn.
+   */
+  toolCallDelta(_conn: LocalConn, event: RawEvent): readonly LocalToolCallDelta[] | undefined {
+    return localToolCallDeltas(event);
+  }
+
+  /**
+   * A repeated call's duplicate notice, as its result (see `localDuplicateResult`): the call was
+   * not handed to the Session, yet its arguments may have streamed (TOOL_CALL_START/ARGS).
+   */
+  hostToolResult(_conn: LocalConn, event: RawEvent): { readonly toolUseId: string; readonly content: string; readonly isError: boolean } | undefined {
+    return localDuplicateResult(event);
   }
 
   /** Local events are synthesized per poll and never replayed: nothing to dedupe by id. */

@@ -11,6 +11,9 @@ export const DUPLICATE_TOOL_NOTICE =
   'You already called this tool with these exact arguments; the result is unchanged. Do NOT repeat it. ' +
   'If you have enough information, give your final answer now.';
 
+/** The `tool` message content that answers a repeated call (and the result AG-UI shows for it). */
+export const DUPLICATE_TOOL_CONTENT = JSON.stringify({ duplicate: true, message: DUPLICATE_TOOL_NOTICE });
+
 /** The user message appended before the model call that reaches `maxTurns`. */
 export const FINAL_TURN_DIRECTIVE =
   'FINAL TURN: you are about to reach the maximum number of turns. You MUST produce your final answer now ' +

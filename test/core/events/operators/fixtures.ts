@@ -27,6 +27,14 @@ export class EnvelopeFixtures {
     return EnvelopeFixtures.agentrx({ type: 'agentrx.text_delta', text, messageId }, at);
   }
 
+  static reasoningDelta(at: number, text: string, messageId = 'msg-1.reasoning'): SessionEvent {
+    return EnvelopeFixtures.agentrx({ type: 'agentrx.reasoning_delta', text, messageId }, at);
+  }
+
+  static toolCallDelta(at: number, toolUseId: string, argsDelta: string, more: { name?: string; parentMessageId?: string } = {}): SessionEvent {
+    return EnvelopeFixtures.agentrx({ type: 'agentrx.tool_call_delta', toolUseId, ...more, argsDelta }, at);
+  }
+
   static turnEnd(
     at: number,
     over: { turn?: number; terminal?: TurnTerminal; stopReason?: unknown; customToolUses?: readonly ToolUse[]; serverToolUses?: readonly ToolUse[] } = {},
