@@ -12,8 +12,13 @@
  * come from `INFO commandstats` before and after the run.
  *
  * This file is also the children's entry point: forked with `--distributed-child <json>`.
+ * A session that misses its deadline is a failure of the run, and what Redis holds for it (its
+ * BullMQ job, the submission's state and streams, the store's lease, epoch, record, ledger and log
+ * tail) is captured while the workers still run and printed in the report.
  * Env: `BENCH_DIST_SESSIONS` (default 1000), `BENCH_DIST_CONCURRENCY` (sessions per worker at
- * once, default 50), `BENCH_DIST_WINDOW` (sessions the submitter keeps in flight, default 200).
+ * once, default 50), `BENCH_DIST_WINDOW` (sessions the submitter keeps in flight, default 200),
+ * `BENCH_DIST_DEADLINE_MS` (a session's deadline, default 120000), `BENCH_DIST_ONLY=3` (only the
+ * run with 3 workers and a kill).
  */
 import 'reflect-metadata';
 import { spawn, fork, type ChildProcess } from 'node:child_process';
@@ -24,12 +29,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IsString } from 'class-validator';
+import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AgentRx } from '../src/agentrx.js';
 import { ContainerModule } from '../src/core/di/inversify.js';
 import { ToolHandler, type ToolContext } from '../src/core/plugin/tool-handler.js';
 import { RedisSessionStore } from '../src/core/store/redis/redis-session-store.js';
 import { SessionStore } from '../src/core/store/session-store.js';
+import { RedisKeys } from '../src/core/store/redis/redis-scripts.js';
+import { DistributedKeys } from '../src/distributed/distributed-keys.js';
+import { decodeEntry, type InputMessage, type OutputMessage } from '../src/distributed/distributed-messages.js';
 import { openRedis } from '../src/distributed/redis-link.js';
 import type { RemoteSession } from '../src/distributed/remote-session.js';
 import { SessionQueue } from '../src/distributed/session-queue.js';
@@ -46,7 +55,9 @@ const LEASE_MS = 5_000;
 const LOCK_MS = 5_000;
 const STALLED_MS = 5_000;
 /** A session without its result after this long is counted as a failure. */
-const RESULT_DEADLINE_MS = 120_000;
+const RESULT_DEADLINE_MS = Number(process.env['BENCH_DIST_DEADLINE_MS'] ?? 120_000);
+/** `BENCH_DIST_ONLY=3`: only the run with 3 workers and a kill (iterating on a takeover defect). */
+const ONLY = process.env['BENCH_DIST_ONLY'];
 
 interface WorkerArgs {
   readonly role: 'worker';
@@ -67,6 +78,8 @@ interface SubmitterResult {
   readonly latenciesMs: number[];
   readonly sessionIds: string[];
   readonly failures: string[];
+  /** Submission ids of the sessions that missed their deadline (their state is captured by the parent). */
+  readonly stuck: string[];
   /** How the final answers read: the tool's result quoted, the tool failed (outcome unknown), no tool called. */
   readonly answers: { toolResult: number; toolFailed: number; noTool: number };
   readonly elapsedMs: number;
@@ -86,16 +99,22 @@ interface RunResult {
   readonly commandsPerSession: number;
   readonly killedAt?: number;
   readonly takenOver: number;
+  /** Sessions whose log shows a recorded tool result posted again (replayed from the ledger) by a new owner. */
+  readonly replayed: number;
+  /** Worker log lines of a worker that found another had claimed its submission (its late writes refused). */
+  readonly superseded: number;
+  /** What Redis holds for each session that missed its deadline (see {@link captureStuck}). */
+  readonly stuck: StuckSession[];
 }
 
 /** The bench: 3 workers with one killed midway, then 1 worker. */
 export async function distributedBench(): Promise<BenchResult> {
   const three = await runOnce(3, true);
-  const one = await runOnce(1, false);
+  const one = ONLY === '3' ? undefined : await runOnce(1, false);
   const rows: [string, string][] = [
     ['method', `${SESSIONS} sessions (Local provider, demo model: one \`calculate\` tool call, then the answer), submitted by one child process keeping ${WINDOW} in flight; workers are child processes with concurrency ${CONCURRENCY}, lease ${LEASE_MS} ms, job lock ${LOCK_MS} ms, stalled check every ${STALLED_MS} ms; one redis-server (no persistence); the emulator in the parent`],
   ];
-  for (const r of [three, one]) {
+  for (const r of one ? [three, one] : [three]) {
     const label = r.workers === 3 ? '3 workers, one SIGKILLed' : '1 worker';
     rows.push(
       [`${label}: completed / submitted`, `${r.completed} / ${SESSIONS}${r.failures.length ? ` (failures: ${r.failures.slice(0, 3).join('; ')})` : ''}`],
@@ -106,7 +125,13 @@ export async function distributedBench(): Promise<BenchResult> {
       [`${label}: tool executions, duplicate executions of a tool-use id, sessions with ≠ 1 execution`, `${r.executions}, ${r.duplicateExecutions}, ${r.sessionsNotOneExecution}`],
       [`${label}: log gaps, duplicate events (seq or event id)`, `${r.gaps}, ${r.duplicateEvents}`],
     );
-    if (r.killedAt !== undefined) rows.push([`${label}: killed after / sessions taken over`, `${r.killedAt} tool executions / ${r.takenOver}`]);
+    if (r.killedAt !== undefined) {
+      rows.push(
+        [`${label}: killed after / sessions taken over`, `${r.killedAt} tool executions / ${r.takenOver}`],
+        [`${label}: sessions whose new owner posted a recorded tool result again (replayed) / late writers refused`, `${r.replayed} / ${r.superseded}`],
+      );
+    }
+    for (const s of r.stuck) rows.push([`${label}: missed its deadline: ${s.submissionId}`, describeStuck(s)]);
   }
   return report('distributed: sessions on a pool of worker processes (Redis + BullMQ)', rows);
 }
@@ -119,6 +144,7 @@ async function runOnce(workerCount: number, kill: boolean): Promise<RunResult> {
   const queueName = `bench-${workerCount}`;
   const children: ChildProcess[] = [];
   const takeovers: string[] = [];
+  let superseded = 0;
   let admin: Redis | undefined;
   try {
     admin = await openRedis(redis.url, 'bench-admin');
@@ -128,6 +154,7 @@ async function runOnce(workerCount: number, kill: boolean): Promise<RunResult> {
       const child = forkSelf(args, children, (m) => {
         const line = (m as { line?: string }).line;
         if (line?.includes('taken over')) takeovers.push(line);
+        if (line?.includes('another worker claimed submission')) superseded++;
       });
       workers.push(child);
     }
@@ -146,6 +173,10 @@ async function runOnce(workerCount: number, kill: boolean): Promise<RunResult> {
     const out = (await submitter.result) as SubmitterResult;
     const elapsedMs = Date.now() - started;
     const after = await commandCalls(admin);
+    // Captured while the workers still run: what holds each session that missed its deadline.
+    const stuck: StuckSession[] = [];
+    for (const submissionId of out.stuck) stuck.push(await captureStuck(admin, queueName, submissionId));
+    for (const s of stuck) process.stderr.write(`bench distributed: ${s.submissionId} missed its deadline:\n${JSON.stringify(s, null, 2)}\n`);
     for (const w of workers) w.proc.kill('SIGTERM');
     await Promise.all(workers.map((w) => w.exited));
 
@@ -153,6 +184,7 @@ async function runOnce(workerCount: number, kill: boolean): Promise<RunResult> {
     const reader = new RedisSessionStore({ url: redis.url });
     let gaps = 0;
     let duplicateEvents = 0;
+    let replayed = 0;
     for (const sessionId of out.sessionIds) {
       const log = await reader.read(sessionId, 0, 100_000);
       const seqs = log.map((e) => e.seq);
@@ -160,6 +192,7 @@ async function runOnce(workerCount: number, kill: boolean): Promise<RunResult> {
       const ids = log.flatMap((e) => (e.source === 'provider' && e.id !== undefined ? [e.id] : []));
       if (new Set(ids).size !== ids.length) duplicateEvents++;
       if (seqs.some((s, i) => s !== i + 1)) gaps++;
+      if (log.some((e) => e.source === 'agentrx' && e.raw.type === 'agentrx.tool_result' && e.raw.replayed)) replayed++;
     }
     await reader.close();
     const lines = executionLines(logFile).map((l) => l.split(' '));
@@ -179,6 +212,9 @@ async function runOnce(workerCount: number, kill: boolean): Promise<RunResult> {
       duplicateEvents,
       commandsPerSession: (after - before) / SESSIONS,
       takenOver: takeovers.length,
+      replayed,
+      superseded,
+      stuck,
       ...(killedAt !== undefined ? { killedAt } : {}),
     };
   } finally {
@@ -188,6 +224,103 @@ async function runOnce(workerCount: number, kill: boolean): Promise<RunResult> {
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** What Redis holds for a session that missed its deadline: the job, the submission, the store's session. */
+interface StuckSession {
+  readonly submissionId: string;
+  /** The BullMQ job: state, attempts, failure, and the lock's holder (token and TTL) if any. */
+  readonly job: Record<string, unknown>;
+  /** The submission's state hash (`sessionId`, `cursor`, `closed`, `worker`). */
+  readonly state: Record<string, string>;
+  /** Kinds of the output stream's messages, in order (`ack:<input id>`). */
+  readonly outputs: string[];
+  /** The input stream: `<entry id> <kind>`. */
+  readonly inputs: string[];
+  /** The store's session, once known: lease, fencing epoch, record status, ledger, last log entries. */
+  readonly session?: Record<string, unknown>;
+}
+
+/** Reads everything Redis holds for submission `submissionId` (see {@link StuckSession}). */
+async function captureStuck(admin: Redis, queueName: string, submissionId: string): Promise<StuckSession> {
+  const dist = new DistributedKeys();
+  const sub = dist.of(submissionId);
+  const queue = new Queue(queueName, { connection: admin, prefix: dist.bullPrefix });
+  queue.on('error', () => undefined);
+  let job: Record<string, unknown>;
+  try {
+    const j = await Job.fromId(queue, submissionId);
+    const lockKey = `${dist.bullPrefix}:${queueName}:${submissionId}:lock`;
+    job = j
+      ? {
+          state: await j.getState(),
+          attemptsMade: j.attemptsMade,
+          attemptsStarted: j.attemptsStarted,
+          stalledCounter: j.stalledCounter,
+          processedBy: j.processedBy,
+          failedReason: j.failedReason,
+          stacktrace: j.stacktrace,
+          lock: await admin.get(lockKey),
+          lockTtlMs: await admin.pttl(lockKey),
+        }
+      : { state: 'missing (removed?)' };
+  } finally {
+    await queue.close().catch(() => undefined);
+  }
+  const state = await admin.hgetall(sub.state);
+  const outputs = (await admin.xrange(sub.outputs, '-', '+')).map(([, f]) => {
+    const m = decodeEntry<OutputMessage>(f);
+    return m?.kind === 'ack' ? `ack:${m.input}` : m?.kind === 'closed' ? `closed(${m.error?.code ?? 'ok'})` : (m?.kind ?? '?');
+  });
+  const inputs = (await admin.xrange(sub.inputs, '-', '+')).map(([id, f]) => `${id} ${decodeEntry<InputMessage>(f)?.kind ?? '?'}`);
+  const sessionId = state['sessionId'];
+  let session: Record<string, unknown> | undefined;
+  if (sessionId !== undefined) {
+    const k = new RedisKeys('agentrx:').of(sessionId);
+    const record = await admin.hgetall(k.record);
+    const data = record['data'] ? (JSON.parse(record['data']) as { transcript?: { role?: string; tool_calls?: unknown }[] }) : undefined;
+    const ledger = await admin.hgetall(k.ledger);
+    const log = await admin.xrevrange(k.log, '+', '-', 'COUNT', 12);
+    session = {
+      sessionId,
+      lease: await admin.get(k.lease),
+      leaseTtlMs: await admin.pttl(k.lease),
+      holder: await admin.hgetall(k.holder),
+      epoch: await admin.get(k.epoch),
+      recordStatus: record['status'],
+      transcript: data?.transcript?.map((m) => `${m.role ?? '?'}${m.tool_calls ? '+tool_calls' : ''}`),
+      ledger: Object.values(ledger).map((json) => {
+        const e = JSON.parse(json) as { toolUseId: string; state: string; result?: { isError?: boolean } };
+        return `${e.toolUseId} ${e.state}${e.result?.isError ? ' (error result)' : ''}`;
+      }),
+      lastLog: log.reverse().map(([id, f]) => {
+        const env = JSON.parse(f[f.indexOf('e') + 1]!) as { raw?: { type?: string } };
+        return `${id.split('-')[0]} ${env.raw?.type ?? '?'}`;
+      }),
+    };
+  }
+  return { submissionId, job, state, outputs, inputs, ...(session ? { session } : {}) };
+}
+
+/** One line of a stuck session for the report table. */
+function describeStuck(s: StuckSession): string {
+  const j = s.job;
+  const parts = [
+    `job ${String(j['state'])} (attempts made ${String(j['attemptsMade'])}, started ${String(j['attemptsStarted'])}, stalled ${String(j['stalledCounter'])}, by ${String(j['processedBy'] ?? '?')}, lock ${j['lock'] ? `held, ttl ${String(j['lockTtlMs'])} ms` : 'none'}${j['failedReason'] ? `, failed: ${String(j['failedReason'])}` : ''})`,
+    `state ${JSON.stringify(s.state)}`,
+    `outputs [${s.outputs.join(', ')}]`,
+    `inputs [${s.inputs.join(', ')}]`,
+  ];
+  const x = s.session;
+  if (x) {
+    parts.push(
+      `lease ${x['lease'] ? `held (ttl ${String(x['leaseTtlMs'])} ms, ${JSON.stringify(x['holder'])})` : 'free'}, epoch ${String(x['epoch'])}`,
+      `record ${String(x['recordStatus'])}, transcript [${(x['transcript'] as string[] | undefined)?.join(', ') ?? ''}]`,
+      `ledger [${(x['ledger'] as string[]).join('; ')}]`,
+      `log tail [${(x['lastLog'] as string[]).join(', ')}]`,
+    );
+  }
+  return parts.join(' · ').replace(/\|/g, '/');
 }
 
 /** Total `calls` over `INFO commandstats`. */
@@ -327,6 +460,7 @@ async function submitterMain(args: SubmitterArgs): Promise<void> {
   const latenciesMs: number[] = [];
   const sessionIds: string[] = [];
   const failures: string[] = [];
+  const stuck: string[] = [];
   const answers = { toolResult: 0, toolFailed: 0, noTool: 0 };
   const started = Date.now();
   let next = 0;
@@ -346,25 +480,32 @@ async function submitterMain(args: SubmitterArgs): Promise<void> {
         sessionIds.push(result.sessionId ?? h.sessionId ?? '');
         handle = undefined; // listed
         await h.close();
-        await within(h.closed, `its end (${h.id})`);
+        await within(h.closed, `its end (${h.id})`).catch((e: unknown) => {
+          if (e instanceof DeadlineMissed) stuck.push(h.id);
+          throw e;
+        });
       } catch (e) {
         failures.push((e as Error).message);
+        if (e instanceof DeadlineMissed && handle) stuck.push(handle.id);
         sessionIds.push(...(handle?.sessionId !== undefined ? [handle.sessionId] : []));
       }
     }
   };
   await Promise.all(Array.from({ length: args.window }, one));
-  const out: SubmitterResult = { latenciesMs, sessionIds, failures, answers, elapsedMs: Date.now() - started };
+  const out: SubmitterResult = { latenciesMs, sessionIds, failures, stuck, answers, elapsedMs: Date.now() - started };
   await queue.close();
   await store.close();
   process.send!({ type: 'result', value: out }, () => process.exit(0));
 }
 
+/** A session missed {@link RESULT_DEADLINE_MS}: its state is captured. */
+class DeadlineMissed extends Error {}
+
 /** `p`, or a rejection after {@link RESULT_DEADLINE_MS}. */
 async function within<T>(p: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no ${what} within ${RESULT_DEADLINE_MS} ms`)), RESULT_DEADLINE_MS)))]);
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new DeadlineMissed(`no ${what} within ${RESULT_DEADLINE_MS} ms`)), RESULT_DEADLINE_MS)))]);
   } finally {
     clearTimeout(timer);
   }

@@ -26,7 +26,7 @@ import { exportCassette, writeCassette } from '../core/store/cassette.js';
 import { MAX_PACE_GAP_MS, exportSession, listSessions, openStore, replayFile, showSession, type RenderFormat } from './sessions.js';
 import { storeLocation } from './state-dir.js';
 import { listTools, withMcpFlags } from './mcp.js';
-import { runWorkerCommand, untilStopped } from './worker.js';
+import { runWorkerCommand, untilStopped, WORKER_TIMING_FLAGS } from './worker.js';
 import { runWorkersCommand } from './workers.js';
 import { PoolMonitor } from '../distributed/pool-monitor.js';
 import type { PoolMetrics } from '../distributed/distributed-metrics.js';
@@ -202,8 +202,11 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .description('run sessions from the queue (Redis + BullMQ) until SIGTERM; config needs store: { type: "redis", url }')
     .requiredOption('-c, --config <file>', 'JSON config file (store: { type: "redis", url }, runtime: { queueName, concurrency, idleMs, graceMs })')
     .option('--concurrency <n>', 'sessions run at once (default runtime.concurrency, 10)')
-    .action(async (flags: { config: string; concurrency?: string }) => {
-      code = await runWorkerCommand({ configFile: flags.config, ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}) }, io);
+    .option(...WORKER_TIMING_FLAGS.lockMs)
+    .option(...WORKER_TIMING_FLAGS.stalledMs)
+    .action(async (flags: { config: string; concurrency?: string; lockMs?: string; stalledMs?: string }) => {
+      const { config, ...rest } = flags;
+      code = await runWorkerCommand({ configFile: config, ...rest }, io);
     });
 
   program

@@ -14,14 +14,35 @@ export interface WorkerCommandFlags {
   readonly configFile: string;
   /** Sessions run at once (overrides `runtime.concurrency`). */
   readonly concurrency?: number | string;
+  /**
+   * `--lock-ms`: BullMQ's job lock (ms). A worker that stops renewing it for this long has stalled,
+   * and its sessions go to other workers: with the stalled check and the store lease, this bounds
+   * how long a dead worker's sessions wait (default 30,000).
+   */
+  readonly lockMs?: number | string;
+  /** `--stalled-ms`: how often (ms) the worker looks for jobs whose lock expired (default 30,000). */
+  readonly stalledMs?: number | string;
 }
+
+/**
+ * `--lock-ms` / `--stalled-ms` of `agentrx worker`, as shown by its `--help` (the command's flags
+ * are declared with these texts).
+ */
+export const WORKER_TIMING_FLAGS = {
+  lockMs: ['--lock-ms <ms>', "BullMQ job lock: a worker that stops renewing it for this long has stalled and its sessions go to other workers (default 30000; a takeover also waits for the store's leaseMs)"],
+  stalledMs: ['--stalled-ms <ms>', 'how often the worker looks for jobs of stalled workers (default 30000)'],
+} as const;
+
+/** Bounds of `--lock-ms` and `--stalled-ms` (ms). */
+const MIN_TIMING_MS = 100;
+const MAX_TIMING_MS = 3_600_000;
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 
 /**
- * `agentrx worker --config <file> [--concurrency N]`: runs sessions of the pool from the queue
+ * `agentrx worker --config <file> [--concurrency N] [--lock-ms MS] [--stalled-ms MS]`: runs sessions of the pool from the queue
  * until SIGINT/SIGTERM (or `io.signal`), then stops gracefully (running requests finish within
  * `worker.graceMs`, live sessions are handed back to the queue). Logs one line per job start and
  * end on stderr. The config's `store` must be `{ type: 'redis', url }`: every worker and client
@@ -39,6 +60,8 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
       concurrency = Number(flags.concurrency);
       if (!Number.isInteger(concurrency) || concurrency < 1) throw new AgentRxError('invalid_options', `--concurrency must be an integer ≥ 1; got ${JSON.stringify(flags.concurrency)}`);
     }
+    const lockMs = timingFlag('--lock-ms', flags.lockMs);
+    const stalledMs = timingFlag('--stalled-ms', flags.stalledMs);
     const file = isAbsolute(flags.configFile) ? flags.configFile : resolve(io.cwd, flags.configFile);
     // The library's loader: errors locate the problem without quoting the file (it may hold keys).
     const raw = await readConfigFile(file);
@@ -63,6 +86,8 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
       idleMs: runtime.idleMs,
       graceMs: runtime.graceMs,
       heartbeatMs: runtime.heartbeatMs,
+      ...(lockMs !== undefined ? { lockDurationMs: lockMs } : {}),
+      ...(stalledMs !== undefined ? { stalledIntervalMs: stalledMs } : {}),
       log: (line) => say(line),
     });
     await untilStopped(io.signal);
@@ -81,6 +106,16 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
     await worker?.stop({ graceMs: 0 }).catch(() => undefined);
     await rx?.stop().catch(() => undefined);
   }
+}
+
+/** A milliseconds flag: undefined when not given, else an integer within bounds (`invalid_options` otherwise). */
+function timingFlag(flag: string, value: number | string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < MIN_TIMING_MS || ms > MAX_TIMING_MS) {
+    throw new AgentRxError('invalid_options', `${flag} must be an integer number of milliseconds from ${MIN_TIMING_MS} to ${MAX_TIMING_MS}; got ${JSON.stringify(value)}`);
+  }
+  return ms;
 }
 
 /** Resolves on SIGINT, SIGTERM or when `signal` aborts; removes its listeners. */

@@ -18,7 +18,9 @@ export interface SubmissionKeys {
   readonly outputs: string;
   /**
    * Hash of the placement state: `sessionId` (the store key, once opened), `cursor` (the last
-   * input applied), `closed` ('1' once the session ended for good), `worker` (the last owner).
+   * input applied), `closed` ('1' once the session ended for good), `worker` (the last owner),
+   * `epoch` (grows at each worker's claim: the owner's writes here and on `outputs` carry it and
+   * are refused once another worker claimed the submission; see `SubmissionWriter`).
    */
   readonly state: string;
 }

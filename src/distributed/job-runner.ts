@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Subscription } from 'rxjs';
 import type { AgentRx } from '../agentrx.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
@@ -6,17 +5,18 @@ import type { Session } from '../core/session/session.js';
 import type { SessionOptions } from '../core/session/session-options.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import type { SubmissionKeys } from './distributed-keys.js';
-import { MESSAGE_FIELD, decodeEntry, toRemoteResult, toWireError, type InputMessage, type OutputMessage, type WireError } from './distributed-messages.js';
+import { decodeEntry, toRemoteResult, toWireError, type InputMessage, type OutputMessage, type WireError } from './distributed-messages.js';
 import { loggedResults } from './logged-results.js';
 import type { StreamEntry } from './redis-link.js';
+import { SubmissionWriter, type SubmissionRedis, type SubmissionWrite } from './submission-writer.js';
 import type { SessionJobData } from './submit-options.js';
 
 /** What a job runner needs from its worker. */
 export interface JobRunnerDeps {
   readonly rx: AgentRx;
   readonly store: SessionStore;
-  /** The worker's command connection (not blocking). */
-  readonly commands: Redis;
+  /** The worker's command connection (not blocking), with the submission scripts defined. */
+  readonly commands: SubmissionRedis;
   readonly keys: SubmissionKeys;
   readonly workerId: string;
   /** An idle live session closes after this long without a request or an input. */
@@ -30,8 +30,12 @@ export interface JobRunnerDeps {
   log(line: string): void;
 }
 
-/** How a job ended: the session closed for good, or it was handed back to the queue. */
-export type JobOutcome = 'closed' | 'handed_back';
+/**
+ * How a job ended: the session closed for good; it was handed back to the queue; or another
+ * worker claimed the submission meanwhile (this one was paused or cut off past its job lock and
+ * its session lease): the job is that worker's now, and this one leaves it alone.
+ */
+export type JobOutcome = 'closed' | 'handed_back' | 'superseded';
 
 /** Why this runner closed or cancelled its session. */
 type Cause = 'client' | 'idle' | 'handback';
@@ -56,6 +60,10 @@ export class JobRunner {
   private cause: Cause | undefined;
   private handingBack = false;
   private published = false;
+  /** This worker's claim on the submission: its writes are fenced by its epoch. */
+  private writer: SubmissionWriter | undefined;
+  /** A write was refused: another worker claimed the submission since. */
+  private superseded = false;
   private inputsChain: Promise<void> = Promise.resolve();
   /** Publications in order (the session id before any result). */
   private outputs: Promise<void> = Promise.resolve();
@@ -81,12 +89,25 @@ export class JobRunner {
     const { keys, commands } = this.deps;
     const state = await commands.hgetall(keys.state);
     if (state['closed'] === '1') return 'closed';
-    const known = state['sessionId'];
-    const storeId = known ?? this.data.options.sessionId;
-    const takeover = known !== undefined;
+    let known = state['sessionId'];
+    let storeId = known ?? this.data.options.sessionId;
     if (storeId !== undefined) await this.waitForLease(storeId);
     if (this.handingBack) return 'handed_back';
+    // The submission is this worker's from here (a previous owner's writes are refused); it may
+    // have ended while this worker waited for the lease (its owner was alive, only slow).
+    const claim = await SubmissionWriter.claim(commands, keys, this.deps.workerId);
+    if (!claim) return 'closed';
+    this.writer = claim.writer;
+    if (claim.sessionId !== known) {
+      // The previous owner opened the session after the state was read: a takeover after all.
+      known = storeId = claim.sessionId!;
+      await this.waitForLease(storeId);
+      if (this.handingBack) return 'handed_back';
+    }
+    const takeover = known !== undefined;
+    const cursor = claim.cursor;
     if (takeover && (await this.publishMissedResults(storeId!))) this.resumedRunEnded = new Promise<void>((resolve) => (this.endResumedRun = resolve));
+    if (this.superseded) return 'superseded';
     // A takeover resumes: the host's history (or Local's stored transcript) has the prompt, unless
     // the dead worker was killed before anything was stored — then the session starts from it.
     const prompt = this.data.options.prompt;
@@ -97,7 +118,7 @@ export class JobRunner {
     } catch (e) {
       // Refused before anything opened (a poisoned job): it fails once, reported to its handles.
       await this.publishEnd(0, toWireError(toAgentRxError(e)));
-      return 'closed';
+      return this.superseded ? 'superseded' : 'closed';
     }
     this.session = session;
     let markReady!: () => void;
@@ -129,7 +150,7 @@ export class JobRunner {
         error: (e: unknown) => (failure = toAgentRxError(e)),
       }),
     );
-    this.stopInputs = this.deps.follow(keys.inputs, state['cursor'] ?? '0', (entries) => this.onInputs(entries));
+    this.stopInputs = this.deps.follow(keys.inputs, cursor, (entries) => this.onInputs(entries));
     this.touch();
     await session.closed;
     clearTimeout(this.idleTimer);
@@ -137,6 +158,8 @@ export class JobRunner {
     for (const s of this.subs) s.unsubscribe();
     await this.stopInputs?.();
     await this.inputsChain;
+    await this.outputs;
+    if (this.superseded) return 'superseded';
     // Handed back: not ended, unless the session failed on its own (not by our cancel) or the client closed it.
     const ours = this.cause === 'handback' && (failure === undefined || failure.code === 'cancelled');
     if (this.handingBack && ours) return 'handed_back';
@@ -150,7 +173,7 @@ export class JobRunner {
     if (id !== undefined && !takeover && !this.published) await this.publishOpened(id);
     const lastSeq = id !== undefined ? await this.deps.store.lastSeq(id) : 0;
     await this.publishEnd(lastSeq, failure ? toWireError(failure) : undefined);
-    return 'closed';
+    return this.superseded ? 'superseded' : 'closed';
   }
 
   /**
@@ -201,7 +224,7 @@ export class JobRunner {
   private onInputs(entries: readonly StreamEntry[]): Promise<void> {
     this.inputsChain = this.inputsChain.then(async () => {
       for (const [id, fields] of entries) {
-        if (this.handingBack) return;
+        if (this.handingBack || this.superseded) return;
         const input = decodeEntry<InputMessage>(fields);
         let error: WireError | undefined;
         try {
@@ -212,8 +235,8 @@ export class JobRunner {
         // The cursor moves once the input is applied: a takeover reads on from the next one. A
         // close or a cancel has taken effect only once the session's end is published: until
         // then the cursor stays before it, so a takeover after this worker died applies it again.
-        if (input?.kind !== 'close' && input?.kind !== 'cancel') await this.deps.commands.hset(this.deps.keys.state, 'cursor', id);
-        await this.publish({ kind: 'ack', input: id, ...(error ? { error } : {}) });
+        const ack: OutputMessage = { kind: 'ack', input: id, ...(error ? { error } : {}) };
+        await this.publish(ack, input?.kind !== 'close' && input?.kind !== 'cancel' ? { cursor: id } : undefined);
         this.touch();
       }
     }).catch((e: unknown) => {
@@ -283,27 +306,40 @@ export class JobRunner {
   private async publishOpened(sessionId: string): Promise<void> {
     if (this.published) return;
     this.published = true;
-    const { commands, keys, workerId } = this.deps;
     // Queued before any result; the state and the stream entry are written together.
-    const next = this.outputs.then(async () => {
-      await commands.multi().hset(keys.state, 'sessionId', sessionId, 'worker', workerId).xadd(keys.outputs, '*', MESSAGE_FIELD, JSON.stringify({ kind: 'opened', sessionId } satisfies OutputMessage)).exec();
-    });
-    this.outputs = next.catch(() => undefined);
-    await next;
+    await this.write({ message: { kind: 'opened', sessionId }, fields: { sessionId, worker: this.deps.workerId } });
   }
 
+  /** The end, once: a submission another owner ended already is left as it is. */
   private async publishEnd(lastSeq: number, error: WireError | undefined): Promise<void> {
-    const { commands, keys, retainMs } = this.deps;
-    await this.publish({ kind: 'closed', lastSeq, ...(error ? { error } : {}) });
-    await commands.multi().hset(keys.state, 'closed', '1').pexpire(keys.state, retainMs).pexpire(keys.inputs, retainMs).pexpire(keys.outputs, retainMs).exec();
+    await this.write({ message: { kind: 'closed', lastSeq, ...(error ? { error } : {}) }, end: { retainMs: this.deps.retainMs } });
   }
 
-  private publish(message: OutputMessage): Promise<void> {
+  private publish(message: OutputMessage, fields?: Record<string, string>): Promise<void> {
+    return this.write({ message, ...(fields ? { fields } : {}) });
+  }
+
+  /**
+   * Writes to the submission in order (the session id before any result), fenced by this worker's
+   * claim: a refused write means another worker took the submission over, and this one stops.
+   */
+  private write(w: SubmissionWrite): Promise<void> {
     const next = this.outputs.then(async () => {
-      await this.deps.commands.xadd(this.deps.keys.outputs, '*', MESSAGE_FIELD, JSON.stringify(message));
+      if (this.superseded) return;
+      if ((await this.writer!.write(w)) === 'fenced') this.supersede();
     });
     this.outputs = next.catch(() => undefined);
     return next;
+  }
+
+  /** Another worker claimed the submission: this one publishes nothing more, stops reading inputs and cancels its session. */
+  private supersede(): void {
+    if (this.superseded) return;
+    this.superseded = true;
+    this.deps.log(`another worker claimed submission ${this.data.submissionId}: leaving it (its session here is cancelled, nothing more is published from here)`);
+    void this.stopInputs?.();
+    this.cause ??= 'handback';
+    this.session?.cancel();
   }
 }
 

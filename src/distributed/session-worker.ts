@@ -9,6 +9,7 @@ import { registerPoolMetrics, type PoolMetrics, type PoolMetricsOptions } from '
 import { JobRunner } from './job-runner.js';
 import { clearHeartbeat, queueDepth, writeHeartbeat, type WorkerHeartbeat } from './pool-status.js';
 import { openRedis, redactUrl, scrubUrl, StreamFollower, type RedisLocation } from './redis-link.js';
+import { defineSubmissionScripts } from './submission-writer.js';
 import type { SessionJobData } from './submit-options.js';
 
 /** Options of {@link startWorker}. */
@@ -87,7 +88,7 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
   const log = opts.log ?? (() => undefined);
   const queueName = opts.queueName ?? DEFAULT_QUEUE_NAME;
   // Redis first: an unreachable Redis fails before any AgentRx is built.
-  const commands = await openRedis(url, `agentrx-worker-${id}`);
+  const commands = defineSubmissionScripts(await openRedis(url, `agentrx-worker-${id}`));
   let bullConnection: Redis | undefined;
   let rx: AgentRx;
   try {
@@ -144,6 +145,11 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
       runners.delete(runner);
       since.delete(runner);
     }
+    if (outcome === 'superseded') {
+      // Another worker holds the job now (its lock is not ours): BullMQ must not touch it for us.
+      log(`worker ${id}: job ${data.submissionId} left to the worker that took it over (session ${runner.sessionId ?? 'not opened'})`);
+      throw new WaitingError();
+    }
     if (outcome === 'handed_back') {
       log(`worker ${id}: job ${data.submissionId} handed back (session ${runner.sessionId ?? 'not opened'})`);
       // Back to `wait` without counting an attempt; WaitingError tells BullMQ the job moved.
@@ -154,18 +160,20 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
     return runner.sessionId ?? '';
   };
 
+  const lockDuration = opts.lockDurationMs ?? 30_000;
+  const stalledInterval = opts.stalledIntervalMs ?? 30_000;
   const worker = new Worker<SessionJobData, string>(queueName, processJob, {
     connection: bull,
     prefix: keys.bullPrefix,
     concurrency,
-    lockDuration: opts.lockDurationMs ?? 30_000,
-    stalledInterval: opts.stalledIntervalMs ?? 30_000,
+    lockDuration,
+    stalledInterval,
     maxStalledCount: opts.maxStalledCount ?? 10,
     name: id,
   });
   worker.on('error', (e) => log(`worker ${id}: queue error: ${scrubUrl(String((e as Error)?.message ?? e), url)}`));
   await worker.waitUntilReady();
-  log(`worker ${id}: taking sessions from queue '${queueName}' on ${redactUrl(url)} (concurrency ${concurrency})`);
+  log(`worker ${id}: taking sessions from queue '${queueName}' on ${redactUrl(url)} (concurrency ${concurrency}, job lock ${lockDuration} ms, stalled check every ${stalledInterval} ms)`);
 
   const heartbeat = (): WorkerHeartbeat => {
     const now = Date.now();

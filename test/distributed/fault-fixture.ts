@@ -36,6 +36,8 @@ export interface FaultWorkerOptions {
   readonly concurrency?: number;
   /** Tool executions wait until the world's gate is opened. */
   readonly gated?: boolean;
+  /** The worker's Redis (all its connections), e.g. a proxy in front of the world's; default the world's. */
+  readonly redisUrl?: string;
 }
 
 /** One line of the execution file: which process ran which tool use of which session. */
@@ -115,7 +117,7 @@ export class FaultWorld {
   /** Starts a worker child and waits until it takes jobs. */
   async worker(opts: FaultWorkerOptions = {}): Promise<ProofChild> {
     const args = {
-      redisUrl: this.redis.url,
+      redisUrl: opts.redisUrl ?? this.redis.url,
       queueName: this.queueName,
       baseUrl: this.emu.baseUrl,
       logFile: this.logFile,

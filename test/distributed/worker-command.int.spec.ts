@@ -60,7 +60,7 @@ describeWithRedis('runWorkerCommand', () => {
       });
       const ctrl = new AbortController();
       const cli = io(ctrl.signal);
-      const exit = runWorkerCommand({ configFile, concurrency: '2' }, cli);
+      const exit = runWorkerCommand({ configFile, concurrency: '2', lockMs: '2000', stalledMs: '1500' }, cli);
       await until(() => /taking sessions/.test(cli.stderr()), 20_000, 'the worker to start');
 
       const store = new RedisSessionStore({ url: redis.url, keyPrefix: 'cmd:' });
@@ -75,7 +75,7 @@ describeWithRedis('runWorkerCommand', () => {
         await expect(exit).resolves.toBe(0);
         const lines = cli.stderr().split('\n').filter((l) => l.includes(handle.id));
         expect(lines.map((l) => l.replace(/.*job \S+ (\w+).*/, '$1'))).toEqual(['started', 'ended']);
-        expect(cli.stderr()).toMatch(/concurrency 2/);
+        expect(cli.stderr()).toMatch(/concurrency 2, job lock 2000 ms, stalled check every 1500 ms/);
         expect(cli.stderr()).toMatch(/redis:\/\/\*\*\*@127\.0\.0\.1/);
         expect(cli.stderr()).not.toContain(PASSWORD);
       } finally {
@@ -112,6 +112,16 @@ describeWithRedis('runWorkerCommand', () => {
       expect(err).toMatch(/runtime\.concurrency/);
       expect(err).toMatch(/runtime\.color/);
       expect(err).not.toContain(PASSWORD);
+    });
+
+    it('should refuse a --lock-ms or --stalled-ms that is not a whole number of milliseconds within bounds, with exit 2', async () => {
+      const configFile = writeConfig({ store: { type: 'redis', url: 'redis://127.0.0.1:1' } });
+      const bad = io();
+      await expect(runWorkerCommand({ configFile, lockMs: '5s' }, bad)).resolves.toBe(2);
+      expect(bad.stderr()).toMatch(/--lock-ms must be an integer number of milliseconds from 100 to 3600000; got "5s"/);
+      const small = io();
+      await expect(runWorkerCommand({ configFile, stalledMs: '10' }, small)).resolves.toBe(2);
+      expect(small.stderr()).toMatch(/--stalled-ms must be an integer number of milliseconds from 100 to 3600000; got "10"/);
     });
 
     it('should refuse a bad --concurrency with exit 2', async () => {

@@ -89,10 +89,18 @@ export class ToolAnswerer {
     return { confirmations, uses: this.recoverUses(turn, new Set(confirmations.map((u) => u.id))) };
   }
 
-  /** Of what a redrive names, what is still unanswered (posted results and decided confirmations left out). */
+  /**
+   * Of what a redrive names, what is still unanswered: decided confirmations left out, and posted
+   * results too, unless the conversation is held here (a provider with `transcript`). Then the
+   * redrive comes from the restored transcript, which is checkpointed before tools run and at the
+   * request's end, not when a result is posted: a use it shows unanswered is one the resumed
+   * conversation's model has not seen, so its recorded result is posted again (replayed from the
+   * ledger, the tool is not run again) instead of waiting for a turn that never comes.
+   */
   unanswered(asked: Asked): Asked {
+    const heldHere = this.deps.provider.transcript !== undefined;
     return {
-      uses: asked.uses.filter((u) => this.ledger.get(u.id)?.state !== 'posted'),
+      uses: heldHere ? asked.uses : asked.uses.filter((u) => this.ledger.get(u.id)?.state !== 'posted'),
       confirmations: asked.confirmations.filter((u) => !this.confirmed.has(u.id)),
     };
   }

@@ -149,6 +149,26 @@ describe('ToolAnswerer', () => {
         ['u2', 'executed'],
       ]);
     });
+
+    it('should keep a posted result in a redrive when the conversation is client-held, and replay it without running the tool', async () => {
+      class TranscriptHost extends RecordHost {
+        transcript(): readonly RawEvent[] {
+          return [];
+        }
+      }
+      // A resume of a client-held conversation: the transcript restored is the one checkpointed
+      // before the tool ran, so the model has not seen the result the ledger says was posted.
+      const { answerer, emitted } = await setup({}, [], new TranscriptHost());
+      const first = await answerer.answer({ uses: [echo('u1')], confirmations: [] }, new AbortController().signal);
+      await answerer.posted(first!);
+      resetFakeTools();
+      const open = answerer.unanswered({ uses: [echo('u1')], confirmations: [] });
+      expect(open.uses.map((u) => u.id)).toEqual(['u1']);
+      const again = await answerer.answer(open, new AbortController().signal);
+      expect(again!.input).toEqual(first!.input);
+      expect(EchoToolHandler.calls).toEqual([]);
+      expect(emitted.filter((e) => e.type === 'agentrx.tool_result').map((e) => (e as { replayed: boolean }).replayed)).toEqual([false, true]);
+    });
   });
 
   describe('.answer, synced ledger writes', () => {

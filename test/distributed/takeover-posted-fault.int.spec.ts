@@ -1,0 +1,66 @@
+/**
+ * A worker SIGKILLed after its tool's result was posted to the model (the ledger says `posted`)
+ * and before the request's end reached the log (found by the distributed bench: 3 of 50 taken-over
+ * handles never got a result). With the Local provider the conversation is held by the client:
+ * the record's transcript is the one checkpointed before the tool ran, so the new owner's model
+ * has never seen the tool's result, and the request must go on by posting it again (replayed from
+ * the ledger, the tool is not run again) instead of waiting for a turn that never comes.
+ *
+ * Deterministic: the worker's Redis connections run through a proxy that stops all its traffic
+ * right after the ledger's `posted` transition was sent (see `wire-trap.ts`), then it is killed.
+ */
+import { describeWithRedis } from '../support/redis-server.js';
+import { until } from './distributed-fixture.js';
+import { FaultWorld, useFaultWorld } from './fault-fixture.js';
+import { startWireTrap, type WireTrap } from './wire-trap.js';
+
+describeWithRedis('a worker killed between posting a tool result and ending its request (child processes, real Redis and BullMQ)', () => {
+  const { world } = useFaultWorld();
+  let trap: WireTrap | undefined;
+  afterEach(async () => {
+    await trap?.close();
+    trap = undefined;
+  });
+
+  it('should finish the request on the new owner with the recorded result, running the tool once', async () => {
+    const w = world();
+    await w.start();
+    trap = await startWireTrap(w.redis.port);
+    const first = await w.worker({ redisUrl: trap.url });
+    const posted = trap.armOn('"state":"posted"');
+    const [handle] = await w.submit(1);
+    await posted;
+    const sessionId = await handle!.opened;
+    await until(async () => (await w.reader.load(sessionId))?.ledger.some((e) => e.state === 'posted') === true, 10_000, 'the posted ledger entry in Redis');
+    first.proc.kill('SIGKILL');
+    expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    // Killed mid-request: the tool ran, the request's end is not in the log (its last envelopes,
+    // the tool's result among them, may still have been waiting for their batched append).
+    const before = await w.reader.read(sessionId, 0, 10_000);
+    const types = before.flatMap((e) => (e.source === 'agentrx' ? [e.raw.type] : []));
+    expect(types).toContain('agentrx.tool_started');
+    expect(types).not.toContain('agentrx.run_finished');
+    expect((await w.reader.load(sessionId))!.status).toBe('running');
+
+    const second = await w.worker();
+    const result = await withDeadline(handle!.result, 30_000, 'the result on the handle');
+    expect(result).toMatchObject({ terminal: 'end_turn', sessionId, text: expect.stringContaining('calculate returned: "(17 + 25) * 3 = 126"') });
+    expect(FaultWorld.logLines(second).some((l) => l.includes(`job ${handle!.id} started (taken over`))).toBe(true);
+    const logs = await w.checkCompleted([handle!]);
+    // The new owner replayed the recorded result; the tool ran once, in the killed worker.
+    const replays = logs.get(sessionId)!.filter((e) => e.source === 'agentrx' && e.raw.type === 'agentrx.tool_result' && e.raw.replayed);
+    expect(replays).toHaveLength(1);
+    expect(w.executions()).toEqual([{ pid: first.proc.pid, sessionId, toolUseId: expect.any(String) }]);
+    expect((await w.outputsOf(handle!.id)).filter((m) => m.kind === 'result')).toHaveLength(1);
+  }, 180_000);
+});
+
+/** `p`, or a rejection naming `what` after `ms`. */
+async function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
