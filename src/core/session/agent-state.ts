@@ -42,14 +42,56 @@ export class AgentState {
     return Object.keys(this.current).length > 0 ? (jsonPatch.deepClone(this.current) as AgentStateValue) : undefined;
   }
 
-  /** What changed since the last snapshot or delta, as JSON Patch operations (empty: nothing). */
-  delta(): JsonPatchOperation[] {
-    if (this.current === undefined) return [];
+  /**
+   * What changed since the last snapshot or delta, as JSON Patch operations (empty: nothing). A
+   * state a tool left that is not plain JSON (a cycle, a BigInt, a function, `undefined`, a
+   * non-finite number, a class instance) could not reach a client: the change is discarded (the
+   * state goes back to what was last published) and `discarded` says where and why.
+   */
+  delta(): { readonly ops: JsonPatchOperation[]; readonly discarded?: string } {
+    if (this.current === undefined) return { ops: [] };
+    const problem = jsonProblem(this.current);
+    if (problem !== undefined) {
+      this.current = jsonPatch.deepClone(this.published ?? {}) as AgentStateValue;
+      return { ops: [], discarded: problem };
+    }
     const before = this.published ?? {};
     const ops = jsonPatch.compare(before, this.current) as JsonPatchOperation[];
     if (ops.length > 0) this.published = jsonPatch.deepClone(this.current) as AgentStateValue;
-    return ops;
+    return { ops };
   }
+}
+
+/** Where `value` is not plain JSON, as `<path>: <what>`, or undefined when it is (iterative: no depth limit). */
+export function jsonProblem(value: unknown): string | undefined {
+  // `leave` entries pop an object off the current path once its children are checked.
+  const stack: ({ readonly v: unknown; readonly path: string } | { readonly leave: object })[] = [{ v: value, path: '' }];
+  const onPath = new Set<object>();
+  while (stack.length > 0) {
+    const top = stack.pop()!;
+    if ('leave' in top) {
+      onPath.delete(top.leave);
+      continue;
+    }
+    const { v, path } = top;
+    const at = path || '/';
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return `${at}: ${String(v)} is not a JSON number`;
+      continue;
+    }
+    if (typeof v !== 'object') return `${at}: ${typeof v === 'undefined' ? 'undefined' : `a ${typeof v}`} is not JSON`;
+    if (onPath.has(v)) return `${at}: a cycle (the object contains itself)`;
+    if (!Array.isArray(v)) {
+      const proto = Object.getPrototypeOf(v) as unknown;
+      if (proto !== Object.prototype && proto !== null) return `${at}: a ${(v as object).constructor?.name ?? 'class'} instance is not a JSON object`;
+    }
+    onPath.add(v);
+    stack.push({ leave: v });
+    if (Array.isArray(v)) v.forEach((item, i) => stack.push({ v: item, path: `${path}/${i}` }));
+    else for (const [k, item] of Object.entries(v)) stack.push({ v: item, path: `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` });
+  }
+  return undefined;
 }
 
 /** True for a plain JSON object (not an array, not null). */

@@ -351,8 +351,9 @@ export class Session {
   private emitWithState(ev: AgentRxEvent): void {
     this.ingestion.emit(ev);
     if (ev.type !== 'agentrx.tool_result') return;
-    const delta = this.agentState.delta();
-    if (delta.length > 0) this.ingestion.emit({ type: 'agentrx.state_delta', delta });
+    const { ops, discarded } = this.agentState.delta();
+    if (discarded !== undefined) this.ingestion.emit({ type: 'agentrx.diagnostic', message: `tool '${ev.toolUse.name}' left the agent state with a value that is not JSON (${discarded}); its state change was discarded` });
+    if (ops.length > 0) this.ingestion.emit({ type: 'agentrx.state_delta', delta: ops });
   }
 
   /** A request's terminal: its record checkpoint (log durable, transcript saved), then its result. */
