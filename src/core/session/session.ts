@@ -376,12 +376,19 @@ export class Session {
     if (failure) this.results.error(failure);
     else this.results.complete();
     this.isClosed = true;
-    await this.link.release(reason === 'cancelled' || reason === 'timeout');
-    await this.journal.close(failure, this.deps.provider.transcript?.(this.conn));
-    this.ingestion.complete();
-    await this.consumers.close(reason);
-    this.deps.onClosed?.();
-    this.markClosed();
+    try {
+      await this.link.release(reason === 'cancelled' || reason === 'timeout');
+      // A session cancelled before it opened has no conn (and no transcript).
+      await this.journal.close(failure, this.conn === undefined ? undefined : this.deps.provider.transcript?.(this.conn));
+    } catch (e) {
+      this.deps.logger.warn(`session ${this.logId || '(not opened)'}: releasing it failed: ${toAgentRxError(e).message}`);
+    } finally {
+      // Whatever failed above, the session is closed: its envelopes complete, consumers stop, waiters resume.
+      this.ingestion.complete();
+      await this.consumers.close(reason).catch(() => undefined);
+      this.deps.onClosed?.();
+      this.markClosed();
+    }
   }
 }
 
