@@ -12,6 +12,8 @@ interface Stored {
   base: number;
   readonly appended: Subject<void>;
   held: boolean;
+  /** Tails subscribed now: while there are any, an entry with nothing else in it is kept for them. */
+  tails: number;
 }
 
 /**
@@ -59,9 +61,9 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
   }
 
   async transition(sessionId: string, expected: LedgerState | undefined, entry: LedgerEntry): Promise<boolean> {
-    const s = this.of(sessionId);
-    const record = s.record;
-    if (!record) throw new AgentRxError('store_error', `session '${sessionId}' has no record to hold its ledger; save the record first`);
+    const s = this.sessions.get(sessionId);
+    const record = s?.record;
+    if (!s || !record) throw new AgentRxError('store_error', `session '${sessionId}' has no record to hold its ledger; save the record first`);
     const current = record.ledger.find((e) => e.toolUseId === entry.toolUseId);
     if (current?.state !== expected) return false;
     const ledger = current ? record.ledger.map((e) => (e === current ? entry : e)) : [...record.ledger, entry];
@@ -118,9 +120,14 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
       const drain = (): void => {
         while (seq < s.base + s.log.length && !subscriber.closed) subscriber.next(s.log[seq++ - s.base]!);
       };
+      s.tails++;
       const sub = s.appended.subscribe(drain);
       drain();
-      return sub;
+      return () => {
+        sub.unsubscribe();
+        s.tails--;
+        this.dropIfEmpty(sessionId, s);
+      };
     });
   }
 
@@ -134,6 +141,7 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
         if (released) return;
         released = true;
         s.held = false;
+        this.dropIfEmpty(sessionId, s);
       },
     };
   }
@@ -163,10 +171,20 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
     return after - s.base;
   }
 
+  /**
+   * Forgets an entry that only a tail or a lease had made (no record, no envelope) once neither is
+   * left: attaching to an id that never had a session, or leasing one that was never saved, must
+   * not keep an entry forever (`prune` leaves entries without a record alone).
+   */
+  private dropIfEmpty(sessionId: string, s: Stored): void {
+    if (s.tails > 0 || s.held || s.record !== undefined || s.base + s.log.length > 0) return;
+    if (this.sessions.get(sessionId) === s) this.sessions.delete(sessionId);
+  }
+
   private of(sessionId: string): Stored {
     let s = this.sessions.get(sessionId);
     if (!s) {
-      s = { record: undefined, log: [], base: 0, appended: new Subject<void>(), held: false };
+      s = { record: undefined, log: [], base: 0, appended: new Subject<void>(), held: false, tails: 0 };
       this.sessions.set(sessionId, s);
     }
     return s;

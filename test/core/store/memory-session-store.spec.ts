@@ -41,4 +41,47 @@ describe('MemorySessionStore', () => {
       expect((await store.list()).map((r) => r.sessionId)).toEqual(['newest', 'new', 'running']);
     });
   });
+
+  describe('entries made only for a reader or a lease', () => {
+    /** How many sessions the store keeps an entry for (records, logs, or a waiting tail). */
+    const entries = (store: MemorySessionStore): number => (store as unknown as { sessions: Map<string, unknown> }).sessions.size;
+
+    it('should forget an id that was only tailed once its last tail unsubscribes', () => {
+      const store = new MemorySessionStore();
+      for (let i = 0; i < 100; i++) store.tail(`nobody-${i}`, 0).subscribe().unsubscribe();
+      const a = store.tail('twice', 0).subscribe();
+      const b = store.tail('twice', 0).subscribe();
+      a.unsubscribe();
+      expect(entries(store)).toBe(1);
+      b.unsubscribe();
+      expect(entries(store)).toBe(0);
+    });
+
+    it('should keep following a tailed id that gets a log, and keep that log after the tail leaves', async () => {
+      const store = new MemorySessionStore();
+      const seen: number[] = [];
+      const sub = store.tail('late', 0).subscribe((e) => seen.push(e.seq));
+      await store.append('late', F.envelopes('late', 1, 3));
+      sub.unsubscribe();
+      expect(seen).toEqual([1, 2, 3]);
+      expect(await store.lastSeq('late')).toBe(3);
+      expect((await store.read('late', 0)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    });
+
+    it('should forget an id that was leased and released without a save, and keep one that was saved', async () => {
+      const store = new MemorySessionStore();
+      await (await store.acquire('never-saved')).release();
+      expect(entries(store)).toBe(0);
+      const lease = await store.acquire('saved');
+      await store.save(F.record('saved'));
+      await lease.release();
+      expect((await store.list()).map((r) => r.sessionId)).toEqual(['saved']);
+    });
+
+    it('should leave no entry behind a transition refused for want of a record', async () => {
+      const store = new MemorySessionStore();
+      await expect(store.transition('ghost', undefined, { toolUseId: 'u1', name: 'echo', state: 'executing' })).rejects.toMatchObject({ code: 'store_error' });
+      expect(entries(store)).toBe(0);
+    });
+  });
 });
