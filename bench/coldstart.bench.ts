@@ -4,7 +4,8 @@
  * issue's measure is `agentrx-index` (`import('agentrx')` + `AgentRx.create` with the Local
  * provider); `agentrx` is the peers runner (imports `src/agentrx` directly, defines two tools).
  */
-import { median, report, type BenchResult } from './harness.js';
+import { loadavg } from 'node:os';
+import { environmentRows, median, report, type BenchResult } from './harness.js';
 import { runChild } from './peers/shared.js';
 
 const ROUNDS = Number(process.env['BENCH_COLDSTART_ROUNDS'] ?? 5);
@@ -17,6 +18,7 @@ interface ChildOut {
 }
 
 export async function coldstartBench(): Promise<BenchResult> {
+  const load0 = loadavg();
   const wall: Record<string, number[]> = {};
   const cpu: Record<string, number[]> = {};
   const mods: Record<string, number> = {};
@@ -31,7 +33,7 @@ export async function coldstartBench(): Promise<BenchResult> {
   }
   const fastestPeer = Math.min(...RUNNERS.filter((n) => !n.startsWith('agentrx')).map((n) => median(wall[n] ?? [Infinity])));
   const arx = median(wall['agentrx-index'] ?? [NaN]);
-  const rows: [string, string][] = [['method', `${ROUNDS} rounds, one fresh process per measurement, runners interleaved (order rotated); wall from the child's first line to the end of setup`]];
+  const rows: [string, string][] = [...environmentRows('coldstart', load0), ['method', `${ROUNDS} rounds, one fresh process per measurement, runners interleaved (order rotated); wall from the child's first line to the end of setup`]];
   for (const name of RUNNERS) {
     const w = wall[name]!;
     rows.push([`${name}: wall / CPU ms (median; wall min–max); CommonJS modules`, `${median(w).toFixed(0)} / ${median(cpu[name]!).toFixed(0)} (${Math.min(...w).toFixed(0)}–${Math.max(...w).toFixed(0)}); ${mods[name]}`]);

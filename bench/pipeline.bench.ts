@@ -15,7 +15,8 @@ import { LimitsConfig } from '../src/core/config/agentrx.config.js';
 import { ConsumerHub } from '../src/core/session/consumer-hub.js';
 import type { RawEvent } from '../src/core/model.js';
 import type { EventConsumer } from '../src/core/plugin/event-consumer.js';
-import { median, report, type BenchResult } from './harness.js';
+import { loadavg } from 'node:os';
+import { environmentRows, median, report, type BenchResult } from './harness.js';
 
 const N = Number(process.env["BENCH_N"] ?? 1_000_000);
 const TURN = 50;
@@ -154,6 +155,7 @@ function viaHandLoop(events: RawEvent[]): { ms: number; delivered: number } {
 const PATH = process.env['BENCH_PIPELINE'] === 'operators' ? 'operators' : 'ingestion';
 
 export async function pipelineBench(rounds = 5): Promise<BenchResult> {
+  const load0 = loadavg();
   const events = workload();
   const run = PATH === 'operators' ? viaOperators : viaIngestion;
   const pipe: number[] = [];
@@ -172,6 +174,7 @@ export async function pipelineBench(rounds = 5): Promise<BenchResult> {
   const eventsPerSec = N / (pipeMs / 1000);
   const ratio = pipeMs / handMs;
   return report('pipeline throughput', [
+    ...environmentRows('pipeline', load0),
     ['path measured', PATH === 'operators' ? 'operator chain as in runs A–G (BENCH_PIPELINE=operators)' : "the Session's Ingestion (default; BENCH_PIPELINE=operators for the historical operator chain)"],
     ['provider events per round', N.toLocaleString('en-US')],
     ['AG-UI events delivered per consumer', delivered.toLocaleString('en-US')],

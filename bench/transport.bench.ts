@@ -6,7 +6,8 @@
  * answer (text and both tool calls), so only the transport differs.
  */
 import { startOpenAiEmulator, type EmulatorTurn } from '../src/testing/openai-emulator.js';
-import { median, report, type BenchResult } from './harness.js';
+import { loadavg } from 'node:os';
+import { environmentRows, median, report, type BenchResult } from './harness.js';
 import { CONVERSATION, runChild } from './peers/shared.js';
 import { CANDIDATES, type TransportChildResult } from './peers/transport-child.js';
 
@@ -17,6 +18,7 @@ const WARMUP = 30;
 const TURN: EmulatorTurn = CONVERSATION[2]!;
 
 export async function transportBench(): Promise<BenchResult> {
+  const load0 = loadavg();
   const total = CANDIDATES.length * (ROUNDS * PER_ROUND + WARMUP) + 10;
   const emulator = await startOpenAiEmulator({ script: new Array<EmulatorTurn>(total).fill(TURN) });
   let out: TransportChildResult;
@@ -27,6 +29,7 @@ export async function transportBench(): Promise<BenchResult> {
   }
   const base = median(out.cpuMsPerCall['axios-node']!);
   const rows: [string, string][] = [
+    ...environmentRows('transport', load0),
     ['method', `${ROUNDS} rounds × ${PER_ROUND} sequential streamed completions per candidate, interleaved (order rotated each round), after ${WARMUP} warm-up calls each; one fresh child process; emulator in the parent`],
     ['completion', 'one chat.completion.chunk SSE stream: text + 2 parallel tool calls, parsed by readChatStream + ChunkAccumulator'],
   ];

@@ -5,7 +5,8 @@
  * the emulator runs in this parent process. Target: overhead < 1 ms at p99.
  */
 import { startOpenAiEmulator, type EmulatorTurn } from '../src/testing/openai-emulator.js';
-import { median, percentile, report, type BenchResult } from './harness.js';
+import { loadavg } from 'node:os';
+import { environmentRows, median, percentile, report, type BenchResult } from './harness.js';
 import { runChild } from './peers/shared.js';
 
 // 2,000 pairs: the p99 then rests on 20 samples, not 3.
@@ -14,6 +15,7 @@ const WARMUP = 30;
 const TURN: EmulatorTurn = { text: 'The first words arrive now, and then a few more words follow them one by one until the end.' };
 
 export async function ttfdBench(): Promise<BenchResult> {
+  const load0 = loadavg();
   const emulator = await startOpenAiEmulator({ script: new Array<EmulatorTurn>(2 * (N + WARMUP) + 10).fill(TURN) });
   let out: { raw: number[]; arx: number[]; rawGc: boolean[]; arxGc: boolean[] };
   try {
@@ -27,6 +29,7 @@ export async function ttfdBench(): Promise<BenchResult> {
   const diffs = arx.map((a, i) => a - raw[i]!);
   const p99Over = percentile(arx, 99) - percentile(raw, 99);
   return report('time to first delta', [
+    ...environmentRows('ttfd', load0),
     ['runs', `${N} each way, interleaved, after ${WARMUP} warm-up pairs; one fresh process; emulator in the parent`],
     ['raw axios stream read: p50 / p99', `${median(raw).toFixed(3)} ms / ${percentile(raw, 99).toFixed(3)} ms`],
     ['agentrx consumer: p50 / p99', `${median(arx).toFixed(3)} ms / ${percentile(arx, 99).toFixed(3)} ms`],

@@ -2,25 +2,23 @@
  * One runner in a fresh process: `node --expose-gc child.js <runner> <baseUrl> seq|conc|live <n> <warmup>`.
  * Prints one JSON line with per-session CPU/wall (seq), the concurrent wall and event-loop delay
  * (conc), or the largest heap after a forced GC while n concurrent sessions run (live), and
- * memory after GC.
+ * memory after GC (each taken on a fresh macrotask): modules loaded, runner set up, after the
+ * warm-up, after the run. Every session's outcome is checked (`checkOutcome`).
  */
-import { FINAL_TEXT, TOOL_CALLS_PER_SESSION, cpuMs, loopDelay, memAfterGc } from './shared.js';
-import type { Setup } from './runners/types.js';
+import { checkOutcome, cpuMs, loopDelay, memAfterGc, settledMemAfterGc } from './shared.js';
+import type { SessionOutcome, Setup } from './runners/types.js';
 
 const [runnerName, baseUrl, mode, nArg, warmArg] = process.argv.slice(2);
 const n = Number(nArg);
 const warmup = Number(warmArg ?? 20);
 const mod = (await import(`./runners/${runnerName}.js`)) as { setup: Setup };
-const memLoaded = memAfterGc();
+const memLoaded = await settledMemAfterGc();
 const session = await mod.setup(baseUrl!);
+const memCreated = await settledMemAfterGc();
 
-const check = (o: { text: string; toolCalls: number }): void => {
-  if (o.toolCalls !== TOOL_CALLS_PER_SESSION || o.text.trim() !== FINAL_TEXT) {
-    throw new Error(`${runnerName}: wrong outcome: ${o.toolCalls} tool calls, text ${JSON.stringify(o.text).slice(0, 120)}`);
-  }
-};
+const check = (o: SessionOutcome): void => checkOutcome(runnerName!, o);
 for (let i = 0; i < warmup; i++) check(await session());
-const memWarm = memAfterGc();
+const memWarm = await settledMemAfterGc();
 
 if (mode === 'seq') {
   const cpu: number[] = [];
@@ -32,8 +30,8 @@ if (mode === 'seq') {
     wall.push(performance.now() - t0);
     cpu.push(cpuMs(c0));
   }
-  const memEnd = memAfterGc();
-  process.stdout.write(JSON.stringify({ cpu, wall, memLoaded, memWarm, memEnd }) + '\n');
+  const memEnd = await settledMemAfterGc();
+  process.stdout.write(JSON.stringify({ cpu, wall, memLoaded, memCreated, memWarm, memEnd }) + '\n');
 } else if (mode === 'live') {
   // Live state per session: all n started at once, a forced GC every second while they run; the
   // largest heap (and RSS) after GC, with how many sessions were still in flight at that moment.
@@ -68,6 +66,6 @@ if (mode === 'seq') {
   const delay = eld.stop();
   const cpu = cpuMs(c0);
   for (const o of outcomes) check(o);
-  const memEnd = memAfterGc();
-  process.stdout.write(JSON.stringify({ wall, startMs, cpu, eldP99: delay.p99, eldMax: delay.max, peakRss: peak.rss, peakHeapUsed: peak.heapUsed, memLoaded, memWarm, memEnd }) + '\n');
+  const memEnd = await settledMemAfterGc();
+  process.stdout.write(JSON.stringify({ wall, startMs, cpu, eldP99: delay.p99, eldMax: delay.max, peakRss: peak.rss, peakHeapUsed: peak.heapUsed, memLoaded, memCreated, memWarm, memEnd }) + '\n');
 }

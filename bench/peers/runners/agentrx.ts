@@ -1,6 +1,8 @@
 /**
  * agentrx: one AgentRx instance per process (Local provider, streaming), no terminal consumer,
- * the JSON-lines consumer writing to a null stream, `rx.run()` per session.
+ * the JSON-lines consumer writing to a null stream (as in every earlier run) and a consumer that
+ * keeps what each session delivered (its text deltas and tool results, read back after
+ * `rx.run()`), `rx.run()` per session.
  */
 import 'reflect-metadata';
 import { Writable } from 'node:stream';
@@ -8,9 +10,11 @@ import { IsInt, IsString } from 'class-validator';
 import { AgentRx } from '../../../src/agentrx.js';
 import { JsonlConsumer } from '../../../src/consumers/jsonl/jsonl.consumer.js';
 import { injectable } from '../../../src/core/di/inversify.js';
+import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
+import type { ConsumerContext, EventConsumer } from '../../../src/core/plugin/event-consumer.js';
 import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { SYSTEM_PROMPT, USER_PROMPT } from '../shared.js';
-import { add, echo, type Setup } from './types.js';
+import { add, echo, type SessionOutcome, type Setup } from './types.js';
 
 export class EchoInput {
   @IsString()
@@ -42,6 +46,40 @@ class AddTool implements ToolHandler<AddInput> {
   }
 }
 
+/**
+ * What each session delivered to consumers, by thread: the text of its last text message
+ * (concatenated from TEXT_MESSAGE_CONTENT deltas) and its TOOL_CALL_RESULT contents. The runner
+ * takes a session's entry out once `rx.run()` resolved (every consumer has stopped by then).
+ */
+export class DeliveredConsumer implements EventConsumer {
+  readonly id = 'bench-delivered';
+  private readonly byThread = new Map<string, { text: string; messageId: string; toolResults: { id: string; output: unknown }[] }>();
+
+  onEvent(ev: AgUiEvent, ctx: ConsumerContext): void {
+    let d = this.byThread.get(ctx.threadId);
+    if (!d) this.byThread.set(ctx.threadId, (d = { text: '', messageId: '', toolResults: [] }));
+    if (ev.type === 'TEXT_MESSAGE_START') {
+      d.text = '';
+      d.messageId = ev.messageId;
+    } else if (ev.type === 'TEXT_MESSAGE_CONTENT') {
+      if (ev.messageId !== d.messageId) {
+        d.text = '';
+        d.messageId = ev.messageId;
+      }
+      d.text += ev.delta;
+    } else if (ev.type === 'TOOL_CALL_RESULT') {
+      d.toolResults.push({ id: ev.toolCallId, output: ev.content });
+    }
+  }
+
+  /** The outcome delivered for `threadId`, removed from this consumer. */
+  take(threadId: string): SessionOutcome {
+    const d = this.byThread.get(threadId);
+    this.byThread.delete(threadId);
+    return { text: d?.text ?? '', toolResults: d?.toolResults ?? [] };
+  }
+}
+
 /** A Writable that drops everything. */
 export function nullStream(): Writable {
   return new Writable({
@@ -61,8 +99,9 @@ class IdempotentAddTool extends AddTool {
   readonly idempotent = true;
 }
 
-/** agentrx with a store config (default: the library's memory store); `idempotent`: the tools say so. */
-export async function setupWith(baseUrl: string, store?: { type: 'file'; dir: string }, opts: { idempotent?: boolean } = {}): Promise<() => Promise<{ text: string; toolCalls: number }>> {
+/** The bench's AgentRx instance (Local provider, the two tools, the JSON-lines consumer to a null stream, the delivered-outcome consumer). */
+export async function createBenchAgentRx(baseUrl: string, store?: { type: 'file'; dir: string }, opts: { idempotent?: boolean } = {}): Promise<{ rx: AgentRx; delivered: DeliveredConsumer }> {
+  const delivered = new DeliveredConsumer();
   const rx = await AgentRx.create({
     config: {
       provider: 'local',
@@ -73,12 +112,21 @@ export async function setupWith(baseUrl: string, store?: { type: 'file'; dir: st
       providers: { local: { baseUrl, model: 'scripted' } },
     },
     tools: opts.idempotent ? [IdempotentEchoTool, IdempotentAddTool] : [EchoTool, AddTool],
-    consumers: [new JsonlConsumer(nullStream())],
+    consumers: [new JsonlConsumer(nullStream()), delivered],
   });
-  return async () => {
-    const r = await rx.run({ prompt: USER_PROMPT });
-    return { text: r.text, toolCalls: ((r.transcript ?? []) as { role: string }[]).filter((m) => m.role === 'tool').length };
-  };
+  return { rx, delivered };
+}
+
+/** One session on `rx`: what it delivered to the consumers (the AG-UI thread id is the session id). */
+export async function runBenchSession(bench: { rx: AgentRx; delivered: DeliveredConsumer }): Promise<SessionOutcome> {
+  const r = await bench.rx.run({ prompt: USER_PROMPT });
+  return bench.delivered.take(r.sessionId ?? '');
+}
+
+/** agentrx with a store config (default: the library's memory store); `idempotent`: the tools say so. */
+export async function setupWith(baseUrl: string, store?: { type: 'file'; dir: string }, opts: { idempotent?: boolean } = {}): Promise<() => Promise<SessionOutcome>> {
+  const bench = await createBenchAgentRx(baseUrl, store, opts);
+  return () => runBenchSession(bench);
 }
 
 export const setup: Setup = (baseUrl) => setupWith(baseUrl);

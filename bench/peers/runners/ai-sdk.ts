@@ -18,13 +18,13 @@ export const setup: Setup = async (baseUrl) => {
   return async () => {
     const result = streamText({ model, system: SYSTEM_PROMPT, prompt: USER_PROMPT, tools, stopWhen: stepCountIs(10) });
     let last = '';
-    let toolCalls = 0;
+    const toolResults: { id: string; output: unknown }[] = [];
     for await (const part of result.fullStream) {
       if (part.type === 'error') throw part.error instanceof Error ? part.error : new Error(String(part.error));
       if (part.type === 'text-start') last = '';
       if (part.type === 'text-delta') last += part.text;
-      if (part.type === 'tool-result') toolCalls++;
+      if (part.type === 'tool-result') toolResults.push({ id: part.toolCallId, output: part.output });
     }
-    return { text: last, toolCalls };
+    return { text: last, toolResults };
   };
 };

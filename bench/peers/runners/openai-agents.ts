@@ -1,6 +1,8 @@
 /**
  * `@openai/agents` with its chat-completions model (OpenAIProvider with `useResponses: false`)
- * pointed at the emulator; tracing disabled; one streamed `Runner.run` per session, drained.
+ * pointed at the emulator; tracing disabled; one streamed `Runner.run` per session, drained: the
+ * text from the raw model stream's text deltas (the last response's), the tool outputs from its
+ * `tool_output` items.
  */
 import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool } from '@openai/agents';
 import { z } from 'zod';
@@ -22,9 +24,19 @@ export const setup: Setup = async (baseUrl) => {
   });
   return async () => {
     const result = await runner.run(agent, USER_PROMPT, { stream: true, maxTurns: 10 });
-    let toolCalls = 0;
-    for await (const ev of result) if (ev.type === 'run_item_stream_event' && ev.name === 'tool_output') toolCalls++;
+    const toolResults: { id: string; output: unknown }[] = [];
+    let text = '';
+    for await (const ev of result) {
+      if (ev.type === 'raw_model_stream_event') {
+        // One model response per turn: the answer is the last response's text deltas.
+        if (ev.data.type === 'response_started') text = '';
+        else if (ev.data.type === 'output_text_delta') text += ev.data.delta;
+      } else if (ev.type === 'run_item_stream_event' && ev.name === 'tool_output' && ev.item.type === 'tool_call_output_item') {
+        const raw = ev.item.rawItem as { callId?: string };
+        toolResults.push({ id: raw.callId ?? '', output: ev.item.output });
+      }
+    }
     await result.completed;
-    return { text: String(result.finalOutput ?? ''), toolCalls };
+    return { text, toolResults };
   };
 };

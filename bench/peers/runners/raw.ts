@@ -1,6 +1,7 @@
 /**
  * The floor: `fetch` + a hand-written SSE parser speaking chat completions directly, accumulating
- * text and tool-call deltas, running the tools and looping until `finish_reason: stop`.
+ * text and tool-call deltas, running the tools and looping until `finish_reason: stop`. The text
+ * is the last turn's, concatenated from its deltas.
  */
 import { SYSTEM_PROMPT, USER_PROMPT } from '../shared.js';
 import { add, echo, type Setup } from './types.js';
@@ -24,7 +25,7 @@ export const setup: Setup = async (baseUrl) => async () => {
     { role: 'system', content: SYSTEM_PROMPT },
     { role: 'user', content: USER_PROMPT },
   ];
-  let toolCalls = 0;
+  const toolResults: { id: string; output: string }[] = [];
   for (let turn = 0; turn < 20; turn++) {
     const res = await fetch(`${baseUrl}/chat/completions`, {
       method: 'POST',
@@ -62,12 +63,12 @@ export const setup: Setup = async (baseUrl) => async () => {
         }
       }
     }
-    if (finish !== 'tool_calls' || calls.length === 0) return { text, toolCalls };
+    if (finish !== 'tool_calls' || calls.length === 0) return { text, toolResults };
     messages.push({ role: 'assistant', content: text || null, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } })) });
     for (const c of calls) {
       const input = JSON.parse(c.args) as { text: string; a: number; b: number };
       const out = c.name === 'echo' ? echo(input.text) : JSON.stringify(add(input.a, input.b));
-      toolCalls++;
+      toolResults.push({ id: c.id, output: out });
       messages.push({ role: 'tool', tool_call_id: c.id, content: out });
     }
   }

@@ -1,7 +1,9 @@
 /** One runner of the cost-per-session benchmark: `setup` once per process, then one call per session. */
 export interface SessionOutcome {
+  /** The final answer's text, concatenated from the text deltas the runner delivered. */
   readonly text: string;
-  readonly toolCalls: number;
+  /** Every tool result the runner delivered: the call id and the output as the framework gave it. */
+  readonly toolResults: readonly { readonly id: string; readonly output: unknown }[];
 }
 export type RunSession = () => Promise<SessionOutcome>;
 export type Setup = (baseUrl: string) => Promise<RunSession>;
