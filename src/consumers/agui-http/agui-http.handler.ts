@@ -324,6 +324,8 @@ async function storedSessionOf(store: SessionStore | undefined, threadId: string
   if (!store) return undefined;
   const own = await store.load(threadId).catch(() => undefined);
   if (own) return own.sessionId;
+  // An index lookup where the store has one: listing reads every stored record (transcripts included).
+  if (store.findByThread) return store.findByThread(threadId);
   return (await store.list()).find((r) => r.threadId === threadId)?.sessionId;
 }
 

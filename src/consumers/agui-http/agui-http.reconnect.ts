@@ -91,7 +91,8 @@ export class AgUiReconnects {
     let finished = false;
     if (logId === undefined && !local && store) {
       const own = await store.load(threadId);
-      const record = own ?? (await store.list()).find((r) => r.threadId === threadId);
+      const indexed = !own && store.findByThread ? await store.findByThread(threadId) : undefined;
+      const record = own ?? (indexed !== undefined ? await store.load(indexed) : store.findByThread ? undefined : (await store.list()).find((r) => r.threadId === threadId));
       if (!record) return undefined;
       logId = record.sessionId;
       finished = record.status === 'completed' || record.status === 'failed' || record.status === 'cancelled';

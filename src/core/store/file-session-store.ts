@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, mkdirSync, openSync } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { defer, type Observable } from 'rxjs';
 import { AgentRxError } from '../errors.js';
@@ -57,6 +58,8 @@ const LOCK = 'owner.lock';
  * of a dead owner's lock; anything else wrong with a file is a `store_error` naming it and the line.
  */
 export class FileSessionStore implements SessionStore, PrunableSessionStore {
+  /** Thread ids whose index entry this process wrote, → the session it names. */
+  private readonly indexedThreads = new Map<string, string>();
   private readonly journals = new Map<string, SessionJournalFile>();
   /** Sessions this instance holds (acquired, not released). */
   private readonly held = new Set<string>();
@@ -95,6 +98,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
       j.fold.applySave(record);
       return j;
     });
+    await this.indexThread(record);
     if (sync) await this.whenDurable(sessionId, journal);
   }
 
@@ -112,6 +116,44 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
       }
       j?.reset();
     });
+  }
+
+  /**
+   * Reads the thread's index entry (`%threads/<sha256 of the thread id>`, written when a record
+   * with that thread id is saved) and checks it against the session's record.
+   */
+  async findByThread(threadId: string): Promise<string | undefined> {
+    let entry: { threadId?: unknown; sessionId?: unknown };
+    try {
+      entry = JSON.parse(await readFile(this.threadEntry(threadId), 'utf8')) as typeof entry;
+    } catch {
+      return undefined;
+    }
+    if (entry.threadId !== threadId || typeof entry.sessionId !== 'string') return undefined;
+    const record = await this.load(entry.sessionId).catch(() => undefined);
+    return record?.threadId === threadId ? entry.sessionId : undefined;
+  }
+
+  /** Writes the thread's index entry once per thread and process (atomically; a lost one only costs a lookup). */
+  private async indexThread(record: SessionRecord): Promise<void> {
+    const { threadId, sessionId } = record;
+    if (threadId === undefined || threadId === sessionId || this.indexedThreads.get(threadId) === sessionId) return;
+    const file = this.threadEntry(threadId);
+    try {
+      await mkdir(dirname(file), { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      await writeFile(tmp, JSON.stringify({ threadId, sessionId }));
+      await rename(tmp, file);
+      this.indexedThreads.set(threadId, sessionId);
+      if (this.indexedThreads.size > 10_000) this.indexedThreads.delete(this.indexedThreads.keys().next().value!);
+    } catch {
+      // The index only speeds up findByThread: a thread without an entry is looked up as new.
+    }
+  }
+
+  /** Not a session folder: `%` is never left bare in a folder name this store makes. */
+  private threadEntry(threadId: string): string {
+    return join(this.dir, '%threads', createHash('sha256').update(threadId).digest('hex'));
   }
 
   async list(): Promise<SessionRecord[]> {

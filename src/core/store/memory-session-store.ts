@@ -40,6 +40,9 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
     private readonly maxSessions = 0,
   ) {}
 
+  /** Thread id → the session last saved with it (checked against the record on lookup). */
+  private readonly threads = new Map<string, string>();
+
   async load(sessionId: string): Promise<SessionRecord | undefined> {
     return this.sessions.get(sessionId)?.record;
   }
@@ -48,12 +51,21 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
     const s = this.of(record.sessionId);
     const added = s.record === undefined;
     s.record = record;
+    if (record.threadId !== undefined && record.threadId !== record.sessionId) this.threads.set(record.threadId, record.sessionId);
     // Pruned in blocks (10% over the bound), not per save: a prune sorts every session.
     if (added && this.maxSessions > 0 && this.sessions.size > Math.floor(this.maxSessions * 1.1) + 1) await this.prune({ maxSessions: this.maxSessions });
   }
 
   async delete(sessionId: string): Promise<void> {
     this.sessions.delete(sessionId);
+  }
+
+  async findByThread(threadId: string): Promise<string | undefined> {
+    const id = this.threads.get(threadId);
+    if (id !== undefined && this.sessions.get(id)?.record?.threadId === threadId) return id;
+    // Deleted or pruned since, or saved again under another thread.
+    if (id !== undefined) this.threads.delete(threadId);
+    return undefined;
   }
 
   async list(): Promise<SessionRecord[]> {

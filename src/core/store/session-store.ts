@@ -83,6 +83,12 @@ export interface SessionStore {
   /** Every record, newest `updatedAt` first. */
   list(): Promise<SessionRecord[]>;
   /**
+   * The id of the session whose record was last saved with `threadId` (a thread's session, as an
+   * AG-UI endpoint looks it up), without reading every record; undefined when none is stored.
+   * Optional: without it, callers fall back to `list()`.
+   */
+  findByThread?(threadId: string): Promise<string | undefined>;
+  /**
    * Compare-and-set of one ledger entry: writes `entry` only if the entry for `entry.toolUseId` is
    * now in state `expected` (undefined: absent). Returns false, changing nothing, otherwise.
    * Callers pass `sync: false` where losing the write is harmless: `posted` (a resume re-posts the

@@ -53,7 +53,7 @@ describe('FileSessionStore', () => {
       await store.save(F.record('a/b c'));
       await store.append('a/b c', F.envelopes('a/b c', 1, 2));
       await store.transition('a/b c', undefined, executing('u1'));
-      expect(await readdir(dir)).toEqual(['a%2Fb%20c']);
+      expect(await readdir(dir)).toEqual(['%threads', 'a%2Fb%20c']); // and the thread index (its name is never a session folder's)
       expect(await readdir(join(dir, 'a%2Fb%20c'))).toEqual(['journal.jsonl']);
       const [first, save, ...rest] = await journalLines('a/b c');
       expect(first).toEqual(header('a/b c'));
@@ -517,7 +517,7 @@ describe('FileSessionStore', () => {
       const other = new FileSessionStore(dir);
       const lease = await other.acquire('held');
       expect(await store.prune({ maxAgeMs: 1, now: 10 })).toEqual(['old']);
-      expect((await readdir(dir)).sort()).toEqual(['bad', 'held']);
+      expect((await readdir(dir)).sort()).toEqual(['%threads', 'bad', 'held']);
       expect(repairs).toEqual([expect.stringMatching(/journal\.jsonl: kept by retention: .*line 2 is corrupt/)]);
       await lease.release();
     });

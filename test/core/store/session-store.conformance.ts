@@ -90,6 +90,21 @@ export function describeSessionStore(name: string, makeStore: () => Promise<Stor
       });
     });
 
+    describe('.findByThread', () => {
+      it('should name the session last saved with a thread id, and nothing for an unknown or deleted one', async () => {
+        expect(store.findByThread).toBeDefined();
+        await store.save(F.record('s-one', { threadId: 'thread/with ?chars' }));
+        expect(await store.findByThread!('thread/with ?chars')).toBe('s-one');
+        expect(await store.findByThread!('never-saved')).toBeUndefined();
+        await store.save(F.record('s-two', { threadId: 'thread/with ?chars' }));
+        expect(await store.findByThread!('thread/with ?chars')).toBe('s-two');
+        await store.delete('s-two');
+        expect(await store.findByThread!('thread/with ?chars')).toBeUndefined();
+        // Listing is not disturbed by the index.
+        expect((await store.list()).map((r) => r.sessionId)).toEqual(['s-one']);
+      });
+    });
+
     describe('.delete', () => {
       it('should remove the record and the log', async () => {
         await store.save(F.record('gone'));

@@ -96,6 +96,7 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
     await this.write(sessionId, 'cannot save the record', async (c, epoch) => {
       this.check(sessionId, await c.rxSave(k.record, k.ledger, k.order, k.epoch, epoch, JSON.stringify(rest), record.status, String(updatedAt), ...args));
       await c.zadd(this.keys.sessions, updatedAt, sessionId);
+      if (record.threadId !== undefined && record.threadId !== sessionId) await c.set(this.threadKey(record.threadId), sessionId);
     });
   }
 
@@ -106,6 +107,18 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
       await c.zrem(this.keys.sessions, sessionId);
     });
     this.reader?.reset(k.log);
+  }
+
+  async findByThread(threadId: string): Promise<string | undefined> {
+    const id = await this.call('*', 'cannot look up the thread', (c) => c.get(this.threadKey(threadId)));
+    if (id === null) return undefined;
+    const record = await this.load(id).catch(() => undefined);
+    return record?.threadId === threadId ? id : undefined;
+  }
+
+  /** The key naming the session last saved with `threadId`. */
+  private threadKey(threadId: string): string {
+    return `${this.keys.prefix}thread:${threadId}`;
   }
 
   async list(): Promise<SessionRecord[]> {
