@@ -12,6 +12,8 @@ import { concurrencyBench } from './concurrency.bench.js';
 import { transportBench } from './transport.bench.js';
 import { distributedBench } from './distributed.bench.js';
 import { coldstartBench } from './coldstart.bench.js';
+import { soakBench } from './soak.bench.js';
+import { retainedBench } from './retained.bench.js';
 
 const benches: Record<string, () => Promise<BenchResult>> = {
   pipeline: () => pipelineBench(),
@@ -22,6 +24,8 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   transport: () => transportBench(),
   distributed: () => distributedBench(),
   coldstart: () => coldstartBench(),
+  soak: () => soakBench(),
+  retained: () => retainedBench(),
 };
 
 const only = process.argv.slice(2);

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { demoToolsModule } from '../../../src/plugins/tools/tools.module.js';
 import { CHROMIUM, describeWith } from '../../support/system-program.js';
 import { startStack, type Stack } from './agui-http.fixtures.js';
@@ -26,6 +26,21 @@ const CHROMIUM_ARGS = [
 const SCREENSHOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'agui-page.png');
 const PROMPT = 'what is (17 + 25) * 3';
 const FOLLOW_UP = 'and what is 2 + 2?';
+// The demo model calls `calculate` with "7 / 0"; the tool throws, so its result is an error.
+const FAILING_PROMPT = 'what is 7 / 0';
+
+/** A page of a fresh Chromium profile, and what it reported as errors or warnings on its console. */
+async function openPage(profile: string): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  // launchPersistentContext passes the fresh profile as --user-data-dir.
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM.path, headless: true, args: CHROMIUM_ARGS, viewport: { width: 960, height: 800 } });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
+  });
+  return { context, page, problems };
+}
 
 describeWith(CHROMIUM, 'the AG-UI chat page in headless Chromium', () => {
   let stack: Stack | undefined;
@@ -35,20 +50,19 @@ describeWith(CHROMIUM, 'the AG-UI chat page in headless Chromium', () => {
     await context?.close();
     await stack?.close();
     if (profile) await rm(profile, { recursive: true, force: true });
+    // Each test opens its own: a test that fails early must not close the previous one's again.
+    context = undefined;
+    stack = undefined;
+    profile = undefined;
   });
 
   describe('when a prompt that needs a tool is sent from the page', () => {
     it('should stream the answer, show the tool call with its arguments and result, continue the thread, and save a screenshot', async () => {
       stack = await startStack({ demo: true, modules: [demoToolsModule] });
       profile = await mkdtemp(join(tmpdir(), 'agentrx-chromium-'));
-      // launchPersistentContext passes the fresh profile as --user-data-dir.
-      context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM.path, headless: true, args: CHROMIUM_ARGS, viewport: { width: 960, height: 800 } });
-      const page = context.pages()[0] ?? (await context.newPage());
-      const problems: string[] = [];
-      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-      page.on('console', (m) => {
-        if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
-      });
+      const opened = await openPage(profile);
+      context = opened.context;
+      const { page, problems } = opened;
 
       await page.goto(stack.server.url);
       // Count DOM updates of assistant bubbles: streamed text arrives in several of them.
@@ -95,6 +109,41 @@ describeWith(CHROMIUM, 'the AG-UI chat page in headless Chromium', () => {
       // Let the last layout settle into painted frames, so the picture is the same on every run.
       await page.evaluate(() => new Promise<void>((resolve) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(() => resolve()))));
       await page.screenshot({ path: SCREENSHOT, animations: 'disabled', caret: 'hide' });
+    }, 60_000);
+  });
+
+  describe('when a prompt makes a tool fail', () => {
+    it('should show the tool as failed with its error text, and the answer quoting the failure', async () => {
+      stack = await startStack({ demo: true, modules: [demoToolsModule] });
+      profile = await mkdtemp(join(tmpdir(), 'agentrx-chromium-'));
+      const opened = await openPage(profile);
+      context = opened.context;
+      const { page, problems } = opened;
+
+      await page.goto(stack.server.url);
+      await page.locator('#prompt').fill(FAILING_PROMPT);
+      await page.locator('#send').click();
+
+      const tool = page.locator('.tool.failed');
+      await tool.waitFor({ state: 'visible' });
+      await page.locator('#status', { hasText: 'run finished' }).waitFor();
+
+      expect(await tool.locator('.name').textContent()).toBe('calculate');
+      expect(await tool.locator('.args').textContent()).toContain('"expression": "7 / 0"');
+      expect(await tool.locator('.state').textContent()).toBe('\u2717 failed');
+      expect(await tool.locator('.label').allTextContents()).toEqual(['arguments', 'error']);
+      expect(await tool.locator('.result').textContent()).toContain('division by zero');
+      // Failed, not done: no card says "✓ done", and the card has the failed colours.
+      expect(await page.locator('.tool.done').count()).toBe(0);
+      expect(await page.locator('.tool .state', { hasText: '\u2713 done' }).count()).toBe(0);
+      expect(await tool.evaluate((n) => (globalThis as any).getComputedStyle(n).backgroundColor)).toBe('rgb(253, 236, 236)');
+      // The tool failed, the run did not: it finished with the model's answer about the failure.
+      const answer = (await page.locator('.msg.assistant').allTextContents()).join('\n');
+      expect(answer).toContain('calculate failed');
+      expect(answer).toContain('division by zero');
+      expect(await page.locator('.error').count()).toBe(0);
+      expect(stack.sessions[0]!.toolResults.size).toBe(1);
+      expect(problems).toEqual([]);
     }, 60_000);
   });
 });
