@@ -13,6 +13,8 @@ export interface SystemProgram {
 
 /** Debian's Chromium, driven by playwright-core in the AG-UI page's browser test. */
 export const CHROMIUM: SystemProgram = { path: '/usr/bin/chromium', install: 'apt-get install -y chromium' };
+/** Flags every headless Chromium of the tests runs with: no network of its own, no sandbox (containers), no GPU. */
+export const CHROMIUM_FLAGS: readonly string[] = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /** Debian's redis-server, for the Redis store and the distributed runner's tests. */
 export const REDIS_SERVER: SystemProgram = { path: '/usr/bin/redis-server', install: 'apt-get install -y redis-server' };
 

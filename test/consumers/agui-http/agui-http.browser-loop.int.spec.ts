@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { defineTool } from '../../../src/core/tools/define-tool.js';
-import { CHROMIUM, describeWith } from '../../support/system-program.js';
+import { CHROMIUM, CHROMIUM_FLAGS, describeWith } from '../../support/system-program.js';
 import { startStack, type Stack } from './agui-http.fixtures.js';
 
 // Debian's Chromium (CHROMIUM.path); `.ci/run` installs it. Never downloaded by the test.
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 describeWith(CHROMIUM, 'the AG-UI chat page with the user in the loop (headless Chromium)', () => {
   let stack: Stack | undefined;
@@ -21,7 +20,7 @@ describeWith(CHROMIUM, 'the AG-UI chat page with the user in the loop (headless 
 
   async function openPage(): Promise<{ page: import('playwright-core').Page; problems: string[] }> {
     profile = await mkdtemp(join(tmpdir(), 'agentrx-chromium-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM.path, headless: true, args: CHROMIUM_ARGS });
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM.path, headless: true, args: [...CHROMIUM_FLAGS] });
     const page = context.pages()[0] ?? (await context.newPage());
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));

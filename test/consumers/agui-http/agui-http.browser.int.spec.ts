@@ -4,19 +4,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { demoToolsModule } from '../../../src/plugins/tools/tools.module.js';
-import { CHROMIUM, describeWith } from '../../support/system-program.js';
+import { CHROMIUM, CHROMIUM_FLAGS, describeWith } from '../../support/system-program.js';
 import { startStack, type Stack } from './agui-http.fixtures.js';
 
 // Debian's Chromium (CHROMIUM.path); `.ci/run` installs it. Never downloaded by the test.
 const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
+  ...CHROMIUM_FLAGS,
   // Without these the software rasterizer anti-aliases a few edge pixels differently on each
   // run, and the committed screenshot would change every time the test runs.
   '--run-all-compositor-stages-before-draw',
