@@ -403,6 +403,8 @@ export class AgUiThreads {
       ...(request.state !== undefined ? { state: request.state } : {}),
       ...(confirmTool ? { confirmTool } : {}),
       ...(clientTools ? { tools: clientTools.tools } : {}),
+      // The endpoint never reads a result's raw provider events: an idle thread need not keep them.
+      retainEvents: false,
     });
     if (!isPromise(opened)) {
       const thread = this.adopt(request.threadId, opened, opened);

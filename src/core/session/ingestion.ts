@@ -119,6 +119,11 @@ export class Ingestion {
     for (const id of end.recentIds) this.seen.add(id);
   }
 
+  /** Lets go of the request's provider events once its terminal is reached (when they are not retained for the result). */
+  releaseHistory(): void {
+    if (!this.opts.retainEvents) this.requestEvents = [];
+  }
+
   /** Starts a request: turn 0 and an empty history. */
   beginRequest(): void {
     this.turnNo = 0;

@@ -366,6 +366,8 @@ export class Session {
     this.ingestion.emit({ type: 'agentrx.run_finished', runId: this.request$.runId, threadId: this.threadId, terminal: result.terminal, stopReason: result.stopReason, turns: result.turns, usage: result.usage });
     // A run closes right after its terminal, and closing syncs the record: this one need not.
     await this.journal.checkpoint({ status: 'idle', transcript: result.transcript }, { sync: this.live });
+    // An idle live session keeps nothing of the request it no longer needs (recovery is per request).
+    this.ingestion.releaseHistory();
     this.results.next(result);
   }
 

@@ -63,6 +63,20 @@ describe('Ingestion', () => {
       });
     });
 
+    describe('when a request reached its terminal (.releaseHistory)', () => {
+      it('should let go of its provider events unless they are retained for the result, and keep the dedupe window', () => {
+        const bounded = recordingIngestion();
+        const retained = recordingIngestion({ retainEvents: true });
+        for (const { ingestion } of [bounded, retained]) {
+          ingestion.ingest({ id: 'a' });
+          ingestion.releaseHistory();
+        }
+        expect(bounded.ingestion.history).toEqual([]);
+        expect(retained.ingestion.history).toEqual([{ id: 'a' }]);
+        expect(bounded.ingestion.ingest({ id: 'a' })).toBe(false);
+      });
+    });
+
     describe('when a new request begins', () => {
       it('should restart the turn count and the history but keep the dedupe window', () => {
         const { ingestion } = recordingIngestion();
