@@ -113,7 +113,11 @@ export function followAbort(signal: AbortSignal, onAbort: () => void, until: Pro
 
 /** Races a promise against the signal. */
 export function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortReason(signal));
+  if (signal.aborted) {
+    // Nobody waits for `p` any more: its own failure must not surface as an unhandled rejection.
+    p.catch(() => undefined);
+    return Promise.reject(abortReason(signal));
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(abortReason(signal));
     signal.addEventListener('abort', onAbort, { once: true });

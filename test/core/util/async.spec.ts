@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { AgentRxError } from '../../../src/core/errors.js';
-import { abortReason, followAbort, MAX_TIMER_MS, sleep } from '../../../src/core/util/async.js';
+import { abortable, abortReason, followAbort, MAX_TIMER_MS, sleep } from '../../../src/core/util/async.js';
 
 /** The settled state of `p` after pending callbacks have run, without waiting for any timer. */
 async function stateOf(p: Promise<unknown>): Promise<'pending' | 'resolved' | 'rejected'> {
@@ -101,6 +101,30 @@ describe('sleep', () => {
       live.abort();
       released.abort();
       expect(calls).toEqual(['already', 'live']);
+    });
+  });
+});
+
+describe('abortable', () => {
+  describe('when the signal is already aborted and the promise fails later', () => {
+    it('should reject at once with the abort reason, and leave no unhandled rejection behind', async () => {
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const ctrl = new AbortController();
+        ctrl.abort(new AgentRxError('cancelled', 'stopped'));
+        let fail!: (e: unknown) => void;
+        const work = new Promise<never>((_, reject) => (fail = reject));
+        await expect(abortable(work, ctrl.signal)).rejects.toMatchObject({ code: 'cancelled' });
+        fail(new AgentRxError('timeout', 'idle'));
+        // Unhandled rejections are reported after the microtask queue drains.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        expect(unhandled).toEqual([]);
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+      }
     });
   });
 });
