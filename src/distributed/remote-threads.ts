@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { tap } from 'rxjs';
-import type { AgUiLiveSession, AgUiSessionHost, AgUiSessionPlacement } from '../consumers/agui-http/agui-http.threads.js';
+import type { AgUiLiveSession, AgUiSessionHost, AgUiSessionPlacement } from '../consumers/agui-http/agui-http.sessions.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
 import type { SessionOptions } from '../core/session/session-options.js';
 import { loadIoredis } from '../core/store/redis/redis-connection.js';

@@ -12,9 +12,10 @@ import { aguiPage } from './agui-http.page.js';
 import { AgUiReconnects } from './agui-http.reconnect.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
 import { readRunRequest } from './agui-http.request.js';
-import { AgUiThreads, localPlacement, type AgUiSessionHost, type AgUiSessionPlacement } from './agui-http.threads.js';
+import { localPlacement, type AgUiSessionHost, type AgUiSessionPlacement } from './agui-http.sessions.js';
+import { AgUiThreads } from './agui-http.threads.js';
 
-export type { AgUiLiveSession, AgUiSessionHost, AgUiSessionPlacement } from './agui-http.threads.js';
+export type { AgUiLiveSession, AgUiSessionHost, AgUiSessionPlacement } from './agui-http.sessions.js';
 
 /** Options of {@link createAgUiHandler}: the endpoint options plus the agentrx instance. */
 export interface AgUiHandlerOptions extends AgUiHttpOptionsInput {

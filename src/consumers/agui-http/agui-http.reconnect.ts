@@ -8,7 +8,8 @@ import type { AgUiHttpOptions } from './agui-http.config.js';
 import { ThreadFrames, isTerminal, type FrameGroup } from './agui-http.frames.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
 import { AgUiEventStream } from './agui-http.stream.js';
-import type { AgUiSessionHost, AgUiThreads, LocalThread } from './agui-http.threads.js';
+import type { AgUiSessionHost, LocalThread } from './agui-http.sessions.js';
+import type { AgUiThreads } from './agui-http.threads.js';
 
 /** A reconnect: which thread, from where, and the client's run id when it sent one. */
 export interface AgUiReconnectRequest {

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { HttpAgent } from '@ag-ui/client';
 import { startAgUiServer, type AgUiServer } from '../../../src/consumers/agui-http/agui-http.server.js';
-import type { AgUiSessionHost } from '../../../src/consumers/agui-http/agui-http.threads.js';
+import type { AgUiSessionHost } from '../../../src/consumers/agui-http/agui-http.sessions.js';
 import { postJson, runInput, sseEvents } from './agui-http.fixtures.js';
 import { answer, FakeHost } from './agui-http.fake-session.js';
 
