@@ -203,6 +203,8 @@ function liveSessionOf(handle: RemoteSession): AgUiLiveSession {
     events$: handle.events$.pipe(tap({ complete: () => markClosed(), error: () => markClosed() })),
     closed,
     message: (text) => handle.message(text),
+    // A tool confirmation asked as an AG-UI interrupt is answered through the owner worker.
+    sendEvent: (event) => handle.sendEvent(event),
     cancel: () => handle.cancel(),
     close: () => handle.close(),
     detach: () => handle.detach(),

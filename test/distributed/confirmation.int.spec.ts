@@ -3,8 +3,10 @@
  * requests with `handle.sendEvent`, which the owner worker posts to the host. Claude Managed
  * Agents (a streaming host) through its emulator on loopback, real Redis and BullMQ.
  */
+import { HttpAgent } from '@ag-ui/client';
 import { filter, firstValueFrom } from 'rxjs';
 import { AgentRx } from '../../src/agentrx.js';
+import { startAgUiServer, type AgUiServer } from '../../src/consumers/agui-http/agui-http.server.js';
 import { ContainerModule } from '../../src/core/di/inversify.js';
 import { isAgentRxEvent } from '../../src/core/events/session-event.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
@@ -49,6 +51,55 @@ describeWithRedis('RemoteSession.sendEvent on a streaming host', () => {
       expect(session.received.filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([expect.objectContaining({ type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'allow' })]);
       await handle.close();
       await handle.closed;
+    }, 30_000);
+  });
+
+  describe('when an AG-UI client of a distributed endpoint is asked to confirm', () => {
+    let server: AgUiServer | undefined;
+    afterEach(async () => {
+      await server?.close();
+      server = undefined;
+    });
+
+    it('should end the run with the interrupt outcome, and the resume run should reach the worker and finish', async () => {
+      world = await DistributedWorld.start([]);
+      cma = await startCmaEmulator({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }], heartbeatMs: 0 });
+      const store = world.store();
+      const workerRx = await AgentRx.create({
+        modules: [cmaProviderModule, new ContainerModule((o) => void o.bind(SessionStore).toConstantValue(store))],
+        config: {
+          provider: 'claude-managed-agents',
+          logLevel: 'silent',
+          consumers: { terminal: false },
+          limits: { reconnectBaseMs: 1 },
+          providers: { 'claude-managed-agents': { apiKey: 'sk-ant-test-0123456789-secret', baseUrl: cma.baseUrl, retryBaseMs: 1 } },
+        },
+      });
+      world.instances.push(workerRx);
+      await world.worker([], {}, workerRx);
+      const nodeRx = await AgentRx.create({
+        config: { logLevel: 'silent', consumers: { terminal: false }, store: { type: 'redis', url: world.redis.url, leaseMs: 1_000 }, runtime: { mode: 'distributed', queueName: world.queueName } },
+      });
+      world.instances.push(nodeRx);
+      server = await startAgUiServer({ rx: nodeRx, port: 0 });
+
+      const agent = new HttpAgent({ url: `${server.url}agent`, threadId: 'dist-confirm', initialMessages: [{ id: 'u1', role: 'user', content: 'Search.' }] });
+      let outcome: string | undefined;
+      const failures: unknown[] = [];
+      await agent.runAgent({ runId: 'r1' }, { onRunFinishedEvent: (e) => void (outcome = e.outcome), onRunFailed: ({ error }) => void failures.push(error) });
+      expect(failures).toEqual([]);
+      expect(outcome).toBe('interrupt');
+
+      const texts: string[] = [];
+      await agent.runAgent(
+        { runId: 'r2', resume: [{ interruptId: 'sevt_ws', status: 'resolved', payload: { allow: true } }] },
+        { onTextMessageContentEvent: ({ event }) => void texts.push(event.delta), onRunFinishedEvent: (e) => void (outcome = e.outcome), onRunFailed: ({ error }) => void failures.push(error) },
+      );
+      expect(failures).toEqual([]);
+      expect(outcome).toBe('success');
+      expect(texts.join('')).toBe('Done.');
+      const [session] = [...cma.sessions.values()];
+      expect(session!.received.filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([expect.objectContaining({ tool_use_id: 'sevt_ws', result: 'allow' })]);
     }, 30_000);
   });
 });
