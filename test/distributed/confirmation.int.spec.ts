@@ -23,23 +23,28 @@ describeWithRedis('RemoteSession.sendEvent on a streaming host', () => {
     await cma?.close();
   });
 
+  /** Redis, a CMA emulator whose agent asks to confirm web_search, and a worker on it. */
+  async function startWorld(): Promise<void> {
+    world = await DistributedWorld.start([]);
+    cma = await startCmaEmulator({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }], heartbeatMs: 0 });
+    const store = world.store();
+    const rx = await AgentRx.create({
+      modules: [cmaProviderModule, new ContainerModule((o) => void o.bind(SessionStore).toConstantValue(store))],
+      config: {
+        provider: 'claude-managed-agents',
+        logLevel: 'silent',
+        consumers: { terminal: false },
+        limits: { reconnectBaseMs: 1 },
+        providers: { 'claude-managed-agents': { apiKey: 'sk-ant-test-0123456789-secret', baseUrl: cma.baseUrl, retryBaseMs: 1 } },
+      },
+    });
+    world.instances.push(rx);
+    await world.worker([], {}, rx);
+  }
+
   describe('when the host asks to confirm a tool of its own', () => {
     it('should see confirmation_required on events$, post the decision through the worker, and get the result', async () => {
-      world = await DistributedWorld.start([]);
-      cma = await startCmaEmulator({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }], heartbeatMs: 0 });
-      const store = world.store();
-      const rx = await AgentRx.create({
-        modules: [cmaProviderModule, new ContainerModule((o) => void o.bind(SessionStore).toConstantValue(store))],
-        config: {
-          provider: 'claude-managed-agents',
-          logLevel: 'silent',
-          consumers: { terminal: false },
-          limits: { reconnectBaseMs: 1 },
-          providers: { 'claude-managed-agents': { apiKey: 'sk-ant-test-0123456789-secret', baseUrl: cma.baseUrl, retryBaseMs: 1 } },
-        },
-      });
-      world.instances.push(rx);
-      await world.worker([], {}, rx);
+      await startWorld();
       const handle = await (await world.queue()).submit({ prompt: 'Search.' });
 
       const asked = await firstValueFrom(handle.events$.pipe(filter((e) => isAgentRxEvent(e, 'agentrx.confirmation_required'))));
@@ -47,7 +52,7 @@ describeWithRedis('RemoteSession.sendEvent on a streaming host', () => {
       await handle.sendEvent({ type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'allow' });
 
       await expect(handle.result).resolves.toMatchObject({ terminal: 'end_turn', text: 'Done.' });
-      const session = cma.sessions.get(await handle.opened)!;
+      const session = cma!.sessions.get(await handle.opened)!;
       expect(session.received.filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([expect.objectContaining({ type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'allow' })]);
       await handle.close();
       await handle.closed;
@@ -62,21 +67,7 @@ describeWithRedis('RemoteSession.sendEvent on a streaming host', () => {
     });
 
     it('should end the run with the interrupt outcome, and the resume run should reach the worker and finish', async () => {
-      world = await DistributedWorld.start([]);
-      cma = await startCmaEmulator({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }], heartbeatMs: 0 });
-      const store = world.store();
-      const workerRx = await AgentRx.create({
-        modules: [cmaProviderModule, new ContainerModule((o) => void o.bind(SessionStore).toConstantValue(store))],
-        config: {
-          provider: 'claude-managed-agents',
-          logLevel: 'silent',
-          consumers: { terminal: false },
-          limits: { reconnectBaseMs: 1 },
-          providers: { 'claude-managed-agents': { apiKey: 'sk-ant-test-0123456789-secret', baseUrl: cma.baseUrl, retryBaseMs: 1 } },
-        },
-      });
-      world.instances.push(workerRx);
-      await world.worker([], {}, workerRx);
+      await startWorld();
       const nodeRx = await AgentRx.create({
         config: { logLevel: 'silent', consumers: { terminal: false }, store: { type: 'redis', url: world.redis.url, leaseMs: 1_000 }, runtime: { mode: 'distributed', queueName: world.queueName } },
       });
@@ -98,7 +89,7 @@ describeWithRedis('RemoteSession.sendEvent on a streaming host', () => {
       expect(failures).toEqual([]);
       expect(outcome).toBe('success');
       expect(texts.join('')).toBe('Done.');
-      const [session] = [...cma.sessions.values()];
+      const [session] = [...cma!.sessions.values()];
       expect(session!.received.filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([expect.objectContaining({ tool_use_id: 'sevt_ws', result: 'allow' })]);
     }, 30_000);
   });
