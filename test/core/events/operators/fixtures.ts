@@ -1,3 +1,8 @@
+import { verifyEvents } from '@ag-ui/client';
+import { from, lastValueFrom, toArray } from 'rxjs';
+import { toWireEvent } from '../../../../src/consumers/agui-http/agui-http.stream.js';
+import type { AgUiEvent } from '../../../../src/core/events/agui-event.js';
+import { toAgUi } from '../../../../src/core/events/operators/to-ag-ui.js';
 import type { RawEvent, ToolUse, TurnTerminal, Usage } from '../../../../src/core/model.js';
 import type { AgentRxEvent, EventDraft, SessionEvent } from '../../../../src/core/events/session-event.js';
 
@@ -121,4 +126,16 @@ export class DraftFixtures {
 /** A tool use for fixtures. */
 export function toolUse(id: string, name: string, input: Record<string, unknown> = {}): ToolUse {
   return { id, name, input };
+}
+
+/** Every event of `envelopes` through `toAgUi()`, as one synchronous, completing stream. */
+export function translate(envelopes: readonly SessionEvent[]): AgUiEvent[] {
+  const out: AgUiEvent[] = [];
+  from(envelopes).pipe(toAgUi()).subscribe((e) => out.push(e));
+  return out;
+}
+
+/** Runs every event through `@ag-ui/client`'s verifier; resolves with the events that passed. */
+export function verified(events: readonly AgUiEvent[]): Promise<unknown[]> {
+  return lastValueFrom(from(events.map(toWireEvent)).pipe(verifyEvents(false), toArray()));
 }

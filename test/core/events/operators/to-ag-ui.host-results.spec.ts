@@ -1,11 +1,8 @@
-import { verifyEvents } from '@ag-ui/client';
-import { from, lastValueFrom, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { toWireEvent } from '../../../../src/consumers/agui-http/agui-http.stream.js';
 import type { AgUiEvent } from '../../../../src/core/events/agui-event.js';
 import type { SessionEvent } from '../../../../src/core/events/session-event.js';
 import { MAX_HELD_RESULTS, toAgUi } from '../../../../src/core/events/operators/to-ag-ui.js';
-import { EnvelopeFixtures as F, toolUse } from './fixtures.js';
+import { EnvelopeFixtures as F, toolUse, translate, verified } from './fixtures.js';
 
 const search = toolUse('srv-1', 'web_search', { q: 'rxjs' });
 const fetchTool = toolUse('srv-2', 'web_fetch', { url: 'https://example.test' });
@@ -25,10 +22,6 @@ function triad(id: string, name: string, args: string, timestamp: number): AgUiE
   ];
 }
 
-/** Runs every event through `@ag-ui/client`'s verifier; resolves with how many passed. */
-async function verified(events: AgUiEvent[]): Promise<number> {
-  return (await lastValueFrom(from(events.map(toWireEvent)).pipe(verifyEvents(false), toArray()))).length;
-}
 
 describe('toAgUi', () => {
   let scheduler: TestScheduler;
@@ -37,14 +30,6 @@ describe('toAgUi', () => {
     scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
   });
 
-  /** Every event of `envelopes` through `toAgUi()`, as one synchronous, completing stream. */
-  const translate = (envelopes: SessionEvent[]): AgUiEvent[] => {
-    const out: AgUiEvent[] = [];
-    scheduler.run(() => {
-      from(envelopes).pipe(toAgUi()).subscribe((e) => out.push(e));
-    });
-    return out;
-  };
 
   describe('when a host-run tool result arrives before the turn end announces its call', () => {
     it('should hold it and emit it right after that call\'s TOOL_CALL_END, before the next call and the snapshot', () => {
@@ -160,7 +145,7 @@ describe('toAgUi', () => {
         F.turnEnd(22, { serverToolUses: [search] }),
         F.runFinished(23, 'run-2'),
       ]);
-      await expect(verified(events)).resolves.toBe(events.length);
+      await expect(verified(events)).resolves.toHaveLength(events.length);
       expect(events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => (e.type === 'TOOL_CALL_RESULT' ? `${e.toolCallId}=${e.content}` : ''))).toEqual([
         'srv-1=found',
         'tu-1=HI',

@@ -1,20 +1,12 @@
-import { verifyEvents } from '@ag-ui/client';
-import { from, lastValueFrom, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { toWireEvent } from '../../../../src/consumers/agui-http/agui-http.stream.js';
 import type { AgUiEvent } from '../../../../src/core/events/agui-event.js';
-import type { SessionEvent } from '../../../../src/core/events/session-event.js';
 import { TOOL_CALL_ARGS_REPLACED_EVENT, toAgUi } from '../../../../src/core/events/operators/to-ag-ui.js';
 import type { ToolUse } from '../../../../src/core/model.js';
-import { EnvelopeFixtures as F, toolUse } from './fixtures.js';
+import { EnvelopeFixtures as F, toolUse, translate, verified } from './fixtures.js';
 
 const readFile = toolUse('call-1', 'read_file', { path: 'a.txt' });
 const listDir = toolUse('call-2', 'list_dir', { dir: '.' });
 
-/** Runs every event through `@ag-ui/client`'s verifier; resolves with the events that passed. */
-async function verified(events: AgUiEvent[]): Promise<unknown[]> {
-  return lastValueFrom(from(events.map(toWireEvent)).pipe(verifyEvents(false), toArray()));
-}
 
 /** `type` (and the id it concerns) of each event: enough to read an order at a glance. */
 function shape(events: readonly AgUiEvent[]): string[] {
@@ -36,13 +28,6 @@ describe('toAgUi', () => {
     scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
   });
 
-  const translate = (envelopes: SessionEvent[]): AgUiEvent[] => {
-    const out: AgUiEvent[] = [];
-    scheduler.run(() => {
-      from(envelopes).pipe(toAgUi()).subscribe((e) => out.push(e));
-    });
-    return out;
-  };
 
   describe('when a tool call streams its arguments and the turn end names it', () => {
     it('should open it at its first fragment (with its parent message), send each fragment as ARGS, and only close it at the turn end', () => {
