@@ -6,6 +6,7 @@ import type { SessionEvent } from '../../core/events/session-event.js';
 import type { ToolUse } from '../../core/model.js';
 import type { Session } from '../../core/session/session.js';
 import { ClientTools } from './agui-http.client-tools.js';
+import { confirmationAnswers, confirmationInterrupts } from './agui-http.interrupts.js';
 import { RunMessages } from './agui-http.messages.js';
 import type { AgUiHttpOptions } from './agui-http.config.js';
 import { ThreadFrames, isTerminal, type FrameGroup } from './agui-http.frames.js';
@@ -13,16 +14,6 @@ import { withContext, type AgUiRunRequest } from './agui-http.input.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
 import type { AgUiLiveSession, AgUiSessionPlacement, AgUiThreadHooks, LocalThread } from './agui-http.sessions.js';
 import { AgUiEventStream } from './agui-http.stream.js';
-
-/** The interrupt reason of a tool the agent asks the client to allow (AG-UI 1.0 `Interrupt.reason`). */
-export const TOOL_CONFIRMATION_REASON = 'tool_confirmation';
-
-/** The answer a `tool_confirmation` interrupt asks for: `resume[].payload`. */
-const CONFIRMATION_SCHEMA = {
-  type: 'object',
-  properties: { allow: { type: 'boolean' }, denyMessage: { type: 'string' } },
-  required: ['allow'],
-};
 
 /** What the thread's session waits for from the client, between two of its runs. */
 type Suspension =
@@ -244,16 +235,7 @@ export class AgUiThreads {
 
   /** The `resume` entries as tool confirmations posted to the session; throws `invalid_options` unless they answer exactly the pending interrupts. */
   private confirmations(thread: Thread, toolUses: ReadonlyMap<string, ToolUse>, resume: AgUiRunRequest['resume']): () => void {
-    const unknown = resume.filter((r) => !toolUses.has(r.interruptId)).map((r) => r.interruptId);
-    if (unknown.length > 0) throw new AgentRxError('invalid_options', `resume: ${unknown.join(', ')} is not an interrupt thread ${thread.id} waits for (waiting: ${[...toolUses.keys()].join(', ')})`);
-    const missing = [...toolUses.keys()].filter((id) => !resume.some((r) => r.interruptId === id));
-    if (missing.length > 0) throw new AgentRxError('invalid_options', `resume: every pending interrupt needs an answer; missing ${missing.join(', ')}`);
-    const events = resume.map((r) => {
-      const payload = r.payload as { allow?: unknown; denyMessage?: unknown } | boolean | undefined;
-      const allow = r.status === 'resolved' && (payload === true || (typeof payload === 'object' && payload !== null && payload.allow === true));
-      const denyMessage = r.status === 'cancelled' ? 'the user dismissed the request to run this tool' : typeof payload === 'object' && payload !== null && typeof payload.denyMessage === 'string' ? payload.denyMessage : undefined;
-      return { type: 'user.tool_confirmation', tool_use_id: r.interruptId, result: allow ? 'allow' : 'deny', ...(!allow && denyMessage !== undefined ? { deny_message: denyMessage } : {}) };
-    });
+    const events = confirmationAnswers(thread.id, toolUses, resume);
     const session = thread.session;
     return () => {
       for (const ev of events) session.sendEvent!(ev).catch((e: unknown) => this.answerFailed(thread, e));
@@ -505,14 +487,7 @@ export class AgUiThreads {
    */
   private askToConfirm(thread: Thread, toolUses: readonly ToolUse[]): void {
     if (!thread.session.sendEvent || toolUses.length === 0) return this.cannotConfirm(thread, toolUses);
-    const interrupts = toolUses.map((u) => ({
-      id: u.id,
-      reason: TOOL_CONFIRMATION_REASON,
-      message: `Allow the agent to run '${u.name}' with ${JSON.stringify(u.input ?? {}).slice(0, 500)}?`,
-      toolCallId: u.id,
-      responseSchema: CONFIRMATION_SCHEMA,
-    }));
-    this.suspend(thread, { kind: 'interrupt', toolUses: new Map(toolUses.map((u) => [u.id, u])) }, { type: 'interrupt', interrupts });
+    this.suspend(thread, { kind: 'interrupt', toolUses: new Map(toolUses.map((u) => [u.id, u])) }, { type: 'interrupt', interrupts: confirmationInterrupts(toolUses) });
   }
 
   /** Ends the client's run with `outcome` while the session's request waits for the client's next run. */
