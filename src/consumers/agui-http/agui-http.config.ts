@@ -170,6 +170,20 @@ export class AgUiHttpOptionsClass {
   maxThreads: number = 1_000;
 
   /**
+   * Idle threads (no run streaming, nothing waiting on the client) whose sessions stay open in
+   * memory for their next run. Beyond it the least recently used idle thread's session is closed
+   * at once (threads waiting on the client are kept); its next run resumes that session from the
+   * session store, found by thread id, so the cost is a read of its log instead of memory held
+   * between runs. Raise it when follow-ups come fast and memory is plentiful; 0 closes every
+   * session when its run ends.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  maxIdleThreads: number = 100;
+
+  /**
    * How long (ms) a run keeps going after its client disconnected before the session is
    * cancelled, so the client can reconnect (`Last-Event-ID` on `POST /agent`, or
    * `GET /threads/:threadId/events`) and pick up where it left off. A run that reaches its

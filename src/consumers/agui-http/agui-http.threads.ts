@@ -91,6 +91,8 @@ export class AgUiThreads {
   private readonly threads = new Map<string, Thread>();
   /** Threads whose session is being opened or found elsewhere (a round trip). */
   private readonly opening = new Set<string>();
+  /** Threads whose session the endpoint let go of and that has not closed yet → its closing. */
+  private readonly releasing = new Map<string, Promise<void>>();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -554,6 +556,7 @@ export class AgUiThreads {
     if (thread.run === run) thread.run = undefined;
     run.stream.end();
     if (!thread.ended) this.armIdle(thread);
+    if (this.threads.size > this.options.maxIdleThreads) this.trimIdle();
   }
 
   /**
@@ -656,6 +659,28 @@ export class AgUiThreads {
     thread.idleTimer.unref();
   }
 
+  /** Closes the least recently used idle threads beyond `maxIdleThreads`; threads waiting on the client are kept. */
+  private trimIdle(): void {
+    const idle = (t: Thread): boolean => !t.run && !t.suspended && !t.ended;
+    let count = 0;
+    for (const t of this.threads.values()) if (idle(t)) count++;
+    for (const t of this.threads.values()) {
+      if (count <= this.options.maxIdleThreads) return;
+      if (!idle(t)) continue;
+      this.forget(t);
+      this.release(t);
+      count--;
+    }
+  }
+
+  /**
+   * Settles once the session the endpoint last let go of for `threadId` has closed (its store
+   * lease released), so a run arriving meanwhile resumes it instead of finding it still held.
+   */
+  released(threadId: string): Promise<void> | undefined {
+    return this.releasing.get(threadId);
+  }
+
   /** Closes the least recently used idle thread; false when every thread is running. */
   private evictIdleThread(): boolean {
     for (const thread of this.threads.values()) {
@@ -671,8 +696,21 @@ export class AgUiThreads {
   /** Lets go of an idle thread's session: closes it here, or stops reading it when it lives elsewhere (its worker closes it when idle). */
   private release(thread: Thread): void {
     const session = thread.session;
+    if (session.detach) {
+      // Its worker closes it when idle: the next run may follow it at once.
+      quietly(() => session.detach!());
+      return;
+    }
     // A session waiting on the client would wait for its answers in close(): cancel it.
-    quietly(() => (session.detach ? session.detach() : thread.suspended ? session.cancel() : session.close()));
+    quietly(() => (thread.suspended ? session.cancel() : session.close()));
+    const closed = session.closed.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.releasing.set(thread.id, closed);
+    void closed.then(() => {
+      if (this.releasing.get(thread.id) === closed) this.releasing.delete(thread.id);
+    });
   }
 }
 

@@ -25,7 +25,8 @@ export interface FileSessionStoreOptions {
   readonly pollMs?: number;
   /**
    * Session journals whose folded record and envelope offsets stay in memory (with the file open,
-   * for held sessions); idle ones beyond it are dropped (read again on use). Default 1,000.
+   * for held sessions); idle ones beyond it are dropped, those used longest ago first (read again
+   * on use). Default 100.
    */
   readonly maxOpenLogs?: number;
   /** The write and sync calls (tests count syncs and inject faults through it). Default: node:fs. */
@@ -81,7 +82,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
   ) {
     this.bufferBytes = options.bufferBytes ?? 64 * 1024;
     this.pollMs = options.pollMs ?? 100;
-    this.maxOpenLogs = options.maxOpenLogs ?? 1_000;
+    this.maxOpenLogs = options.maxOpenLogs ?? 100;
     this.io = options.io ?? nodeJournalIo;
   }
 
@@ -145,7 +146,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
       await writeFile(tmp, JSON.stringify({ threadId, sessionId }));
       await rename(tmp, file);
       this.indexedThreads.set(threadId, sessionId);
-      if (this.indexedThreads.size > 10_000) this.indexedThreads.delete(this.indexedThreads.keys().next().value!);
+      if (this.indexedThreads.size > 1_000) this.indexedThreads.delete(this.indexedThreads.keys().next().value!);
     } catch {
       // The index only speeds up findByThread: a thread without an entry is looked up as new.
     }

@@ -13,6 +13,7 @@ describe('resolveAgUiHttpOptions', () => {
         host: '127.0.0.1',
         cors: [],
         maxConcurrentRuns: 16,
+      maxIdleThreads: 100,
         retryAfterSeconds: 1,
         maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
         threadIdleMs: 1_800_000,

@@ -46,9 +46,16 @@ export class FakeSession {
     this.cancels++;
     this.end();
   }
+  /** When set, close() ends the events but `closed` waits for {@link finishClose} (a slow store release). */
+  holdClose = false;
   close(): void {
     this.closes++;
-    this.end();
+    if (!this.holdClose) return this.end();
+    this.events.complete();
+  }
+  /** Lets a held close() complete. */
+  finishClose(): void {
+    this.markClosed();
   }
   /**
    * Publishes the envelopes these AG-UI events are translated from: RUN_STARTED → run_started,

@@ -118,6 +118,32 @@ describe('AG-UI endpoint: the conversation comes from the client', () => {
       expect(stack.sessions).toHaveLength(1);
     });
   });
+
+  describe('when more threads are idle than maxIdleThreads', () => {
+    it('should close the least recently used one and resume its stored session on its next run', async () => {
+      stack = await startStack({ script: [{ text: 'Hello Ada.' }, { text: 'Hello Bob.' }, { text: 'Your name is Ada.' }], handler: { maxIdleThreads: 1 } });
+      const ada = [{ id: 'u1', role: 'user', content: 'My name is Ada.' }];
+      await postJson(stack.endpoint, runInput({ threadId: 'ada', runId: 'r1', messages: ada }));
+      // Ada's thread is the least recently used idle one once Bob's run ends: its session closes.
+      await postJson(stack.endpoint, runInput({ threadId: 'bob', runId: 'r2', messages: [{ id: 'u1', role: 'user', content: 'My name is Bob.' }] }));
+      expect(stack.server.handler.threadCount).toBe(1);
+
+      // Sent at once: the run waits for the closing session and resumes it.
+      const next = await postJson(
+        stack.endpoint,
+        runInput({ threadId: 'ada', runId: 'r3', messages: [...ada, { id: 'a1', role: 'assistant', content: 'Hello Ada.' }, { id: 'u2', role: 'user', content: 'What is my name?' }] }),
+      );
+      expect(sseEvents(next.text).at(-1)).toMatchObject({ type: 'RUN_FINISHED', threadId: 'ada', runId: 'r3' });
+      expect(lastModelRequest(stack).map((m) => [m.role, m.content])).toEqual([
+        ['user', 'My name is Ada.'],
+        ['assistant', 'Hello Ada.'],
+        ['user', 'What is my name?'],
+      ]);
+      expect(stack.sessions.map((s) => s.threadId)).toEqual(['ada', 'bob', 'ada']);
+      expect(stack.sessions[2]!.session.sessionId).toBe(stack.sessions[0]!.session.sessionId);
+      expect(await stack.sessions[0]!.session.closed).toBeUndefined();
+    });
+  });
 });
 
 describe('AG-UI endpoint: the client state is the agent state', () => {

@@ -3,7 +3,10 @@ import { HttpAgent } from '@ag-ui/client';
 import { startAgUiServer, type AgUiServer } from '../../../src/consumers/agui-http/agui-http.server.js';
 import type { AgUiSessionHost } from '../../../src/consumers/agui-http/agui-http.sessions.js';
 import { postJson, runInput, sseEvents } from './agui-http.fixtures.js';
-import { answer, FakeHost } from './agui-http.fake-session.js';
+import { answer, FakeHost, type FakeSession } from './agui-http.fake-session.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAgUiHandler } from '../../../src/consumers/agui-http/agui-http.handler.js';
 
 describe('AgUiThreads', () => {
   let server: AgUiServer | undefined;
@@ -98,6 +101,47 @@ describe('AgUiThreads', () => {
       for (const threadId of ['t1', 't2', 't3']) await postJson(`${server.url}agent`, runInput({ threadId }));
       expect(rx.sessions.map((s) => s.closes)).toEqual([1, 0, 0]);
       expect(server.handler.threadCount).toBe(2);
+    });
+
+    it('should close the least recently used idle sessions beyond maxIdleThreads at once', async () => {
+      const rx = new FakeHost((s, text, n) => answer(s, `m-${text}`, 'ok', n));
+      server = await startAgUiServer({ rx, port: 0, maxIdleThreads: 1 });
+      for (const threadId of ['t1', 't2', 't3']) await postJson(`${server.url}agent`, runInput({ threadId }));
+      expect(rx.sessions.map((s) => s.closes)).toEqual([1, 1, 0]);
+      expect(server.handler.threadCount).toBe(1);
+    });
+
+    it('should start the next run of a thread whose session is closing only once it has closed', async () => {
+      const rx = new FakeHost((s, text, n) => answer(s, `m-${text}`, 'ok', n));
+      let closing: FakeSession | undefined;
+      const startedWhileClosing: boolean[] = [];
+      const start = rx.start.bind(rx);
+      rx.start = (opts) => {
+        startedWhileClosing.push(closing !== undefined);
+        const s = start(opts);
+        (s as unknown as FakeSession).holdClose = true; // like a store still releasing the session
+        return s;
+      };
+      const handler = createAgUiHandler({ rx, maxIdleThreads: 0 });
+      const http = createServer((req, res) => {
+        // Once the handler has the whole body, and every microtask after it has run, the close completes.
+        const s = closing;
+        if (s) req.on('end', () => setImmediate(() => ((closing = undefined), s.finishClose())));
+        handler(req, res);
+      });
+      await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/agent`;
+      try {
+        await postJson(url, runInput({ runId: 'r1' }));
+        closing = rx.sessions[0];
+        expect(closing!.closes).toBe(1);
+        const r = await postJson(url, runInput({ runId: 'r2' }));
+        expect(sseEvents(r.text).at(-1)).toMatchObject({ type: 'RUN_FINISHED', runId: 'r2' });
+        expect(startedWhileClosing).toEqual([false, false]);
+      } finally {
+        await handler.close();
+        await new Promise((resolve) => http.close(resolve));
+      }
     });
 
     it('should close a session that stayed idle', async () => {
