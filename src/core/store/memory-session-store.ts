@@ -57,7 +57,10 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
   }
 
   async delete(sessionId: string): Promise<void> {
+    const threadId = this.sessions.get(sessionId)?.record?.threadId;
     this.sessions.delete(sessionId);
+    // Its thread's index entry goes with it (unless the thread has a newer session).
+    if (threadId !== undefined && this.threads.get(threadId) === sessionId) this.threads.delete(threadId);
   }
 
   async findByThread(threadId: string): Promise<string | undefined> {

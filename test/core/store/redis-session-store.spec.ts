@@ -97,6 +97,20 @@ describeWithRedis('RedisSessionStore', () => {
       });
     });
 
+    describe('.delete and .prune', () => {
+      it("should remove the thread's index key with its session, but not one naming a newer session", async () => {
+        await writer.save(F.record('old', { threadId: 'th', updatedAt: 1 }));
+        await writer.save(F.record('new', { threadId: 'th', updatedAt: 2 }));
+        await writer.delete('old');
+        expect(await admin.get(`${prefix}thread:th`)).toBe('new');
+        await writer.save(F.record('solo', { threadId: 'th-solo', updatedAt: 3 }));
+        await writer.delete('solo');
+        expect(await admin.exists(`${prefix}thread:th-solo`)).toBe(0);
+        expect(await writer.prune({ maxSessions: 0 })).toEqual(['new']);
+        expect(await admin.keys(`${prefix}thread:*`)).toEqual([]);
+      });
+    });
+
     describe('.load', () => {
       it('should keep the ledger in the order its entries were added', async () => {
         await writer.save(F.record('s', { ledger: [{ toolUseId: 'z', name: 'echo', state: 'posted', result: { toolUseId: 'z', content: 'z', isError: false } }] }));

@@ -159,6 +159,12 @@ if redis.call('HGET', KEYS[2], 'token') == ARGV[1] then redis.call('DEL', KEYS[2
 return 'ok'
 `;
 
+/** KEYS a thread's index key; ARGV session id. Removes the key only while it still names that session. */
+const FORGET_THREAD = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 'ok'
+`;
+
 /** The client with the store's scripts defined (sent as EVALSHA; ioredis loads them per connection). */
 export interface ScriptedRedis extends Redis {
   rxLoad(record: string, ledger: string, order: string): Promise<[string[], string[], string[]]>;
@@ -170,6 +176,7 @@ export interface ScriptedRedis extends Redis {
   rxAcquire(lease: string, epoch: string, holder: string, token: string, px: string, owner: string, at: string): Promise<string[]>;
   rxRenew(lease: string, holder: string, token: string, px: string): Promise<string[]>;
   rxRelease(lease: string, holder: string, token: string): Promise<string>;
+  rxForgetThread(threadKey: string, sessionId: string): Promise<string>;
 }
 
 /** Defines the store's scripts on `client` (once per client). */
@@ -184,6 +191,7 @@ export function defineScripts(client: Redis): ScriptedRedis {
     ['rxAcquire', ACQUIRE, 3],
     ['rxRenew', RENEW, 2],
     ['rxRelease', RELEASE, 2],
+    ['rxForgetThread', FORGET_THREAD, 1],
   ];
   for (const [name, lua, numberOfKeys] of scripts) client.defineCommand(name, { lua, numberOfKeys });
   return client as ScriptedRedis;

@@ -102,9 +102,12 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
 
   async delete(sessionId: string): Promise<void> {
     const k = this.keys.of(sessionId);
+    const threadId = (await this.load(sessionId).catch(() => undefined))?.threadId;
     await this.write(sessionId, 'cannot delete the session', async (c, epoch) => {
       this.check(sessionId, await c.rxDelete(k.record, k.ledger, k.order, k.log, k.epoch, epoch));
       await c.zrem(this.keys.sessions, sessionId);
+      // Its thread's index key goes with it, unless it names a newer session of the thread by now.
+      if (threadId !== undefined && threadId !== sessionId) await c.rxForgetThread(this.threadKey(threadId), sessionId);
     });
     this.reader?.reset(k.log);
   }
@@ -236,11 +239,14 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
   async prune(options: PruneOptions): Promise<string[]> {
     const records = await this.list();
     const deleted: string[] = [];
+    const threadOf = new Map(records.map((r) => [r.sessionId, r.threadId]));
     for (const sessionId of selectForPrune(records, options)) {
       const k = this.keys.of(sessionId);
       const res = await this.call(sessionId, 'cannot prune the session', (c) => c.rxPrune(k.record, k.ledger, k.order, k.log, k.lease, k.holder));
       if (res !== 'deleted') continue;
       await this.call(sessionId, 'cannot prune the session', (c) => c.zrem(this.keys.sessions, sessionId));
+      const threadId = threadOf.get(sessionId);
+      if (threadId !== undefined && threadId !== sessionId) await this.call(sessionId, 'cannot prune the session', (c) => c.rxForgetThread(this.threadKey(threadId), sessionId));
       this.reader?.reset(k.log);
       deleted.push(sessionId);
     }
