@@ -91,6 +91,6 @@ describe('agentrx serve --demo under a soak', () => {
       expect(heap[1]! - heap[0]!).toBeLessThan(MAX_GROWTH_BYTES);
       // Nothing but the start and stop lines: no warning or error from the server.
       expect(errLines.filter((l) => !/^agentrx serve: (chat page|stopping)/.test(l))).toEqual([]);
-    }, 60_000);
+    }, 120_000);
   });
 });
