@@ -267,8 +267,9 @@ class AgUiEndpoint {
       // A thread this endpoint does not run (after an abort, an error, idle expiry, eviction or a
       // restart) continues its stored session when the store has one: the host, or the stored
       // transcript, holds the conversation. Otherwise the client's history starts a new one.
-      // A session the endpoint is closing (idle threads beyond maxIdleThreads) is resumed once closed.
-      await this.threads.released(request.threadId);
+      // A run just aborted by its client, or a session being closed, is waited for (bounded).
+      await this.threads.settled(request.threadId);
+      if (res.destroyed) return;
       const resume = this.threads.local(request.threadId) ? undefined : await storedSessionOf(this.store, request.threadId);
       if (res.destroyed) return;
       await this.threads.startRun(req, res, request, cors, this.access.clientKey(req), resume);

@@ -22,6 +22,9 @@ type Suspension =
   /** Tool confirmations, by interrupt id (the tool use id). */
   | { readonly kind: 'interrupt'; readonly toolUses: ReadonlyMap<string, ToolUse> };
 
+/** How long (ms) a request waits for its thread's streaming run to end before it gets 409. */
+const BUSY_WAIT_MS = 1_000;
+
 /** One run being streamed to one response. */
 interface Run {
   readonly runId: string;
@@ -37,6 +40,8 @@ interface Run {
   readonly client: string;
   /** The conversation as the client will hold it at the run's end (its MESSAGES_SNAPSHOT). */
   readonly messages: RunMessages;
+  /** Called once the run stops counting (see `runOver`): requests of the thread waiting for it. */
+  readonly whenOver: (() => void)[];
   /**
    * Set for a run that continues the session's request a suspended run left waiting: called once
    * the stream is open (after RUN_STARTED), it hands the client's answers to the session.
@@ -109,7 +114,7 @@ export class AgUiThreads {
   /**
    * Starts streaming a run of `request` to `res`, or answers 503 (closing, or the session cannot
    * start), 429 (`maxConcurrentRuns`, `maxRunsPerClient` for `client` or `maxThreads` reached,
-   * with `Retry-After`) or 409 (a run of that thread is still streaming, or its session is being
+   * with `Retry-After`) or 409 (a run of that thread is still streaming — callers wait `settled` first —, or its session is being
    * opened). Synchronous when the session runs in this process; with a placement that opens
    * sessions elsewhere, the returned promise settles once the stream is open or the answer sent
    * (it never rejects).
@@ -142,6 +147,7 @@ export class AgUiThreads {
       followers: 0,
       client,
       messages: new RunMessages(request.messages),
+      whenOver: [],
     };
     this.activeRuns++;
     this.clientRuns.set(client, mine + 1);
@@ -541,6 +547,7 @@ export class AgUiThreads {
 
   /** A run stops counting against the limits (once: its callers set `done` first, or it never started). */
   private runOver(run: Run): void {
+    run.whenOver.splice(0).forEach((f) => f());
     this.activeRuns--;
     const left = (this.clientRuns.get(run.client) ?? 1) - 1;
     if (left > 0) this.clientRuns.set(run.client, left);
@@ -624,6 +631,7 @@ export class AgUiThreads {
     // Forget the thread now: its next request must start a new session, not wait on this one.
     this.forget(thread);
     quietly(() => thread.session.cancel());
+    this.trackClosing(thread);
   }
 
   /** The session completed, errored or closed: end an open run with a RUN_ERROR, forget the thread. */
@@ -674,11 +682,23 @@ export class AgUiThreads {
   }
 
   /**
-   * Settles once the session the endpoint last let go of for `threadId` has closed (its store
-   * lease released), so a run arriving meanwhile resumes it instead of finding it still held.
+   * Settles once `threadId` can take a new run. A run of the thread still streaming is waited
+   * for, at most `BUSY_WAIT_MS`: its client may have aborted it and sent this request at once,
+   * and the disconnect can arrive after it (past the wait, `startRun` answers 409). Then a
+   * session the endpoint let go of (idle, evicted, abandoned) is waited for until it has closed
+   * (its store lease released), so the run resumes it instead of finding it still held.
    */
-  released(threadId: string): Promise<void> | undefined {
-    return this.releasing.get(threadId);
+  async settled(threadId: string): Promise<void> {
+    const run = this.threads.get(threadId)?.run;
+    if (run && !run.done) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        run.whenOver.push(resolve);
+        timer = setTimeout(resolve, BUSY_WAIT_MS);
+      });
+      clearTimeout(timer);
+    }
+    await this.releasing.get(threadId);
   }
 
   /** Closes the least recently used idle thread; false when every thread is running. */
@@ -703,7 +723,13 @@ export class AgUiThreads {
     }
     // A session waiting on the client would wait for its answers in close(): cancel it.
     quietly(() => (thread.suspended ? session.cancel() : session.close()));
-    const closed = session.closed.then(
+    this.trackClosing(thread);
+  }
+
+  /** The thread's session (of this process) is closing: the thread's next run waits for it to close (see `settled`). */
+  private trackClosing(thread: Thread): void {
+    if (thread.session.detach) return;
+    const closed = thread.session.closed.then(
       () => undefined,
       () => undefined,
     );

@@ -140,6 +140,7 @@ describe('AgUiThreads', () => {
         expect(startedWhileClosing).toEqual([false, false]);
       } finally {
         await handler.close();
+        http.closeAllConnections();
         await new Promise((resolve) => http.close(resolve));
       }
     });
@@ -157,6 +158,41 @@ describe('AgUiThreads', () => {
         expect(server.handler.threadCount).toBe(0);
       } finally {
         jest.useRealTimers();
+      }
+    });
+  });
+
+  describe('when a client aborts a run and sends the next one at once', () => {
+    it('should wait for the aborted run to end instead of answering 409', async () => {
+      const rx = new FakeHost((s, text, n) =>
+        text === 'hang'
+          ? s.emit({ type: 'RUN_STARTED', threadId: 'x', runId: 'x:run-1' }, { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'working' })
+          : answer(s, `m-${text}`, 'ok', n),
+      );
+      const handler = createAgUiHandler({ rx });
+      const first = new AbortController();
+      let abortOnNextBody = false;
+      const http = createServer((req, res) => {
+        // The abort reaches the server only after the next request's body: the order a fast client can produce.
+        if (abortOnNextBody) req.on('end', () => setImmediate(() => first.abort()));
+        handler(req, res);
+      });
+      await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/agent`;
+      try {
+        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(runInput({ runId: 'r1' }, 'hang')), signal: first.signal });
+        const reader = res.body!.getReader();
+        let seen = '';
+        while (!seen.includes('TEXT_MESSAGE_CONTENT')) seen += new TextDecoder().decode((await reader.read()).value);
+        abortOnNextBody = true;
+        const r = await postJson(url, runInput({ runId: 'r2' }, 'again'));
+        expect(r.status).toBe(200);
+        expect(sseEvents(r.text).at(-1)).toMatchObject({ type: 'RUN_FINISHED', runId: 'r2' });
+        expect(rx.sessions.map((s) => s.cancels)).toEqual([1, 0]);
+      } finally {
+        await handler.close();
+        http.closeAllConnections();
+        await new Promise((resolve) => http.close(resolve));
       }
     });
   });
