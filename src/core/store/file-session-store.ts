@@ -1,6 +1,5 @@
 import { closeSync, fstatSync, mkdirSync, openSync } from 'node:fs';
-import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { defer, type Observable } from 'rxjs';
 import { AgentRxError } from '../errors.js';
@@ -8,13 +7,13 @@ import type { SessionEvent } from '../events/session-event.js';
 import type { LedgerEntry, LedgerState } from '../tools/tool-ledger.js';
 import { followLog } from './follow-log.js';
 import { transitionLine } from './journal-lines.js';
-import { ownerState, readOwner, takeLock } from './owner-lock.js';
+import { lockHeld, ownerState, readOwner, takeLock } from './owner-lock.js';
 import { selectForPrune, type PrunableSessionStore, type PruneOptions } from './retention.js';
-import { nodeJournalIo, type JournalIo } from './journal-io.js';
+import { FolderSyncs, KeyedQueue, nodeJournalIo, type JournalIo, type NewName } from './journal-io.js';
 import { SessionJournalFile } from './session-journal-file.js';
-import { readSnapshot, writeSnapshot } from './session-record-file.js';
+import { quickRecord, writeSnapshot } from './session-record-file.js';
 import type { SessionRecord, SessionStore, StoreLease, WriteOptions } from './session-store.js';
-import { folderOf, parentsToSync, sessionIds } from './session-folder.js';
+import { folderOf, parentsToSync, sessionIds, ThreadIndex } from './session-folder.js';
 import { storeError } from './store-error.js';
 
 /** Tuning of the file engine; the defaults suit a server and the CLI alike. */
@@ -31,6 +30,12 @@ export interface FileSessionStoreOptions {
   readonly maxOpenLogs?: number;
   /** The write and sync calls (tests count syncs and inject faults through it). Default: node:fs. */
   readonly io?: JournalIo;
+  /**
+   * Journals of at least this many bytes get a `record.json` snapshot at release; `list` and
+   * `prune` fold a smaller one from its text (its envelope lines left unparsed) in less time than
+   * the snapshot costs to write (a new file and a rename per session). Default 512 KiB.
+   */
+  readonly snapshotBytes?: number;
 }
 
 const JOURNAL = 'journal.jsonl';
@@ -42,33 +47,32 @@ const LOCK = 'owner.lock';
  * one append-only `journal.jsonl`: a header line (layout version and session id), then one JSON
  * object per line — an envelope of the log, a ledger transition, or a record save holding only
  * what changed (a transcript that extends the previous one is written as its new items). Loading
- * folds the lines. While a process holds the session, `owner.lock` names it; on release a
- * `record.json` snapshot of the folded record is written (atomically, not synced) for `list` and
- * `prune`, trusted only while it names the journal's current size.
+ * folds the lines. While a process holds the session, `owner.lock` names it. `list` and `prune`
+ * read a record the quick way (`quickRecord`): a large journal's `record.json` snapshot, written
+ * at release, or a small journal's text without parsing its envelopes.
  *
  * Durability: a held session's writes go through one append fd as synchronous page-cache copies,
  * in call order (buffered appends are written ahead of the next write of any kind, so a
  * transition lands after every envelope appended before it). A synced write (`flush`, and
  * `save`/`transition` unless `sync: false`) resolves once an fdatasync that started after it was
  * written has completed; concurrent synced writes share one (group commit), and each makes every
- * earlier write of the session durable. A failed write is cut back to the last whole line and is a
- * `store_error` naming the file. A session not held is read afresh for each call (another process
- * may write it) and written with a file opened for the call.
+ * earlier write of the session durable; so does each folder fsync (the folders a new session
+ * created, at its first synced write: `FolderSyncs`). A failed write is cut back to the last whole
+ * line and is a `store_error` naming the file. A session not held is read afresh for each call
+ * (another process may write it) and written with a file opened for the call.
  *
  * A torn last line (a crash mid-write) is cut and reported through `onRepair`, as is the takeover
  * of a dead owner's lock; anything else wrong with a file is a `store_error` naming it and the line.
  */
 export class FileSessionStore implements SessionStore, PrunableSessionStore {
-  /** Thread ids whose index entry this process wrote, → the session it names. */
-  private readonly indexedThreads = new Map<string, string>();
+  private readonly threads: ThreadIndex;
   private readonly journals = new Map<string, SessionJournalFile>();
   /** Sessions this instance holds (acquired, not released). */
   private readonly held = new Set<string>();
-  private readonly queues = new Map<string, Promise<unknown>>();
-  private readonly bufferBytes: number;
-  private readonly pollMs: number;
-  private readonly maxOpenLogs: number;
-  private readonly io: JournalIo;
+  /** Each session's calls, one at a time in call order. */
+  private readonly queues = new KeyedQueue();
+  private readonly options: Required<FileSessionStoreOptions>;
+  private readonly folderSyncs: FolderSyncs;
 
   /**
    * @param dir the store's directory (created on the first write).
@@ -80,34 +84,40 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     private readonly onRepair: (file: string, what: string) => void = () => undefined,
     options: FileSessionStoreOptions = {},
   ) {
-    this.bufferBytes = options.bufferBytes ?? 64 * 1024;
-    this.pollMs = options.pollMs ?? 100;
-    this.maxOpenLogs = options.maxOpenLogs ?? 100;
-    this.io = options.io ?? nodeJournalIo;
+    this.options = {
+      bufferBytes: options.bufferBytes ?? 64 * 1024,
+      pollMs: options.pollMs ?? 100,
+      maxOpenLogs: options.maxOpenLogs ?? 100,
+      io: options.io ?? nodeJournalIo,
+      snapshotBytes: options.snapshotBytes ?? 512 * 1024,
+    };
+    this.folderSyncs = new FolderSyncs(this.options.io);
+    this.threads = new ThreadIndex(dir);
   }
 
   async load(sessionId: string): Promise<SessionRecord | undefined> {
-    return this.serial(sessionId, async () => (await this.view(sessionId)).fold.record);
+    return this.queues.run(sessionId, async () => (await this.view(sessionId)).fold.record);
   }
 
   async save(record: SessionRecord, options: WriteOptions = {}): Promise<void> {
     const { sessionId } = record;
     const sync = options.sync !== false;
-    const journal = await this.serial(sessionId, async () => {
+    const journal = await this.queues.run(sessionId, async () => {
       const j = await this.view(sessionId);
       await this.commit(sessionId, j, j.fold.saveLine(record).text, sync);
       j.fold.applySave(record);
       return j;
     });
-    await this.indexThread(record);
+    await this.threads.note(record);
     if (sync) await this.whenDurable(sessionId, journal);
   }
 
   async delete(sessionId: string): Promise<void> {
     const folder = folderOf(this.dir, sessionId);
-    return this.serial(sessionId, async () => {
+    return this.queues.run(sessionId, async () => {
       const j = this.journals.get(sessionId);
       await j?.settled();
+      const threadId = (await this.view(sessionId).catch(() => undefined))?.fold.record?.threadId;
       this.closeFd(j);
       this.held.delete(sessionId); // the lock goes with the folder
       try {
@@ -116,6 +126,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
         throw storeError(folder, `cannot delete session '${sessionId}'`, e);
       }
       j?.reset();
+      if (threadId !== undefined && threadId !== sessionId) await this.threads.forget(threadId, sessionId);
     });
   }
 
@@ -124,37 +135,10 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
    * with that thread id is saved) and checks it against the session's record.
    */
   async findByThread(threadId: string): Promise<string | undefined> {
-    let entry: { threadId?: unknown; sessionId?: unknown };
-    try {
-      entry = JSON.parse(await readFile(this.threadEntry(threadId), 'utf8')) as typeof entry;
-    } catch {
-      return undefined;
-    }
-    if (entry.threadId !== threadId || typeof entry.sessionId !== 'string') return undefined;
-    const record = await this.load(entry.sessionId).catch(() => undefined);
-    return record?.threadId === threadId ? entry.sessionId : undefined;
-  }
-
-  /** Writes the thread's index entry once per thread and process (atomically; a lost one only costs a lookup). */
-  private async indexThread(record: SessionRecord): Promise<void> {
-    const { threadId, sessionId } = record;
-    if (threadId === undefined || threadId === sessionId || this.indexedThreads.get(threadId) === sessionId) return;
-    const file = this.threadEntry(threadId);
-    try {
-      await mkdir(dirname(file), { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
-      await writeFile(tmp, JSON.stringify({ threadId, sessionId }));
-      await rename(tmp, file);
-      this.indexedThreads.set(threadId, sessionId);
-      if (this.indexedThreads.size > 1_000) this.indexedThreads.delete(this.indexedThreads.keys().next().value!);
-    } catch {
-      // The index only speeds up findByThread: a thread without an entry is looked up as new.
-    }
-  }
-
-  /** Not a session folder: `%` is never left bare in a folder name this store makes. */
-  private threadEntry(threadId: string): string {
-    return join(this.dir, '%threads', createHash('sha256').update(threadId).digest('hex'));
+    const sessionId = await this.threads.find(threadId);
+    if (sessionId === undefined) return undefined;
+    const record = await this.load(sessionId).catch(() => undefined);
+    return record?.threadId === threadId ? sessionId : undefined;
   }
 
   async list(): Promise<SessionRecord[]> {
@@ -168,7 +152,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
 
   async transition(sessionId: string, expected: LedgerState | undefined, entry: LedgerEntry, options: WriteOptions = {}): Promise<boolean> {
     const sync = options.sync !== false;
-    const journal = await this.serial(sessionId, async () => {
+    const journal = await this.queues.run(sessionId, async () => {
       const j = await this.view(sessionId);
       if (!j.fold.hasRecord) throw new AgentRxError('store_error', `session '${sessionId}' has no record to hold its ledger; save the record first (${j.file})`, { sessionId, file: j.file });
       if (j.fold.entry(entry.toolUseId)?.state !== expected) return undefined;
@@ -183,14 +167,14 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
   }
 
   async append(sessionId: string, envelopes: readonly SessionEvent[]): Promise<void> {
-    return this.serial(sessionId, async () => {
+    return this.queues.run(sessionId, async () => {
       const j = await this.view(sessionId);
       if (j.append(envelopes)) await this.commit(sessionId, j, '', false);
     });
   }
 
   async flush(sessionId: string): Promise<void> {
-    const journal = await this.serial(sessionId, async () => {
+    const journal = await this.queues.run(sessionId, async () => {
       const j = await this.view(sessionId);
       await this.commit(sessionId, j, '', true);
       return j;
@@ -199,17 +183,17 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
   }
 
   read(sessionId: string, afterSeq: number, limit = 1_000): Promise<SessionEvent[]> {
-    return this.serial(sessionId, async () => (await this.view(sessionId)).read(afterSeq, limit));
+    return this.queues.run(sessionId, async () => (await this.view(sessionId)).read(afterSeq, limit));
   }
 
   async lastSeq(sessionId: string): Promise<number> {
-    return this.serial(sessionId, async () => (await this.view(sessionId)).lastSeq);
+    return this.queues.run(sessionId, async () => (await this.view(sessionId)).lastSeq);
   }
 
   tail(sessionId: string, afterSeq: number): Observable<SessionEvent> {
     return defer(() =>
       // Appends by other processes (or other instances on the same dir) are seen by polling the file size.
-      followLog(afterSeq, (after) => this.read(sessionId, after, 1_000), this.journalOf(sessionId).appended, this.pollMs),
+      followLog(afterSeq, (after) => this.read(sessionId, after, 1_000), this.journalOf(sessionId).appended, this.options.pollMs),
     );
   }
 
@@ -221,12 +205,13 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     } catch (e) {
       throw storeError(folder, `cannot create the folder of session '${sessionId}'`, e);
     }
+    const newNames = parentsToSync(folder, created).map((parent) => this.folderSyncs.created(parent));
     const lockFile = join(folder, LOCK);
     const unlock = await takeLock(lockFile, sessionId, (dead) =>
       this.onRepair(lockFile, `took over session '${sessionId}' from process ${dead.pid}, which is no longer running`),
     );
     try {
-      await this.serial(sessionId, async () => {
+      await this.queues.run(sessionId, async () => {
         const j = this.journalOf(sessionId);
         // Another process may have written the journal while it held the session: read it afresh.
         j.reset(true);
@@ -234,8 +219,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
         this.held.add(sessionId);
         await this.view(sessionId);
         j.catchUp();
-        if (j.written === 0) j.newNames.push(folder); // the journal's name is durable once its folder is synced
-        j.newNames.push(...parentsToSync(folder, created));
+        j.newNames.push(...newNames);
       });
     } catch (e) {
       this.held.delete(sessionId);
@@ -250,10 +234,10 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
         released = true;
         try {
           await this.flush(sessionId);
-          await this.serial(sessionId, async () => this.snapshot(sessionId));
+          await this.queues.run(sessionId, async () => this.snapshot(sessionId));
         } finally {
           this.held.delete(sessionId);
-          await this.serial(sessionId, async () => this.closeFd(this.journals.get(sessionId)));
+          await this.queues.run(sessionId, async () => this.closeFd(this.journals.get(sessionId)));
           await unlock();
         }
       },
@@ -280,7 +264,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     const running = new Set(sessions.filter((s) => s.status === 'running').map((s) => s.sessionId));
     const deleted: string[] = [];
     for (const sessionId of selectForPrune(sessions, options)) {
-      if (running.has(sessionId) || (await this.isHeld(sessionId))) continue;
+      if (running.has(sessionId) || (await lockHeld(join(folderOf(this.dir, sessionId), LOCK)))) continue;
       let lease: StoreLease;
       try {
         lease = await this.acquire(sessionId); // so no process takes it while it is deleted
@@ -298,38 +282,24 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     return deleted;
   }
 
-  private async isHeld(sessionId: string): Promise<boolean> {
-    const owner = await readOwner(join(folderOf(this.dir, sessionId), LOCK)).catch(() => 'unreadable' as const);
-    return owner === 'unreadable' || (owner !== undefined && ownerState(owner) !== 'dead');
-  }
-
   /**
-   * The record of a session for `list`/`prune`: the folded one of a held session, else the
-   * `record.json` snapshot when it names the journal's current size, else the journal folded.
+   * The record of a session for `list`/`prune`: the folded one of a held session, else a quick
+   * read (`quickRecord`: the snapshot, or a small journal's text), else the journal read as `load` does.
    */
   private async summary(sessionId: string): Promise<SessionRecord | undefined> {
     const folder = folderOf(this.dir, sessionId);
-    if (!this.held.has(sessionId)) {
-      const snap = await readSnapshot(join(folder, SNAPSHOT));
-      if (snap) {
-        const size = await stat(join(folder, JOURNAL)).then((st) => st.size, () => -1);
-        if (size === snap.journalSize) return snap.record ?? undefined;
-      }
-    }
-    return this.load(sessionId);
+    const quick = this.held.has(sessionId) ? undefined : await quickRecord(join(folder, JOURNAL), join(folder, SNAPSHOT), sessionId, this.options.snapshotBytes);
+    return quick ? quick.record : this.load(sessionId);
   }
 
-  /** Writes the `record.json` snapshot of a held session (best effort: it is only a shortcut for `list`). */
+  /** Writes the `record.json` snapshot of a held session with a large journal (best effort: it is only a shortcut for `list`). */
   private snapshot(sessionId: string): void {
     const j = this.journals.get(sessionId);
-    if (!j || !this.held.has(sessionId) || j.written === 0) return;
+    if (!j || !this.held.has(sessionId) || j.written < this.options.snapshotBytes) return;
     writeSnapshot(join(folderOf(this.dir, sessionId), SNAPSHOT), { journalSize: j.written, record: j.fold.record ?? null });
   }
 
-  /**
-   * The session's journal, up to date (call under the session's mutex): a held one as this
-   * instance wrote it (read once, the file opened for appends), another one refreshed from the file.
-   */
+  /** The session's journal, up to date (under the session's mutex): a held one as this instance wrote it, another refreshed from the file. */
   private async view(sessionId: string): Promise<SessionJournalFile> {
     const j = this.journalOf(sessionId);
     const held = this.held.has(sessionId);
@@ -348,6 +318,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
       if (j.fd === undefined) {
         try {
           j.fd = openSync(j.file, 'a'); // opened at the first write: a session that writes nothing leaves no file
+          if (j.written === 0) j.newNames.push(this.folderSyncs.created(dirname(j.file))); // its name is durable once its folder is synced
         } catch (e) {
           throw storeError(j.file, `cannot open the journal of session '${sessionId}'`, e);
         }
@@ -357,7 +328,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     const folder = folderOf(this.dir, sessionId);
     let fd: number;
     try {
-      if (mkdirSync(folder, { recursive: true }) !== undefined) j.newNames.push(dirname(folder));
+      if (mkdirSync(folder, { recursive: true }) !== undefined) j.newNames.push(this.folderSyncs.created(dirname(folder)));
       fd = openSync(j.file, 'a');
     } catch (e) {
       throw storeError(j.file, `cannot open the journal of session '${sessionId}'`, e);
@@ -369,7 +340,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
         if (fstatSync(fd).size !== j.written) throw storeError(j.file, `the journal of session '${sessionId}' is being written by another process`);
       }
       j.catchUp();
-      if (j.written === 0) j.newNames.push(folder);
+      if (j.written === 0) j.newNames.push(this.folderSyncs.created(folder));
       j.write(fd, text);
       if (sync) await j.durable(fd);
     } finally {
@@ -381,7 +352,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
   private async whenDurable(sessionId: string, j: SessionJournalFile): Promise<void> {
     if (this.held.has(sessionId)) {
       if (j.fd !== undefined) await j.durable(j.fd);
-    } else if (j.unsynced) await this.serial(sessionId, () => this.commit(sessionId, j, '', true));
+    } else if (j.unsynced) await this.queues.run(sessionId, () => this.commit(sessionId, j, '', true));
   }
 
   private closeFd(j: SessionJournalFile | undefined): void {
@@ -406,36 +377,22 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
         return owner !== undefined && ownerState(owner) === 'live';
       },
       onRepair: this.onRepair,
+      syncFolder: (name: NewName) => this.folderSyncs.sync(name),
     };
-    j = new SessionJournalFile(join(folder, JOURNAL), sessionId, hooks, this.io, this.bufferBytes);
+    j = new SessionJournalFile(join(folder, JOURNAL), sessionId, hooks, this.options.io, this.options.bufferBytes);
     this.journals.set(sessionId, j);
-    if (this.journals.size > this.maxOpenLogs) this.evict();
+    if (this.journals.size > this.options.maxOpenLogs) this.evict();
     return j;
   }
 
   /** Drops the idle journals used longest ago beyond `maxOpenLogs` (a held one is read again on use). */
   private evict(): void {
     for (const [id, j] of this.journals) {
-      if (this.journals.size <= this.maxOpenLogs) return;
+      if (this.journals.size <= this.options.maxOpenLogs) return;
       // Not one whose new folders wait for their first sync (a new view would not know them).
-      if (j.busy || j.newNames.length > 0 || j.appended.observed || this.queues.has(id)) continue;
+      if (j.busy || j.newNames.length > 0 || j.appended.observed || this.queues.busy(id)) continue;
       this.closeFd(j);
       this.journals.delete(id);
     }
-  }
-
-  /** Runs `fn` after every earlier call on the same session. */
-  private serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const before = this.queues.get(key) ?? Promise.resolve();
-    const run = before.then(fn, fn);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.queues.set(key, settled);
-    void settled.then(() => {
-      if (this.queues.get(key) === settled) this.queues.delete(key);
-    });
-    return run;
   }
 }

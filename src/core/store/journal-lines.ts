@@ -189,3 +189,31 @@ export function parseLine(text: string): JournalLine | string {
   if ('r' in v) return typeof v.r === 'object' && v.r !== null && (v.L === undefined || Array.isArray(v.L)) ? (v as JournalLine) : 'not a record save';
   return 'not a journal line';
 }
+
+/**
+ * The record a whole journal's text folds to, for `list` and `prune`, without parsing the
+ * envelope lines (each is only checked to hold the next seq and to end as an envelope line).
+ * Undefined when the text is anything but a well-formed journal of `sessionId` of this version —
+ * a torn or corrupt line included: the caller then reads it the thorough way, which repairs or
+ * names what is wrong.
+ */
+export function foldJournalText(text: string, sessionId: string): { record: SessionRecord | undefined } | undefined {
+  if (text === '') return { record: undefined };
+  if (!text.endsWith('\n')) return undefined;
+  let nl = text.indexOf('\n');
+  if (text.slice(0, nl + 1) !== headerLine(sessionId)) return undefined;
+  const fold = new JournalFold();
+  let seq = 0;
+  for (let at = nl + 1; at < text.length; at = nl + 1) {
+    nl = text.indexOf('\n', at);
+    if (text.startsWith('{"e":{"seq":', at)) {
+      const prefix = `{"e":{"seq":${seq + 1},`;
+      if (!text.startsWith(prefix, at) || text.charCodeAt(nl - 1) !== 125 || text.charCodeAt(nl - 2) !== 125) return undefined;
+      seq++;
+      continue;
+    }
+    const line = parseLine(text.slice(at, nl));
+    if (typeof line === 'string' || 'e' in line || fold.apply(line) !== undefined) return undefined;
+  }
+  return { record: fold.record };
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { link, rename, rm } from 'node:fs/promises';
 import { AgentRxError } from '../errors.js';
 import { storeError } from './store-error.js';
@@ -47,6 +47,12 @@ export async function readOwner(file: string): Promise<LockOwner | undefined> {
   } catch (e) {
     throw storeError(file, `the session lock is unreadable (${(e as Error).message}); if no process holds the session, delete the file`, undefined);
   }
+}
+
+/** Whether a live process (this one included) holds the lock in `file`; an unreadable lock counts as held. */
+export async function lockHeld(file: string): Promise<boolean> {
+  const owner = await readOwner(file).catch(() => 'unreadable' as const);
+  return owner === 'unreadable' || (owner !== undefined && ownerState(owner) !== 'dead');
 }
 
 /**
@@ -117,8 +123,8 @@ async function releaseLock(file: string, mine: LockOwner): Promise<void> {
   const owner = await readOwner(file).catch(() => undefined);
   if (!owner || owner.pid !== mine.pid || owner.token !== mine.token || owner.at !== mine.at) return;
   try {
-    rmSync(file, { force: true });
+    unlinkSync(file); // not rmSync: it stats the path twice first
   } catch (e) {
-    throw storeError(file, 'cannot remove the session lock', e);
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw storeError(file, 'cannot remove the session lock', e);
   }
 }

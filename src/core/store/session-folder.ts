@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AgentRxError } from '../errors.js';
 import { JOURNAL_VERSION } from './journal-lines.js';
@@ -64,4 +65,56 @@ export function refuseOldLayout(folder: string, sessionId: string): void {
     undefined,
     { sessionId },
   );
+}
+
+/**
+ * The store's thread index: `%threads/<sha256 of the thread id>` names the session last saved with
+ * that thread id (not a session folder: `%` is never left bare in a folder name the store makes).
+ * Written atomically, not synced, once per thread and process: it only speeds up `findByThread`,
+ * and a thread without an entry is looked up as new.
+ */
+export class ThreadIndex {
+  /** Thread ids whose entry this process wrote, → the session it names (the newest 1,000). */
+  private readonly written = new Map<string, string>();
+
+  constructor(private readonly dir: string) {}
+
+  /** The session id the thread's entry names, or undefined (no entry, or not one for this thread). */
+  async find(threadId: string): Promise<string | undefined> {
+    let entry: { threadId?: unknown; sessionId?: unknown };
+    try {
+      entry = JSON.parse(await readFile(this.entry(threadId), 'utf8')) as typeof entry;
+    } catch {
+      return undefined;
+    }
+    return entry.threadId === threadId && typeof entry.sessionId === 'string' ? entry.sessionId : undefined;
+  }
+
+  /** Writes the entry of the record's thread unless this process already wrote it (failures only cost a lookup). */
+  async note(record: { readonly threadId?: string; readonly sessionId: string }): Promise<void> {
+    const { threadId, sessionId } = record;
+    if (threadId === undefined || threadId === sessionId || this.written.get(threadId) === sessionId) return;
+    const file = this.entry(threadId);
+    try {
+      await mkdir(dirname(file), { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      await writeFile(tmp, JSON.stringify({ threadId, sessionId }));
+      await rename(tmp, file);
+    } catch {
+      return;
+    }
+    this.written.set(threadId, sessionId);
+    if (this.written.size > 1_000) this.written.delete(this.written.keys().next().value!);
+  }
+
+  /** Removes the thread's entry when it names `sessionId` (the session is deleted; a newer session's entry stays). */
+  async forget(threadId: string, sessionId: string): Promise<void> {
+    if (this.written.get(threadId) === sessionId) this.written.delete(threadId);
+    if ((await this.find(threadId)) !== sessionId) return;
+    await unlink(this.entry(threadId)).catch(() => undefined);
+  }
+
+  private entry(threadId: string): string {
+    return join(this.dir, '%threads', createHash('sha256').update(threadId).digest('hex'));
+  }
 }

@@ -5,7 +5,7 @@ import { Subject } from 'rxjs';
 import { AgentRxError } from '../errors.js';
 import type { SessionEvent } from '../events/session-event.js';
 import { envelopeLine, headerLine, JOURNAL_VERSION, JournalFold, parseLine } from './journal-lines.js';
-import { syncFolder, type JournalHooks, type JournalIo } from './journal-io.js';
+import type { JournalHooks, JournalIo, NewName } from './journal-io.js';
 import { refuseOldLayout } from './session-folder.js';
 import { storeError } from './store-error.js';
 
@@ -25,8 +25,8 @@ export class SessionJournalFile {
   readonly fold = new JournalFold();
   /** The append fd of a held session (opened by the store). */
   fd: number | undefined;
-  /** Folders whose fsync makes this file's name durable (a file or folder this process created). */
-  newNames: string[] = [];
+  /** Names this process created (the file, its folder…) whose folder's fsync makes them durable: synced with the next sync. */
+  newNames: NewName[] = [];
   /** The session's folder was just created by this process (no older layout to look for). */
   newFolder = false;
   private loaded = false;
@@ -153,16 +153,16 @@ export class SessionJournalFile {
       }
       throw storeError(this.file, `cannot write the journal of session '${this.sessionId}'`, e);
     }
-    let at = this.size;
+    let at = 0; // offsets found in the encoded bytes (no JSON line holds a raw newline), not by each line's UTF-8 length
     if (head) {
-      at += Buffer.byteLength(head);
+      at = buf.indexOf(10) + 1;
       this.lines++;
     }
-    for (const line of this.pendingText) {
-      const n = Buffer.byteLength(line);
-      this.starts.push(at);
-      this.lens.push(n - 1);
-      at += n;
+    for (let i = 0; i < this.pendingText.length; i++) {
+      const nl = buf.indexOf(10, at);
+      this.starts.push(this.size + at);
+      this.lens.push(nl - at);
+      at = nl + 1;
     }
     this.lines += this.pendingText.length + (extra === '' ? 0 : 1);
     this.size += buf.length;
@@ -274,7 +274,7 @@ export class SessionJournalFile {
     this.newNames = [];
     const sync = (async () => {
       try {
-        await Promise.all([this.io.fdatasync(fd), ...names.map((f) => syncFolder(f))]);
+        await Promise.all([this.io.fdatasync(fd), ...names.map((f) => this.hooks.syncFolder(f))]);
         // A journal deleted under an open session (its folder removed) syncs fine but holds nothing.
         if (fstatSync(fd).nlink === 0) throw new Error('the file was deleted while the session was open');
       } catch (e) {

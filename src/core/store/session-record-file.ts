@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { foldJournalText } from './journal-lines.js';
 import type { SessionRecord } from './session-store.js';
 
 /**
  * `record.json` beside a session's journal: the folded record as of `journalSize` bytes of
- * `journal.jsonl`, written when the session is released so `list` and `prune` need not fold every
- * journal. Only a shortcut: trusted while the journal still has that size, otherwise ignored.
+ * `journal.jsonl`, written when a session with a large journal is released so `list` and `prune`
+ * need not fold it. Only a shortcut: trusted while the journal still has that size, otherwise ignored.
  */
 export interface RecordSnapshot {
   readonly journalSize: number;
@@ -44,4 +45,22 @@ export function writeSnapshot(file: string, snapshot: RecordSnapshot): void {
   } catch {
     rmSync(tmp, { force: true });
   }
+}
+
+/**
+ * The record of the session whose journal is `journal`, read the quick way for `list` and
+ * `prune`: from the snapshot when the journal is at least `snapshotBytes` long and the snapshot
+ * names its size, else from the text of a smaller journal (`foldJournalText`). Undefined when
+ * neither answers (no journal, a stale snapshot, a torn or corrupt line…): the caller reads the
+ * journal the thorough way, which repairs or names what is wrong.
+ */
+export async function quickRecord(journal: string, snapshot: string, sessionId: string, snapshotBytes: number): Promise<{ record: SessionRecord | undefined } | undefined> {
+  const size = await stat(journal).then((st) => (st.isFile() ? st.size : -1), () => -1);
+  if (size < 0) return undefined;
+  if (size >= snapshotBytes) {
+    const snap = await readSnapshot(snapshot);
+    return snap && snap.journalSize === size ? { record: snap.record ?? undefined } : undefined;
+  }
+  const text = await readFile(journal, 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : foldJournalText(text, sessionId);
 }

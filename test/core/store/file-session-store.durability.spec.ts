@@ -1,6 +1,6 @@
-import { writeSync } from 'node:fs';
+import { readlinkSync, realpathSync, writeFileSync, writeSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileSessionStore } from '../../../src/core/store/file-session-store.js';
 import { nodeJournalIo, type JournalIo } from '../../../src/core/store/journal-io.js';
@@ -8,9 +8,14 @@ import type { LedgerEntry } from '../../../src/core/tools/tool-ledger.js';
 import { seqs, storeErrorOf } from './session-store.conformance.js';
 import { SessionStoreFixtures as F } from './session-store.fixtures.js';
 
-/** The node:fs journal calls, counting fdatasyncs; a sync can be held back, a write can fail. */
+/** The node:fs journal calls, counting fdatasyncs and folder fsyncs; a sync can be held back, a write can fail. */
 class ScriptedIo implements JournalIo {
   syncs = 0;
+  /** Folder fsyncs started, by folder path. */
+  folderSyncs: string[] = [];
+  /** While set, each folder fsync waits for `releaseFolderSyncs()`. */
+  holdFolderSyncs = false;
+  private heldFolders: (() => void)[] = [];
   /** While set, each fdatasync waits for `releaseSyncs()`. */
   holdSyncs = false;
   /** The next write fails with this code after writing `partial` bytes. */
@@ -39,9 +44,20 @@ class ScriptedIo implements JournalIo {
     await nodeJournalIo.fdatasync(fd);
   }
 
+  async fsync(fd: number): Promise<void> {
+    this.folderSyncs.push(readlinkSync(`/proc/self/fd/${fd}`));
+    if (this.holdFolderSyncs) await new Promise<void>((resolve) => this.heldFolders.push(resolve));
+    await nodeJournalIo.fsync!(fd);
+  }
+
   releaseSyncs(): void {
     this.holdSyncs = false;
     for (const r of this.held.splice(0)) r();
+  }
+
+  releaseFolderSyncs(): void {
+    this.holdFolderSyncs = false;
+    for (const r of this.heldFolders.splice(0)) r();
   }
 }
 
@@ -71,6 +87,7 @@ describe('FileSessionStore durability', () => {
   });
   afterEach(async () => {
     io.releaseSyncs();
+    io.releaseFolderSyncs();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -110,6 +127,90 @@ describe('FileSessionStore durability', () => {
         expect(secondDone).toBe(false);
         io.releaseSyncs();
         expect(await second).toBe(true);
+        await lease.release();
+      });
+    });
+  });
+
+  describe('the folders of new sessions (group commit per folder)', () => {
+    const folderOf = (id: string): string => join(realpathSync(dir), encodeURIComponent(id));
+
+    describe('when two sessions are created before either syncs', () => {
+      it("should fsync each session's folder and the store's folder once for both", async () => {
+        const a = await store.acquire('a');
+        const b = await store.acquire('b');
+        await store.save(F.record('a'), { sync: false });
+        await store.save(F.record('b'), { sync: false });
+        await Promise.all([store.flush('a'), store.flush('b')]);
+        expect([...io.folderSyncs].sort()).toEqual([realpathSync(dir), folderOf('a'), folderOf('b')].sort());
+        expect(io.syncs).toBe(2);
+        await Promise.all([a.release(), b.release()]);
+        expect(io.folderSyncs).toHaveLength(3); // nothing new to make durable at release
+      });
+    });
+
+    describe("when a session is created while the store's folder is being fsynced", () => {
+      it('should wait for a later fsync of it, shared by the sessions created meanwhile', async () => {
+        const a = await store.acquire('a');
+        await store.save(F.record('a'), { sync: false });
+        io.holdFolderSyncs = true;
+        const first = store.flush('a');
+        await until(() => io.folderSyncs.includes(realpathSync(dir)), "the store folder's fsync");
+        const late = await Promise.all(['b', 'c'].map((id) => store.acquire(id)));
+        let lateDone = 0;
+        const flushes = ['b', 'c'].map(async (id) => {
+          await store.save(F.record(id), { sync: false });
+          await store.flush(id);
+          lateDone++;
+        });
+        await until(() => io.folderSyncs.length === 4, 'the folders of b and c'); // a's, the store's, b's and c's
+        expect(lateDone).toBe(0);
+        io.releaseFolderSyncs(); // the first fsync of the store's folder ends: it does not cover b and c
+        await first;
+        await Promise.all(flushes);
+        expect(lateDone).toBe(2);
+        const storeSyncs = io.folderSyncs.filter((f) => f === realpathSync(dir));
+        expect(storeSyncs).toHaveLength(2); // the first, then one for b and c together
+        expect(io.folderSyncs.at(-1)).toBe(realpathSync(dir));
+        await Promise.all([a, ...late].map((l) => l.release()));
+      });
+    });
+
+    describe('when a folder fsync fails', () => {
+      it("should fail the session's sync with a store_error, and the next session's sync should fsync the store's folder again", async () => {
+        const a = await store.acquire('a');
+        await store.save(F.record('a'), { sync: false });
+        const failing = io.fsync.bind(io);
+        io.fsync = async () => {
+          io.fsync = failing;
+          throw Object.assign(new Error('EIO: injected'), { code: 'EIO' });
+        };
+        const e = await storeErrorOf(store.flush('a'));
+        expect(e.message).toMatch(/cannot sync the journal/);
+        const b = await store.acquire('b');
+        await store.save(F.record('b'));
+        expect(io.folderSyncs.filter((f) => f === realpathSync(dir)).length).toBeGreaterThanOrEqual(1);
+        await b.release();
+        await a.release().catch(() => undefined);
+      });
+    });
+
+    describe('when the process dies before the first sync of a new session', () => {
+      it('should list the session from its journal (no snapshot), keep it from prune while running, and let a new owner take it over', async () => {
+        await store.acquire('s');
+        await store.save(F.record('s', { status: 'running', updatedAt: 1 }), { sync: false });
+        await store.append('s', F.envelopes('s', 1, 2));
+        await store.transition('s', undefined, executing('u1'), { sync: false });
+        // The process is gone: its lock names a pid that no longer runs.
+        writeFileSync(join(dir, 's', 'owner.lock'), JSON.stringify({ pid: 2 ** 22 + 1, hostname: hostname(), at: 1 }));
+        const repairs: string[] = [];
+        const next = new FileSessionStore(dir, (_f, what) => repairs.push(what));
+        expect((await next.list()).map((r) => [r.sessionId, r.status, r.ledger])).toEqual([['s', 'running', [executing('u1')]]]);
+        expect(await next.prune({ maxAgeMs: 1, now: 10_000 })).toEqual([]);
+        const lease = await next.acquire('s');
+        expect(repairs).toEqual([expect.stringMatching(/took over session 's' from process/)]);
+        // Written to the file (not synced) with the transition: a killed process loses no page-cache write.
+        expect(await next.lastSeq('s')).toBe(2);
         await lease.release();
       });
     });

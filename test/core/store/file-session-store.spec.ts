@@ -61,13 +61,35 @@ describe('FileSessionStore', () => {
       expect(rest).toEqual([env('a/b c', 1), env('a/b c', 2), { l: executing('u1'), at: expect.any(Number) }]);
     });
 
-    it('should write a record.json snapshot on release, and the lock should be gone', async () => {
-      const lease = await store.acquire('s');
-      await store.save(F.record('s', { status: 'completed' }));
+    it("should remove the thread's index entry with its session, but not one naming a newer session of the thread", async () => {
+      await store.save(F.record('old', { threadId: 'th' }));
+      await store.save(F.record('solo', { threadId: 'alone' }));
+      await store.delete('solo');
+      expect(await readdir(join(dir, '%threads'))).toHaveLength(1);
+      await store.save(F.record('new', { threadId: 'th' }));
+      await store.delete('old');
+      expect(await store.findByThread('th')).toBe('new');
+      await store.delete('new');
+      expect(await readdir(join(dir, '%threads'))).toEqual([]);
+    });
+
+    it('should write a record.json snapshot on release of a journal of snapshotBytes or more, and the lock should be gone', async () => {
+      const snapshotting = new FileSessionStore(dir, undefined, { snapshotBytes: 100 });
+      const lease = await snapshotting.acquire('s');
+      await snapshotting.save(F.record('s', { status: 'completed' }));
       await lease.release();
       expect((await readdir(join(dir, 's'))).sort()).toEqual(['journal.jsonl', 'record.json']);
       const size = (await readFile(journalOf('s'))).length;
+      expect(size).toBeGreaterThanOrEqual(100);
       expect(JSON.parse(await readFile(snapshotOf('s'), 'utf8'))).toEqual({ journalSize: size, record: F.record('s', { status: 'completed' }) });
+    });
+
+    it('should write no snapshot on release of a smaller journal (list folds it), and the lock should be gone', async () => {
+      const lease = await store.acquire('s');
+      await store.save(F.record('s', { status: 'completed' }));
+      await lease.release();
+      expect(await readdir(join(dir, 's'))).toEqual(['journal.jsonl']);
+      expect(await new FileSessionStore(dir).list()).toEqual([F.record('s', { status: 'completed' })]);
     });
 
     it('should refuse the ids "." and ".." with a store_error', async () => {
@@ -78,15 +100,55 @@ describe('FileSessionStore', () => {
 
   describe('.list', () => {
     it('should trust a snapshot that names the journal size, and fold the journal once it changed', async () => {
-      const lease = await store.acquire('s');
-      await store.save(F.record('s'));
+      const options = { snapshotBytes: 1 };
+      const writer = new FileSessionStore(dir, undefined, options);
+      const lease = await writer.acquire('s');
+      await writer.save(F.record('s'));
       await lease.release();
       const snap = JSON.parse(await readFile(snapshotOf('s'), 'utf8')) as { journalSize: number };
       // A snapshot saying something else, with the right size, is believed: the journal is not read.
       await writeFile(snapshotOf('s'), JSON.stringify({ ...snap, record: F.record('s', { status: 'failed' }) }));
-      expect((await new FileSessionStore(dir).list()).map((r) => r.status)).toEqual(['failed']);
-      await store.save(F.record('s', { status: 'completed', updatedAt: 5 }));
-      expect(await new FileSessionStore(dir).list()).toEqual([F.record('s', { status: 'completed', updatedAt: 5 })]);
+      expect((await new FileSessionStore(dir, undefined, options).list()).map((r) => r.status)).toEqual(['failed']);
+      await writer.save(F.record('s', { status: 'completed', updatedAt: 5 }));
+      expect(await new FileSessionStore(dir, undefined, options).list()).toEqual([F.record('s', { status: 'completed', updatedAt: 5 })]);
+    });
+
+    it('should ignore a snapshot beside a journal smaller than snapshotBytes (it folds the journal)', async () => {
+      const lease = await store.acquire('s');
+      await store.save(F.record('s', { status: 'completed' }));
+      await lease.release();
+      const journalSize = (await readFile(journalOf('s'))).length;
+      await writeFile(snapshotOf('s'), JSON.stringify({ journalSize, record: F.record('s', { status: 'failed' }) }));
+      expect((await new FileSessionStore(dir).list()).map((r) => r.status)).toEqual(['completed']);
+    });
+
+    describe('when a journal is folded from its text (no snapshot)', () => {
+      it('should fold saves, transitions and a transcript delta among envelope lines, as load does', async () => {
+        const transcript: RawEvent[] = [{ type: 'local.user', text: 'hi' } as unknown as RawEvent];
+        await store.save(F.record('s', { transcript }));
+        await store.append('s', F.envelopes('s', 1, 3));
+        await store.transition('s', undefined, executing('u1'));
+        await store.save(F.record('s', { status: 'completed', updatedAt: 7, transcript: [...transcript, { type: 'local.assistant', text: 'yo' } as unknown as RawEvent] }));
+        const [listed] = await new FileSessionStore(dir).list();
+        expect(listed).toEqual(await new FileSessionStore(dir).load('s'));
+        expect(listed!.status).toBe('completed');
+      });
+
+      it('should read a torn last line the thorough way: cut, reported, the record before it listed', async () => {
+        await store.save(F.record('s', { updatedAt: 3 }));
+        await store.append('s', F.envelopes('s', 1, 2));
+        await store.flush('s');
+        await writeFile(journalOf('s'), (await readFile(journalOf('s'), 'utf8')) + '{"e":{"seq":3,');
+        const reader = new FileSessionStore(dir, (file, what) => repairs.push(`${file}: ${what}`));
+        expect((await reader.list()).map((r) => r.updatedAt)).toEqual([3]);
+        expect(repairs).toEqual([expect.stringMatching(/cut a torn last line 5/)]);
+      });
+
+      it('should make an envelope line out of order a store_error naming the line, as load does', async () => {
+        await writeJournal('s', lines(header('s'), { r: F.record('s'), L: [] }, env('s', 2)));
+        const e = await storeErrorOf(store.list());
+        expect(e.message).toMatch(/line 3 holds seq 2 where seq 1 was expected/);
+      });
     });
   });
 
@@ -455,7 +517,7 @@ describe('FileSessionStore', () => {
         const lease = await store.acquire('s');
         await store.append('s', F.envelopes('s', 1, 2));
         await lease.release();
-        expect((await readdir(join(dir, 's'))).sort()).toEqual(['journal.jsonl', 'record.json']);
+        expect(await readdir(join(dir, 's'))).toEqual(['journal.jsonl']);
         expect(seqs(await new FileSessionStore(dir).read('s', 0))).toEqual([1, 2]);
       });
     });
