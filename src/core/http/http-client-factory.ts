@@ -3,6 +3,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { Readable } from 'node:stream';
 import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
 import { injectable } from '../di/inversify.js';
+import { directStream, rememberFactoryInstance } from './direct-stream.js';
 import { createStreamAdapter } from './stream-adapter.js';
 
 /**
@@ -45,7 +46,9 @@ export interface HttpClientFactory {
    * The default runs the instance's whole axios pipeline (interceptors, headers, timeout,
    * signal, `validateStatus`, error redaction) with a lean `node:http` adapter as its last step
    * (`createStreamAdapter`); proxies and the other options that adapter does not implement are
-   * sent by axios's own Node adapter.
+   * sent by axios's own Node adapter. An instance nobody changed since `create` made it (no
+   * interceptor, default or transform added) skips the pipeline's own work and gets the same
+   * request and the same errors (`directStream`).
    */
   stream?(client: AxiosInstance, config: AxiosRequestConfig): Promise<AxiosResponse<Readable>>;
 }
@@ -99,31 +102,34 @@ export class HttpClientFactoryImpl implements HttpClientFactory {
     const headers = { ...(opts.headers ?? {}) };
     // Synchronous: axios then starts the request in the caller's turn instead of after a
     // promise hop, so callers that schedule request set-up (time slices) really contain it.
-    instance.interceptors.request.use(
-      (config: InternalAxiosRequestConfig) => {
-        for (const [name, value] of Object.entries(headers)) {
-          if (!config.headers.has(name)) config.headers.set(name, value);
-        }
-        // Set per request, not in `defaults`: inspecting the instance must not reach pooled
-        // sockets and the (secret) headers of requests in flight on them.
-        config.httpAgent ??= sharedHttpAgent;
-        config.httpsAgent ??= sharedHttpsAgent;
-        return config;
-      },
-      undefined,
-      { synchronous: true },
-    );
-    instance.interceptors.response.use(undefined, (error: unknown) => Promise.reject(sanitizeAxiosError(error)));
+    const onRequest = (config: InternalAxiosRequestConfig): InternalAxiosRequestConfig => {
+      for (const [name, value] of Object.entries(headers)) {
+        if (!config.headers.has(name)) config.headers.set(name, value);
+      }
+      // Set per request, not in `defaults`: inspecting the instance must not reach pooled
+      // sockets and the (secret) headers of requests in flight on them.
+      config.httpAgent ??= sharedHttpAgent;
+      config.httpsAgent ??= sharedHttpsAgent;
+      return config;
+    };
+    const onError = (error: unknown): unknown => sanitizeAxiosError(error);
+    const requestId = instance.interceptors.request.use(onRequest, undefined, { synchronous: true });
+    const responseId = instance.interceptors.response.use(undefined, (error: unknown) => Promise.reject(onError(error)));
+    rememberFactoryInstance(instance, { onRequest, onError, requestId, responseId });
     return instance;
   }
 
   /**
    * Streamed request through `client`'s axios pipeline, with the lean adapter as its last step.
-   * An `adapter` set on the instance by the host (a mock, a custom transport) wins.
+   * An `adapter` set on the instance by the host (a mock, a custom transport) wins. An instance
+   * exactly as `create` made it (no interceptor, default or transform of anyone else's) is sent
+   * without the pipeline's own work, with the same result (`directStream`).
    */
   stream(client: AxiosInstance, config: AxiosRequestConfig): Promise<AxiosResponse<Readable>> {
     const adapter = client.defaults.adapter;
     const own = adapter === undefined || isDefaultAdapterList(adapter);
+    const direct = own ? directStream(client, config) : undefined;
+    if (direct) return direct;
     return client.request<Readable>({ ...config, responseType: 'stream', ...(own ? { adapter: streamAdapter } : {}) });
   }
 }

@@ -21,13 +21,13 @@ import axios, { AxiosError, AxiosHeaders, CanceledError, type AxiosAdapter, type
  * wait for the response headers, as axios documents it for stream responses.
  */
 export function createStreamAdapter(fallback: AxiosAdapter = axios.getAdapter('http')): AxiosAdapter {
-  return (config) => (needsFullAdapter(config) ? fallback(config) : send(config));
+  return (config) => (needsFullAdapter(config) ? fallback(config) : sendStreamed(config));
 }
 
 const PROXY_ENV = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'ALL_PROXY', 'all_proxy'];
 
 /** True when the call uses something only axios's Node adapter implements. */
-function needsFullAdapter(config: InternalAxiosRequestConfig): boolean {
+export function needsFullAdapter(config: InternalAxiosRequestConfig): boolean {
   if (config.proxy) return true;
   if (config.proxy !== false && PROXY_ENV.some((name) => process.env[name])) return true;
   if (config.auth || config.socketPath || config.transport || config.lookup) return true;
@@ -35,7 +35,11 @@ function needsFullAdapter(config: InternalAxiosRequestConfig): boolean {
   return data !== undefined && data !== null && typeof data !== 'string' && !Buffer.isBuffer(data);
 }
 
-function send(config: InternalAxiosRequestConfig): Promise<AxiosResponse<Readable>> {
+/**
+ * Sends one request with `node:http(s)` as described on `createStreamAdapter` (the adapter's lean
+ * path, without the `needsFullAdapter` check): `config` is final (headers, body text, agents).
+ */
+export function sendStreamed(config: InternalAxiosRequestConfig): Promise<AxiosResponse<Readable>> {
   return new Promise((resolve, reject) => {
     let url: URL;
     try {

@@ -30,6 +30,20 @@ export function jsonDepthExceeds(value: unknown, max: number = MAX_JSON_DEPTH): 
   return false;
 }
 
+/**
+ * A cheap bound for JSON text, checked before parsing or walking it: false when `text` holds at
+ * most `max` opening brackets (`{`, `[`) in all, strings included, so that its value cannot nest
+ * more than `max` levels deep. True means only "maybe": walk the parsed value
+ * (`jsonDepthExceeds`). Allocates nothing; used on every streamed chunk, where the walk would
+ * cost an allocation per nested value.
+ */
+export function jsonTextMayExceed(text: string, max: number = MAX_JSON_DEPTH): boolean {
+  let count = 0;
+  for (let i = text.indexOf('{'); i !== -1; i = text.indexOf('{', i + 1)) if (++count > max) return true;
+  for (let i = text.indexOf('['); i !== -1; i = text.indexOf('[', i + 1)) if (++count > max) return true;
+  return false;
+}
+
 /** Options of `jsonText`. */
 export interface JsonTextOptions {
   /** Sort object keys at every depth (a canonical form: key order does not change the text). */

@@ -227,6 +227,66 @@ describe('HttpClientFactoryImpl.stream', () => {
       expect(calls).toEqual(['sse']);
     });
   });
+
+  describe('the direct path (an instance exactly as create made it)', () => {
+    /** A spy on the instance's axios pipeline: it records nothing when the direct path sends. */
+    const spyOnPipeline = (c: AxiosInstance): jest.SpiedFunction<AxiosInstance['request']> => jest.spyOn(c, 'request');
+    const body = { model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] };
+
+    it("should send without axios's pipeline the very request the pipeline sends", async () => {
+      const direct = client();
+      const piped = client();
+      piped.interceptors.request.use((config) => config);
+      const spies = [spyOnPipeline(direct), spyOnPipeline(piped)];
+      for (const c of [direct, piped]) {
+        const res = await factory.stream(c, { method: 'POST', url: 'sse', data: body, headers: { Accept: 'text/event-stream' }, validateStatus: () => true });
+        expect(await readAll(res.data)).toBe('data: {"n":1}\n\ndata: [DONE]\n\n');
+        expect(res.status).toBe(200);
+        expect(res.headers['content-type']).toBe('text/event-stream');
+        expect(res.config.httpAgent).toBeDefined();
+      }
+      expect(spies[0]).not.toHaveBeenCalled();
+      expect(spies[1]).toHaveBeenCalledTimes(1);
+      const [a, b] = srv.seen;
+      expect(a).toEqual(b);
+      expect(a!.headers).toMatchObject({ authorization: `Bearer ${SECRET}`, accept: 'text/event-stream', 'content-type': 'application/json' });
+      expect(JSON.parse(a!.body)).toEqual(body);
+    });
+
+    it('should go through the pipeline once the host changed a default after create', async () => {
+      const c = client();
+      c.defaults.headers.common['X-Default'] = 'd-1';
+      const spy = spyOnPipeline(c);
+      const res = await factory.stream(c, { method: 'POST', url: 'sse', data: body });
+      await readAll(res.data);
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect(srv.seen[0]!.headers['x-default']).toBe('d-1');
+    });
+
+    it('should go through the pipeline when the call sets an option it does not implement', async () => {
+      const c = client();
+      const spy = spyOnPipeline(c);
+      const res = await factory.stream(c, { method: 'GET', url: 'sse', params: { q: 'a b' } });
+      await readAll(res.data);
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect(srv.seen[0]!.url).toBe('/v1/sse?q=a+b');
+    });
+
+    it('should reject with a CanceledError when the signal aborts while it waits for the headers', async () => {
+      const c = client();
+      const spy = spyOnPipeline(c);
+      const ac = new AbortController();
+      const sent = factory.stream(c, { method: 'POST', url: 'hang', data: body, signal: ac.signal }).catch((e: unknown) => e);
+      const deadline = Date.now() + 5_000;
+      while (srv.seen.length === 0 && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+      expect(srv.seen).toHaveLength(1);
+      ac.abort();
+      const error = await sent;
+      expect(axios.isCancel(error)).toBe(true);
+      expect(spy).not.toHaveBeenCalled();
+      expect(inspect(error, { depth: 10 })).not.toContain(SECRET);
+    });
+  });
 });
 
 describe('streamRequest', () => {

@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH, jsonDepthExceeds, jsonText } from '../../../src/core/util/json-depth.js';
+import { MAX_JSON_DEPTH, jsonDepthExceeds, jsonText, jsonTextMayExceed } from '../../../src/core/util/json-depth.js';
 
 /** `{"a":{"a":…1…}}`, `depth` objects deep, built without recursion. */
 function nested(depth: number): unknown {
@@ -26,6 +26,38 @@ describe('jsonDepthExceeds', () => {
   describe('when the value is nested 100,000 levels deep', () => {
     it('should answer without overflowing the stack', () => {
       expect(jsonDepthExceeds(nested(100_000), MAX_JSON_DEPTH)).toBe(true);
+    });
+  });
+});
+
+describe('jsonTextMayExceed', () => {
+  describe('when the value nests deeper than max', () => {
+    it('should say maybe for every such text, whatever the key order or spacing', () => {
+      for (const depth of [2, 5, MAX_JSON_DEPTH + 1, MAX_JSON_DEPTH + 9]) {
+        const value = nested(depth);
+        for (const text of [JSON.stringify(value), JSON.stringify(value, null, 2)]) {
+          expect(jsonDepthExceeds(JSON.parse(text), depth - 1)).toBe(true);
+          expect(jsonTextMayExceed(text, depth - 1)).toBe(true);
+        }
+      }
+    });
+  });
+
+  describe('when the text holds at most max brackets', () => {
+    it('should answer no, and the walk should agree', () => {
+      const chunk = '{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"a\\":[1]}"}}]}}]}';
+      expect(jsonTextMayExceed(chunk, 9)).toBe(false);
+      expect(jsonDepthExceeds(JSON.parse(chunk), 9)).toBe(false);
+      expect(jsonTextMayExceed('"plain"', 0)).toBe(false);
+      expect(jsonTextMayExceed('{}', 0)).toBe(true);
+    });
+  });
+
+  describe('when brackets sit inside strings', () => {
+    it('should count them too (a maybe that the walk then answers)', () => {
+      const text = JSON.stringify({ text: '[[[[{{{{' });
+      expect(jsonTextMayExceed(text, 4)).toBe(true);
+      expect(jsonDepthExceeds(JSON.parse(text), 4)).toBe(false);
     });
   });
 });

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { AgentRxError } from '../../../core/errors.js';
-import { MAX_JSON_DEPTH, jsonDepthExceeds, jsonText } from '../../../core/util/json-depth.js';
+import { MAX_JSON_DEPTH, jsonDepthExceeds, jsonText, jsonTextMayExceed } from '../../../core/util/json-depth.js';
 import { sharedScheduler, type TaskScheduler } from '../../../core/util/time-slice-scheduler.js';
 
 /** How long the rest of a body may take to end after `[DONE]` before it is destroyed. */
@@ -304,7 +304,8 @@ export function readChatStream(body: Readable, opts: ReadChatStreamOptions): Pro
           fail(new AgentRxError('stream_error', `The model stream from ${opts.target} sent a chunk that is not a JSON object after ${chunks} chunks`, { chunks, transient: false }));
           return;
         }
-        if (jsonDepthExceeds(parsed, MAX_CHUNK_DEPTH)) {
+        // The walk only when the text could nest that deep (a chunk holds a handful of brackets).
+        if (jsonTextMayExceed(data, MAX_CHUNK_DEPTH) && jsonDepthExceeds(parsed, MAX_CHUNK_DEPTH)) {
           stringifyDecodedArguments(parsed);
           if (jsonDepthExceeds(parsed, MAX_CHUNK_DEPTH)) {
             fail(new AgentRxError('stream_error', `The model stream from ${opts.target} sent a chunk nested deeper than ${MAX_CHUNK_DEPTH} levels after ${chunks} chunks`, { chunks, transient: false }));
@@ -432,7 +433,7 @@ export function parseChatCompletion(text: string, target: string): ChatCompletio
     throw new AgentRxError('provider_error', `Malformed chat response from ${target}: not JSON: ${truncate(text, 200)}`, { transient: false });
   }
   if (isMap(parsed) && Array.isArray(parsed['choices']) && parsed['choices'].length === 0) throw noChoicesError(target);
-  if (isMap(parsed) && jsonDepthExceeds(parsed, MAX_CHUNK_DEPTH)) {
+  if (isMap(parsed) && jsonTextMayExceed(text, MAX_CHUNK_DEPTH) && jsonDepthExceeds(parsed, MAX_CHUNK_DEPTH)) {
     stringifyDecodedArguments(parsed);
     if (jsonDepthExceeds(parsed, MAX_CHUNK_DEPTH)) {
       throw new AgentRxError('provider_error', `Malformed chat response from ${target}: nested deeper than ${MAX_CHUNK_DEPTH} levels`, { transient: false });
