@@ -1,6 +1,7 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { JsonSchema } from '../plugin/tool-handler.js';
 
 /** Keywords by which a root object schema says what it does with fields it does not list. */
@@ -14,18 +15,38 @@ export interface CompiledJsonSchema {
   problems(value: unknown): string[];
 }
 
-// One Ajv per dialect, shared: compiling is the expensive part and is done once per handler.
-let ajvs: { draft7: Ajv; draft2019: Ajv2019; draft2020: Ajv2020 } | undefined;
+/** The JSON Schema dialects Ajv implements, each in its own module. */
+type Dialect = 'draft7' | 'draft2019' | 'draft2020';
+type AnyAjv = Ajv | Ajv2019 | Ajv2020;
 
-function ajvFor(schema: JsonSchema): Ajv | Ajv2019 | Ajv2020 {
+// One Ajv per dialect, shared: compiling is the expensive part and is done once per handler.
+const ajvs: Partial<Record<Dialect, AnyAjv>> = {};
+
+/**
+ * The Ajv of `dialect`, loaded and built at the first tool that uses it instead of at import
+ * (Ajv is about a hundred modules and each instance compiles its meta-schema, which an instance
+ * whose tools are all DTOs never needs). Synchronous, like its callers: Ajv is CommonJS.
+ */
+function ajvOf(dialect: Dialect): AnyAjv {
+  const existing = ajvs[dialect];
+  if (existing) return existing;
   // `logger: false`: an unknown `format` is ignored silently instead of warning on stderr;
   // `strict: false`: vendor keywords (`x-…`, `title` in odd places) are allowed.
   const opts = { allErrors: true, strict: false, logger: false as const, validateSchema: true };
-  ajvs ??= { draft7: new Ajv(opts), draft2019: new Ajv2019(opts), draft2020: new Ajv2020(opts) };
+  const require = createRequire(import.meta.url);
+  let made: AnyAjv;
+  if (dialect === 'draft2020') made = new (require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020(opts);
+  else if (dialect === 'draft2019') made = new (require('ajv/dist/2019.js') as { Ajv2019: typeof Ajv2019 }).Ajv2019(opts);
+  else made = new (require('ajv') as { Ajv: typeof Ajv }).Ajv(opts);
+  ajvs[dialect] = made;
+  return made;
+}
+
+function ajvFor(schema: JsonSchema): AnyAjv {
   const dialect = typeof schema.$schema === 'string' ? schema.$schema : '';
-  if (dialect.includes('2020-12')) return ajvs.draft2020;
-  if (dialect.includes('2019-09')) return ajvs.draft2019;
-  return ajvs.draft7;
+  if (dialect.includes('2020-12')) return ajvOf('draft2020');
+  if (dialect.includes('2019-09')) return ajvOf('draft2019');
+  return ajvOf('draft7');
 }
 
 /**
