@@ -182,6 +182,7 @@ export async function pipelineBench(rounds = 5): Promise<BenchResult> {
     ['hand-written loop (median)', `${handMs.toFixed(0)} ms → ${Math.round(N / (handMs / 1000)).toLocaleString('en-US')} events/s`],
     ['ratio pipeline / hand loop', ratio.toFixed(2) + '×'],
     ['target ≥ 1,000,000 events/s', eventsPerSec >= 1_000_000 ? 'met' : 'MISSED'],
-    ['target ≤ 3× hand loop', ratio <= 3 ? 'met' : 'MISSED'],
+    ['target ≤ 3× hand loop (runs A–F)', ratio <= 3 ? 'met' : 'MISSED'],
+    ['target ≤ 2× hand loop (issue 17)', ratio <= 2 ? 'met' : 'MISSED'],
   ]);
 }

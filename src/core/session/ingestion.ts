@@ -1,11 +1,10 @@
 import { Subject, type Observable } from 'rxjs';
 import {
   RecentKeys,
-  dedupeById,
-  extractHostToolResults,
-  extractReasoningDeltas,
-  extractTextDeltas,
-  extractToolCallDeltas,
+  hostToolResultEvent,
+  reasoningDeltaEvent,
+  textDeltaEvent,
+  toolCallDeltaEvents,
   type HostToolResultOf,
   type TextDeltaResult,
   type ToolCallDeltaOf,
@@ -53,7 +52,6 @@ export class Ingestion {
   /** The provider-side session id stamped on envelopes (set once the session is open). */
   sessionId: string | undefined;
   private readonly bus = new Subject<SessionEvent>();
-  private readonly drafts = new Subject<EventDraft>();
   /** Ids of the most recently ingested provider events (bounded by `dedupeWindow`). */
   private readonly seen: RecentKeys;
   private seq = 0;
@@ -82,21 +80,19 @@ export class Ingestion {
     });
   }
 
+  /** The provider's readers, called as methods of `opts`; only those it has. */
+  private readonly textDelta: (raw: RawEvent) => TextDeltaResult;
+  private readonly hostToolResult: ((raw: RawEvent) => HostToolResultOf) | undefined;
+  private readonly reasoningDelta: ((raw: RawEvent) => TextDeltaResult) | undefined;
+  private readonly toolCallDelta: ((raw: RawEvent) => ToolCallDeltaOf) | undefined;
+
   constructor(private readonly opts: IngestionOptions) {
     this.seen = new RecentKeys(opts.dedupeWindow);
     this.events$ = this.bus.asObservable();
-    // Only providers that report tool-call fragments, reasoning or host-run tool results pay for
-    // those operators. In a chain, the events the last operator derives from a provider event come
-    // first (it sees the event first): hence tool calls, text, reasoning, host results.
-    const toolCallDelta = opts.toolCallDelta?.bind(opts);
-    const reasoningDelta = opts.reasoningDelta?.bind(opts);
-    const hostToolResult = opts.hostToolResult?.bind(opts);
-    let translated = this.drafts.pipe(dedupeById((d: EventDraft) => (d.source === 'provider' ? d.id : undefined), { seen: this.seen }));
-    if (toolCallDelta) translated = translated.pipe(extractToolCallDeltas(toolCallDelta));
-    translated = translated.pipe(extractTextDeltas((raw) => opts.textDelta(raw)));
-    if (reasoningDelta) translated = translated.pipe(extractReasoningDeltas(reasoningDelta));
-    if (hostToolResult) translated = translated.pipe(extractHostToolResults(hostToolResult));
-    translated.subscribe((d) => this.stamp(d));
+    this.textDelta = (raw) => opts.textDelta(raw);
+    this.hostToolResult = opts.hostToolResult?.bind(opts);
+    this.reasoningDelta = opts.reasoningDelta?.bind(opts);
+    this.toolCallDelta = opts.toolCallDelta?.bind(opts);
   }
 
   /** The turn within the current request: 0 before its first turn closes. */
@@ -138,13 +134,13 @@ export class Ingestion {
   /** Feeds one provider event (it belongs to the turn in progress). Returns false for a duplicate. */
   ingest(raw: RawEvent): boolean {
     const before = this.seq;
-    this.drafts.next({ source: 'provider', id: this.opts.eventId(raw), raw, turn: this.turnNo + 1 });
+    this.accept({ source: 'provider', id: this.opts.eventId(raw), raw, turn: this.turnNo + 1 });
     return this.seq !== before;
   }
 
   /** Publishes one of the Session's own events (it belongs to the last closed turn). */
   emit(ev: AgentRxEvent): void {
-    this.drafts.next({ source: 'agentrx', raw: ev, turn: this.turnNo });
+    this.accept({ source: 'agentrx', raw: ev, turn: this.turnNo });
   }
 
   /** Where ingestion stands, for a provider's `reconnect`. */
@@ -156,7 +152,42 @@ export class Ingestion {
   complete(): void {
     this.done = true;
     this.bus.complete();
-    this.drafts.complete();
+  }
+
+  /**
+   * One draft through the ingestion, in one call rather than a chain of Subjects and operators
+   * (this runs for every event of every session; `bench/pipeline`): dropped when its id was
+   * already ingested (`dedupeById`), stamped, then followed by what the provider reads from it,
+   * each stamped in turn — a host tool result, reasoning, text, tool-call fragments: the order of
+   * the operator chain `extractToolCallDeltas → extractTextDeltas → extractReasoningDeltas →
+   * extractHostToolResults`, whose derivations it calls (only those the provider has). Provider
+   * callbacks that throw count as "nothing", as in the operators.
+   */
+  private accept(d: EventDraft): void {
+    if (this.done) return;
+    if (d.source === 'provider' && typeof d.id === 'string') {
+      if (this.seen.has(d.id)) return;
+      this.seen.add(d.id);
+    }
+    this.stamp(d);
+    if (d.source !== 'provider') return;
+    const { raw, turn } = d;
+    if (this.hostToolResult) {
+      const host = hostToolResultEvent(this.hostToolResult, raw);
+      if (host !== undefined) this.stamp({ source: 'agentrx', turn, raw: host });
+    }
+    if (this.reasoningDelta) {
+      const reasoning = reasoningDeltaEvent(this.reasoningDelta, raw, turn);
+      if (reasoning !== undefined) this.stamp({ source: 'agentrx', turn, raw: reasoning });
+    }
+    const text = textDeltaEvent(this.textDelta, raw, turn);
+    if (text !== undefined) this.stamp({ source: 'agentrx', turn, raw: text });
+    if (this.toolCallDelta) {
+      const calls = toolCallDeltaEvents(this.toolCallDelta, raw);
+      if (calls === undefined) return;
+      if (!Array.isArray(calls)) this.stamp({ source: 'agentrx', turn, raw: calls as AgentRxEvent });
+      else for (const call of calls as readonly AgentRxEvent[]) this.stamp({ source: 'agentrx', turn, raw: call });
+    }
   }
 
   private stamp(d: EventDraft): void {

@@ -138,6 +138,19 @@ describe('Ingestion', () => {
     });
   });
 
+  describe('when a subscriber of events$ emits while an envelope is being delivered', () => {
+    it('should stamp the nested event at once, before what the provider event still carries', () => {
+      const { ingestion, envs } = recordingIngestion();
+      ingestion.events$.subscribe((e) => {
+        if (e.source === 'provider' && e.raw['id'] === 'a') ingestion.emit({ type: 'agentrx.diagnostic', message: 'nested' });
+      });
+      expect(ingestion.ingest({ id: 'a', type: 'text', text: 'Hi' })).toBe(true);
+      expect(envs.map((e) => `${e.seq}:${e.source === 'provider' ? 'p' : e.raw.type}`)).toEqual(['1:p', '2:agentrx.diagnostic', '3:agentrx.text_delta']);
+      expect(ingestion.ingest({ id: 'a', type: 'text', text: 'Hi' })).toBe(false);
+      expect(envs).toHaveLength(3);
+    });
+  });
+
   describe('.complete', () => {
     it('should complete events$ and drop anything ingested afterwards', () => {
       const { ingestion, envs } = recordingIngestion();

@@ -28,11 +28,14 @@ export type HostToolResultOf = { readonly toolUseId: string; readonly content: s
  * @returns A function that returns an Observable of the source drafts plus the synthesized ones.
  */
 export function extractHostToolResults(hostToolResult: (raw: RawEvent) => HostToolResultOf): MonoTypeOperatorFunction<EventDraft> {
-  return followProviderDrafts((draft) => resultEvent(hostToolResult, draft.raw));
+  return followProviderDrafts((draft) => hostToolResultEvent(hostToolResult, draft.raw));
 }
 
-/** The `agentrx.host_tool_result` event for one raw provider event, or undefined when it carries none. */
-function resultEvent(hostToolResult: (raw: RawEvent) => HostToolResultOf, raw: RawEvent): HostToolResultEvent | undefined {
+/**
+ * The `agentrx.host_tool_result` event for one raw provider event (what `extractHostToolResults`
+ * appends), or undefined when it carries none; never throws.
+ */
+export function hostToolResultEvent(hostToolResult: (raw: RawEvent) => HostToolResultOf, raw: RawEvent): HostToolResultEvent | undefined {
   let toolUseId: unknown;
   let content: unknown;
   let isError: unknown;

@@ -29,10 +29,11 @@ import { followProviderDrafts } from './follow-provider-drafts.js';
  * @returns A function that returns an Observable of the source drafts plus the synthesized ones.
  */
 export function extractReasoningDeltas(reasoningDelta: (raw: RawEvent) => TextDeltaResult): MonoTypeOperatorFunction<EventDraft> {
-  return followProviderDrafts((draft) => reasoningEvent(reasoningDelta, draft.raw, draft.turn));
+  return followProviderDrafts((draft) => reasoningDeltaEvent(reasoningDelta, draft.raw, draft.turn));
 }
 
-function reasoningEvent(reasoningDelta: (raw: RawEvent) => TextDeltaResult, raw: RawEvent, turn: number): ReasoningDelta | undefined {
+/** The `agentrx.reasoning_delta` event of one raw provider event of turn `turn` (what `extractReasoningDeltas` appends), or undefined; never throws. */
+export function reasoningDeltaEvent(reasoningDelta: (raw: RawEvent) => TextDeltaResult, raw: RawEvent, turn: number): ReasoningDelta | undefined {
   const chunk = readTextChunk(reasoningDelta, raw);
   return chunk === undefined ? undefined : { type: 'agentrx.reasoning_delta', text: chunk.text, messageId: chunk.messageId ?? `reasoning-${turn}` };
 }

@@ -40,7 +40,7 @@ export function extractTextDeltas(
           if (typeof draft !== 'object' || draft === null) return;
           subscriber.next(draft);
           if (draft.source !== 'provider') return;
-          const raw = deltaEvent(textDelta, draft.raw, draft.turn);
+          const raw = textDeltaEvent(textDelta, draft.raw, draft.turn);
           if (raw !== undefined) subscriber.next({ source: 'agentrx', turn: draft.turn, raw });
         },
         error: (err: unknown) => subscriber.error(err),
@@ -49,8 +49,12 @@ export function extractTextDeltas(
     );
 }
 
-/** The `agentrx.text_delta` event for one raw provider event, or undefined when it carries no text. */
-function deltaEvent(textDelta: (raw: RawEvent) => TextDeltaResult, raw: RawEvent, turn: number): TextDelta | undefined {
+/**
+ * The `agentrx.text_delta` event for one raw provider event, or undefined when it carries no text
+ * (what `extractTextDeltas` appends after a provider draft of turn `turn`; also called directly by
+ * the Session's ingestion, which runs the extraction without the operator chain).
+ */
+export function textDeltaEvent(textDelta: (raw: RawEvent) => TextDeltaResult, raw: RawEvent, turn: number): TextDelta | undefined {
   // Written out (not through readTextChunk): this runs for every event, and allocates only the event.
   let text: unknown;
   let messageId: unknown;

@@ -42,10 +42,14 @@ export type ToolCallDeltaOf = ToolCallDeltaPart | readonly ToolCallDeltaPart[] |
  * @returns A function that returns an Observable of the source drafts plus the synthesized ones.
  */
 export function extractToolCallDeltas(toolCallDelta: (raw: RawEvent) => ToolCallDeltaOf): MonoTypeOperatorFunction<EventDraft> {
-  return followProviderDrafts((draft) => deltaEvents(toolCallDelta, draft.raw));
+  return followProviderDrafts((draft) => toolCallDeltaEvents(toolCallDelta, draft.raw));
 }
 
-function deltaEvents(toolCallDelta: (raw: RawEvent) => ToolCallDeltaOf, raw: RawEvent): Derived {
+/**
+ * The `agentrx.tool_call_delta` events one raw provider event carries (what `extractToolCallDeltas`
+ * appends after its draft), or undefined; never throws.
+ */
+export function toolCallDeltaEvents(toolCallDelta: (raw: RawEvent) => ToolCallDeltaOf, raw: RawEvent): Derived {
   try {
     const result: unknown = toolCallDelta(raw);
     if (typeof result !== 'object' || result === null) return undefined;
