@@ -1,8 +1,6 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Setup } from './types.js';
 import { setupWith } from './agentrx.js';
+import { benchStoreDir } from './agentrx-file.js';
 
 /** agentrx-file with both tools declared idempotent: the store syncs at each recorded result and terminal, not at each tool start. */
-export const setup: Setup = (baseUrl) => setupWith(baseUrl, { type: 'file', dir: mkdtempSync(join(tmpdir(), 'agentrx-bench-store-')) }, { idempotent: true });
+export const setup: Setup = (baseUrl) => setupWith(baseUrl, { type: 'file', dir: benchStoreDir() }, { idempotent: true });
