@@ -27,6 +27,8 @@ export class ThreadFrames {
   private renames = new Map<string, string>();
   /** The client run id of the run in progress (the session's own when the client's is unknown). */
   private runId: string | undefined;
+  /** The session's own id of the run in progress. */
+  private logRunId: string | undefined;
 
   /**
    * @param threadId The client's thread id, put on RUN_STARTED / RUN_FINISHED.
@@ -39,9 +41,15 @@ export class ThreadFrames {
     this.translated = this.input.pipe(toAgUi()).subscribe((ev) => this.group.push(this.rewrite(ev)));
   }
 
+  /** The client run id of the run in progress (the session's own when the client's is unknown). */
+  get currentRunId(): string | undefined {
+    return this.runId;
+  }
+
   /** The client events of one envelope (often none), in order. */
   push(env: SessionEvent): FrameGroup {
     if (env.source === 'agentrx' && env.raw.type === 'agentrx.run_started') {
+      this.logRunId = env.raw.runId;
       this.runId = this.clientRunId(env.raw.runId) ?? env.raw.runId;
       this.renames = new Map();
     }
@@ -50,10 +58,12 @@ export class ThreadFrames {
 
   /**
    * The session's request goes on in the client's run `runId` (a run that answered what the
-   * previous one left waiting): RUN_FINISHED carries that id from now on.
+   * previous one left waiting): RUN_FINISHED carries that id from now on. Returns the session's
+   * id of that run.
    */
-  continueAs(runId: string): void {
+  continueAs(runId: string): string | undefined {
     this.runId = runId;
+    return this.logRunId;
   }
 
   /** The envelopes ended (the session closed): a RUN_ERROR for a run left open, if any. */

@@ -8,7 +8,7 @@ import type { AgUiHttpOptions } from './agui-http.config.js';
 import { ThreadFrames, isTerminal, type FrameGroup } from './agui-http.frames.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
 import { AgUiEventStream } from './agui-http.stream.js';
-import type { AgUiSessionHost, LocalThread } from './agui-http.sessions.js';
+import type { AgUiSessionHost, LocalThread, ThreadSuspension } from './agui-http.sessions.js';
 import type { AgUiThreads } from './agui-http.threads.js';
 
 /** A reconnect: which thread, from where, and the client's run id when it sent one. */
@@ -134,6 +134,8 @@ export class AgUiReconnects {
     let caughtUp = located.end === 0;
     let started = false;
 
+    /** Set once the thread's run ended waiting on the client: that end is not in the log. */
+    let suspension: ThreadSuspension | undefined;
     const finish = (): void => {
       if (done) return;
       done = true;
@@ -167,6 +169,13 @@ export class AgUiReconnects {
       stream.write({ type: 'RUN_ERROR', ...error, timestamp: Date.now() });
       finish();
     };
+    /** The replay reached where the run ended waiting on the client: end it as the live stream did. */
+    const endIfSuspended = (): void => {
+      if (done || !suspension || position < suspension.seq || (after === undefined && !caughtUp)) return;
+      const runId = request.runId ?? frames.currentRunId ?? logId;
+      stream.writeGroup([{ type: 'RUN_FINISHED', threadId: request.threadId, runId, outcome: suspension.outcome, timestamp: Date.now() }], undefined);
+      finish();
+    };
     this.open.add(stop);
     /** The log is complete (its session closed): a run left open there ends with a RUN_ERROR. */
     const ended = (): void => {
@@ -188,6 +197,7 @@ export class AgUiReconnects {
           if (group.events.length > 0) pending?.push(group);
         } else write(group);
         if (!caughtUp && env.seq >= known.end) catchUp();
+        endIfSuspended();
         if (!done && known.finished && env.seq >= known.end) ended();
       },
       error: (e: unknown) => {
@@ -195,6 +205,11 @@ export class AgUiReconnects {
       },
     });
     subscription.add(following);
+    const stopWatching = local?.onSuspended((s) => {
+      suspension = s;
+      endIfSuspended();
+    });
+    if (stopWatching) subscription.add(stopWatching);
     if (!done && known.finished && position >= known.end) ended();
     // A session of this endpoint that closes: once the store holds its whole log, nothing follows.
     void local?.closed.then(async () => {

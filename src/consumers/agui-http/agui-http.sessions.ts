@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { RunFinishedEvent } from '../../core/events/agui-event.js';
 import type { SessionEvent } from '../../core/events/session-event.js';
 import type { Session } from '../../core/session/session.js';
 import type { ConfirmTool, SessionOptions } from '../../core/session/session-options.js';
@@ -122,4 +123,17 @@ export interface LocalThread {
    * until the returned release is called (then re-armed if the run is still detached).
    */
   hold(): () => void;
+  /**
+   * Calls `listener` when the thread's run ends waiting on the client (frontend tools or
+   * interrupts), at once when it already does: `seq` is the last envelope before it, `outcome`
+   * its RUN_FINISHED outcome. That end is not in the log, so a reader replaying the log learns it
+   * here. Returns the unsubscribe.
+   */
+  onSuspended(listener: (suspension: ThreadSuspension) => void): () => void;
+}
+
+/** Where a thread's run ended waiting on the client, and how (see `LocalThread.onSuspended`). */
+export interface ThreadSuspension {
+  readonly seq: number;
+  readonly outcome: NonNullable<RunFinishedEvent['outcome']>;
 }

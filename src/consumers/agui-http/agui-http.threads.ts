@@ -12,7 +12,7 @@ import type { AgUiHttpOptions } from './agui-http.config.js';
 import { ThreadFrames, isTerminal, type FrameGroup } from './agui-http.frames.js';
 import { withContext, type AgUiRunRequest } from './agui-http.input.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
-import type { AgUiLiveSession, AgUiSessionPlacement, AgUiThreadHooks, LocalThread } from './agui-http.sessions.js';
+import type { AgUiLiveSession, AgUiSessionPlacement, AgUiThreadHooks, LocalThread, ThreadSuspension } from './agui-http.sessions.js';
 import { AgUiEventStream } from './agui-http.stream.js';
 
 /** What the thread's session waits for from the client, between two of its runs. */
@@ -72,6 +72,10 @@ interface Thread {
   readonly running: Set<string>;
   /** What the session waits for from the client, after the run that asked for it ended. */
   suspended: Suspension | undefined;
+  /** Where and how that run ended (for reconnected readers of the log), while suspended. */
+  suspendedAt: ThreadSuspension | undefined;
+  /** Reconnected readers waiting to learn that the run ended waiting on the client. */
+  readonly suspendWatchers: Set<(s: ThreadSuspension) => void>;
 }
 
 /**
@@ -236,6 +240,7 @@ export class AgUiThreads {
     // next delta is then taken against an empty snapshot, which applies to any client state).
     if (request.state !== undefined) thread.session.setState?.(request.state);
     thread.suspended = undefined;
+    thread.suspendedAt = undefined;
     thread.run = run;
     run.continueWith = answer;
     return thread;
@@ -316,7 +321,9 @@ export class AgUiThreads {
       // The session's request goes on under the client's new run id.
       run.continueWith = undefined;
       run.started = true;
-      thread.frames.continueAs(run.runId);
+      const logRunId = thread.frames.continueAs(run.runId);
+      // A reader reconnecting to the run from now on sees the client's new run id.
+      if (logRunId !== undefined) thread.clientRunIds.set(logRunId, run.runId);
       run.stream.writeGroup([{ type: 'RUN_STARTED', threadId: thread.id, runId: run.runId, timestamp: Date.now() }], undefined);
       answer();
     }
@@ -346,6 +353,11 @@ export class AgUiThreads {
       clientRunId: (logRunId) => thread.clientRunIds.get(logRunId),
       closed: thread.session.closed,
       hold: () => this.hold(thread),
+      onSuspended: (listener) => {
+        if (thread.suspendedAt) listener(thread.suspendedAt);
+        thread.suspendWatchers.add(listener);
+        return () => void thread.suspendWatchers.delete(listener);
+      },
     };
   }
 
@@ -409,6 +421,8 @@ export class AgUiThreads {
       clientTools: undefined,
       running: new Set(),
       suspended: undefined,
+      suspendedAt: undefined,
+      suspendWatchers: new Set(),
     };
     this.threads.set(threadId, thread);
     thread.subscriptions.push(
@@ -501,6 +515,8 @@ export class AgUiThreads {
   /** Ends the client's run with `outcome` while the session's request waits for the client's next run. */
   private suspend(thread: Thread, suspension: Suspension, outcome: NonNullable<RunFinishedEvent['outcome']>): void {
     thread.suspended = suspension;
+    thread.suspendedAt = { seq: thread.lastSeq, outcome };
+    for (const watch of [...thread.suspendWatchers]) watch(thread.suspendedAt);
     const run = thread.run;
     if (!run || run.done) return;
     const now = Date.now();

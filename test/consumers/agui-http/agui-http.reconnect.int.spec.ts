@@ -121,6 +121,47 @@ describe('AG-UI endpoint: @ag-ui/client reconnecting with Last-Event-ID', () => 
     });
   });
 
+  describe('when the run ends waiting on a frontend tool while its client is away', () => {
+    it('should end the reconnected stream with that RUN_FINISHED (the call pending), and the next run should continue the session', async () => {
+      await emulator.close();
+      emulator = await startOpenAiEmulator({
+        script: [
+          { text: 'Checking, then asking.', toolCalls: [{ id: 'call_gate', name: 'gate', arguments: { text: 'one' } }, { id: 'call_ask', name: 'ask_user', arguments: { question: 'Ship it?' } }] },
+          { text: 'You said yes.' },
+        ],
+      });
+      const a = await serve();
+      const endpoint = `${a.server.url}agent`;
+      const askUser = { name: 'ask_user', description: 'Ask the user.', parameters: { type: 'object', properties: { question: { type: 'string' } } } };
+      const drop = droppingFetch(endpoint, (ev) => ev.type === 'TOOL_CALL_END');
+      const agent = new HttpAgent({ url: endpoint, threadId: THREAD, fetch: drop.fetch });
+      agent.addMessage({ id: 'u1', role: 'user', content: 'Ship the release?' });
+      const events: BaseEvent[] = [];
+      const failures: unknown[] = [];
+      const running = agent.runAgent({ runId: 'client-run-1', tools: [askUser] }, { onEvent: ({ event }) => void events.push(event), onRunFailed: ({ error }) => void failures.push(error) });
+      await GateToolHandler.started;
+      await drop.seen.reconnected;
+      // The client follows the log again; the server tool finishes and the run ends waiting on the client.
+      GateToolHandler.open();
+      await running;
+
+      expect(failures).toEqual([]);
+      expect(drop.seen.second.map((f) => f.type)).toEqual(expect.arrayContaining(['TOOL_CALL_RESULT', 'RUN_FINISHED']));
+      const finished = events.filter((e) => e.type === 'RUN_FINISHED');
+      expect(finished).toHaveLength(1);
+      expect(finished[0]).toMatchObject({ runId: 'client-run-1', outcome: { type: 'success', pendingToolCallIds: ['call_ask'] } });
+
+      const next = new HttpAgent({ url: endpoint, threadId: THREAD, initialMessages: [...agent.messages, { id: 't1', role: 'tool', toolCallId: 'call_ask', content: 'yes' }] });
+      const second: BaseEvent[] = [];
+      await next.runAgent({ runId: 'client-run-2', tools: [askUser] }, { onEvent: ({ event }) => void second.push(event) });
+      expect(second.filter((e) => e.type === 'RUN_FINISHED')).toEqual([expect.objectContaining({ runId: 'client-run-2' })]);
+      expect(a.sessions).toHaveLength(1);
+      // A reader of the thread's last run now sees it under the client's new run id.
+      const replay = sseFrames(await fetch(`${a.server.url}threads/${THREAD}/events`).then((r) => r.text()));
+      expect(replay.at(-1)!.event).toMatchObject({ type: 'RUN_FINISHED', runId: 'client-run-2' });
+    });
+  });
+
   describe('when the client reconnects to a second server sharing the store', () => {
     it('should receive exactly the events after its Last-Event-ID from the log', async () => {
       const a = await serve();
