@@ -1,6 +1,7 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import type { MonoTypeOperatorFunction } from 'rxjs';
 import type { RawEvent } from '../../model.js';
 import type { EventDraft, TextDelta } from '../session-event.js';
+import { followProviderDrafts } from './follow-provider-drafts.js';
 
 /** What a provider's `textDelta` returns for one raw event. */
 export type TextDeltaResult = string | { readonly text: string; readonly messageId?: string } | undefined;
@@ -30,23 +31,7 @@ export type TextDeltaResult = string | { readonly text: string; readonly message
 export function extractTextDeltas(
   textDelta: (raw: RawEvent) => TextDeltaResult,
 ): MonoTypeOperatorFunction<EventDraft> {
-  // Written out rather than through followProviderDrafts (same shape): every provider event of every
-  // session passes here, so it stays one flat handler with no extra call or check (see bench/pipeline).
-  return (source) =>
-    new Observable<EventDraft>((subscriber) =>
-      source.subscribe({
-        next: (draft) => {
-          // Not a draft at all: drop it rather than error the chain.
-          if (typeof draft !== 'object' || draft === null) return;
-          subscriber.next(draft);
-          if (draft.source !== 'provider') return;
-          const raw = textDeltaEvent(textDelta, draft.raw, draft.turn);
-          if (raw !== undefined) subscriber.next({ source: 'agentrx', turn: draft.turn, raw });
-        },
-        error: (err: unknown) => subscriber.error(err),
-        complete: () => subscriber.complete(),
-      }),
-    );
+  return followProviderDrafts((draft) => textDeltaEvent(textDelta, draft.raw, draft.turn));
 }
 
 /**
