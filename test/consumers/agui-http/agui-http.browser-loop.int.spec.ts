@@ -1,34 +1,23 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
 import { defineTool } from '../../../src/core/tools/define-tool.js';
-import { CHROMIUM, CHROMIUM_FLAGS, describeWith } from '../../support/system-program.js';
+import { CHROMIUM, describeWith } from '../../support/system-program.js';
+import { ChromiumPages, type OpenedPage } from './agui-http.browser.js';
 import { startStack, type Stack } from './agui-http.fixtures.js';
 
 // Debian's Chromium (CHROMIUM.path); `.ci/run` installs it. Never downloaded by the test.
 
 describeWith(CHROMIUM, 'the AG-UI chat page with the user in the loop (headless Chromium)', () => {
   let stack: Stack | undefined;
-  let context: BrowserContext | undefined;
-  let profile: string | undefined;
+  const browser = new ChromiumPages();
   afterEach(async () => {
-    await context?.close();
+    await browser.close();
     await stack?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
+    stack = undefined;
   });
 
-  async function openPage(): Promise<{ page: import('playwright-core').Page; problems: string[] }> {
-    profile = await mkdtemp(join(tmpdir(), 'agentrx-chromium-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM.path, headless: true, args: [...CHROMIUM_FLAGS] });
-    const page = context.pages()[0] ?? (await context.newPage());
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
-    });
-    await page.goto(stack!.server.url);
-    return { page, problems };
+  async function openPage(): Promise<OpenedPage> {
+    const opened = await browser.open();
+    await opened.page.goto(stack!.server.url);
+    return opened;
   }
 
   describe('when the demo model asks the user with the page\'s frontend tool (ask_user)', () => {

@@ -1,15 +1,13 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { demoToolsModule } from '../../../src/plugins/tools/tools.module.js';
-import { CHROMIUM, CHROMIUM_FLAGS, describeWith } from '../../support/system-program.js';
+import { CHROMIUM, describeWith } from '../../support/system-program.js';
+import { ChromiumPages } from './agui-http.browser.js';
 import { startStack, type Stack } from './agui-http.fixtures.js';
 
 // Debian's Chromium (CHROMIUM.path); `.ci/run` installs it. Never downloaded by the test.
-const CHROMIUM_ARGS = [
-  ...CHROMIUM_FLAGS,
+const EXTRA_ARGS = [
   // Without these the software rasterizer anti-aliases a few edge pixels differently on each
   // run, and the committed screenshot would change every time the test runs.
   '--run-all-compositor-stages-before-draw',
@@ -22,40 +20,20 @@ const FOLLOW_UP = 'and what is 2 + 2?';
 // The demo model calls `calculate` with "7 / 0"; the tool throws, so its result is an error.
 const FAILING_PROMPT = 'what is 7 / 0';
 
-/** A page of a fresh Chromium profile, and what it reported as errors or warnings on its console. */
-async function openPage(profile: string): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-  // launchPersistentContext passes the fresh profile as --user-data-dir.
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM.path, headless: true, args: CHROMIUM_ARGS, viewport: { width: 960, height: 800 } });
-  const page = context.pages()[0] ?? (await context.newPage());
-  const problems: string[] = [];
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
-  });
-  return { context, page, problems };
-}
-
 describeWith(CHROMIUM, 'the AG-UI chat page in headless Chromium', () => {
   let stack: Stack | undefined;
-  let context: BrowserContext | undefined;
-  let profile: string | undefined;
+  const browser = new ChromiumPages({ args: EXTRA_ARGS, viewport: { width: 960, height: 800 }, warnings: true });
   afterEach(async () => {
-    await context?.close();
+    await browser.close();
     await stack?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
     // Each test opens its own: a test that fails early must not close the previous one's again.
-    context = undefined;
     stack = undefined;
-    profile = undefined;
   });
 
   describe('when a prompt that needs a tool is sent from the page', () => {
     it('should stream the answer, show the tool call with its arguments and result, continue the thread, and save a screenshot', async () => {
       stack = await startStack({ demo: true, modules: [demoToolsModule] });
-      profile = await mkdtemp(join(tmpdir(), 'agentrx-chromium-'));
-      const opened = await openPage(profile);
-      context = opened.context;
-      const { page, problems } = opened;
+      const { page, problems } = await browser.open();
 
       await page.goto(stack.server.url);
       // Count DOM updates of assistant bubbles: streamed text arrives in several of them.
@@ -108,10 +86,7 @@ describeWith(CHROMIUM, 'the AG-UI chat page in headless Chromium', () => {
   describe('when a prompt makes a tool fail', () => {
     it('should show the tool as failed with its error text, and the answer quoting the failure', async () => {
       stack = await startStack({ demo: true, modules: [demoToolsModule] });
-      profile = await mkdtemp(join(tmpdir(), 'agentrx-chromium-'));
-      const opened = await openPage(profile);
-      context = opened.context;
-      const { page, problems } = opened;
+      const { page, problems } = await browser.open();
 
       await page.goto(stack.server.url);
       await page.locator('#prompt').fill(FAILING_PROMPT);
