@@ -13,6 +13,7 @@ import { describeWithRedis } from '../support/redis-server.js';
 import { until } from './distributed-fixture.js';
 import { FaultWorld, useFaultWorld } from './fault-fixture.js';
 import { startWireTrap, type WireTrap } from './wire-trap.js';
+import { withDeadline } from '../support/deadline.js';
 
 describeWithRedis('a worker killed between posting a tool result and ending its request (child processes, real Redis and BullMQ)', () => {
   const { world } = useFaultWorld();
@@ -54,13 +55,3 @@ describeWithRedis('a worker killed between posting a tool result and ending its 
     expect((await w.outputsOf(handle!.id)).filter((m) => m.kind === 'result')).toHaveLength(1);
   }, 180_000);
 });
-
-/** `p`, or a rejection naming `what` after `ms`. */
-async function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

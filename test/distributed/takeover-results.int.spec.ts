@@ -11,6 +11,7 @@ import { injectable } from '../../src/core/di/inversify.js';
 import type { ToolContext, ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import { describeWithRedis, startTcpProxy, type TcpProxy } from '../support/redis-server.js';
 import { DistributedWorld, until } from './distributed-fixture.js';
+import { withDeadline } from '../support/deadline.js';
 
 class GateInput {
   @IsString()
@@ -103,16 +104,6 @@ describeWithRedis('a takeover after the owner died between two writes of its ses
     expect((await readOutputs(world, handle.id)).filter((k) => k === 'closed')).toHaveLength(1);
   }, 120_000);
 });
-
-/** `p`, or a rejection naming `what` after `ms`. */
-async function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** The kinds of the messages on the submission's output stream, in order. */
 async function readOutputs(world: DistributedWorld, submissionId: string): Promise<string[]> {
