@@ -6,21 +6,14 @@ import type { SessionEvent } from '../../core/events/session-event.js';
 import type { ToolUse } from '../../core/model.js';
 import type { Session } from '../../core/session/session.js';
 import { ClientTools } from './agui-http.client-tools.js';
-import { confirmationAnswers, confirmationInterrupts } from './agui-http.interrupts.js';
+import { ClientWait } from './agui-http.client-wait.js';
 import { RunMessages } from './agui-http.messages.js';
 import type { AgUiHttpOptions } from './agui-http.config.js';
 import { ThreadFrames, isTerminal, type FrameGroup } from './agui-http.frames.js';
 import { withContext, type AgUiRunRequest } from './agui-http.input.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
-import type { AgUiLiveSession, AgUiSessionPlacement, AgUiThreadHooks, LocalThread, ThreadSuspension } from './agui-http.sessions.js';
+import type { AgUiLiveSession, AgUiSessionPlacement, AgUiThreadHooks, LocalThread } from './agui-http.sessions.js';
 import { AgUiEventStream } from './agui-http.stream.js';
-
-/** What the thread's session waits for from the client, between two of its runs. */
-type Suspension =
-  /** Frontend tool calls (`ClientTools.waiting`). */
-  | { readonly kind: 'tools' }
-  /** Tool confirmations, by interrupt id (the tool use id). */
-  | { readonly kind: 'interrupt'; readonly toolUses: ReadonlyMap<string, ToolUse> };
 
 /** How long (ms) a request waits for its thread's streaming run to end before it gets 409. */
 const BUSY_WAIT_MS = 1_000;
@@ -68,14 +61,8 @@ interface Thread {
   ended: boolean;
   /** The client's frontend tools, handed to the session (sessions of this process only). */
   clientTools: ClientTools | undefined;
-  /** Tool uses started and not yet answered (a run suspends once all of them wait on the client). */
-  readonly running: Set<string>;
-  /** What the session waits for from the client, after the run that asked for it ended. */
-  suspended: Suspension | undefined;
-  /** Where and how that run ended (for reconnected readers of the log), while suspended. */
-  suspendedAt: ThreadSuspension | undefined;
-  /** Reconnected readers waiting to learn that the run ended waiting on the client. */
-  readonly suspendWatchers: Set<(s: ThreadSuspension) => void>;
+  /** What the session waits for from the client between two of its runs. */
+  readonly wait: ClientWait;
 }
 
 /**
@@ -178,7 +165,7 @@ export class AgUiThreads {
    */
   private attach(request: AgUiRunRequest, run: Run, thread: Thread | undefined, resumeSessionId: string | undefined): Thread | Promise<Thread> {
     const text = withContext(request.text, request.context);
-    if (thread?.suspended) return this.continueRun(thread, run, request);
+    if (thread?.wait.suspended) return this.continueRun(thread, run, request);
     if (request.toolResults.length > 0) {
       const ids = request.toolResults.map((r) => r.toolCallId).join(', ');
       throw new AgentRxError('invalid_options', `messages: the run ends with tool results (${ids}) but no run of thread ${request.threadId} waits for frontend tool results here (it ended, expired or the server restarted); send a new user message to go on`);
@@ -227,32 +214,16 @@ export class AgUiThreads {
    * answered 400, and the thread keeps waiting); handed to the session once the stream is open.
    */
   private continueRun(thread: Thread, run: Run, request: AgUiRunRequest): Thread {
-    const suspended = thread.suspended!;
-    let answer: () => void;
-    if (suspended.kind === 'tools') {
-      if (request.resume.length > 0) throw new AgentRxError('invalid_options', `resume: thread ${thread.id} waits for frontend tool results (tool messages for ${thread.clientTools!.waiting.join(', ')}), not for interrupts`);
-      answer = thread.clientTools!.prepare(request.toolResults);
-    } else {
-      if (request.toolResults.length > 0) throw new AgentRxError('invalid_options', `messages: thread ${thread.id} waits for answers to its interrupts (${[...suspended.toolUses.keys()].join(', ')}) in resume, not for tool results`);
-      answer = this.confirmations(thread, suspended.toolUses, request.resume);
-    }
+    const session = thread.session;
+    const answer = thread.wait.answer(request, thread.clientTools, (events) => {
+      for (const ev of events) session.sendEvent!(ev).catch((e: unknown) => this.answerFailed(thread, e));
+    });
     // The client's state is the agent's: what it changed meanwhile replaces the session's (the
     // next delta is then taken against an empty snapshot, which applies to any client state).
-    if (request.state !== undefined) thread.session.setState?.(request.state);
-    thread.suspended = undefined;
-    thread.suspendedAt = undefined;
+    if (request.state !== undefined) session.setState?.(request.state);
     thread.run = run;
     run.continueWith = answer;
     return thread;
-  }
-
-  /** The `resume` entries as tool confirmations posted to the session; throws `invalid_options` unless they answer exactly the pending interrupts. */
-  private confirmations(thread: Thread, toolUses: ReadonlyMap<string, ToolUse>, resume: AgUiRunRequest['resume']): () => void {
-    const events = confirmationAnswers(thread.id, toolUses, resume);
-    const session = thread.session;
-    return () => {
-      for (const ev of events) session.sendEvent!(ev).catch((e: unknown) => this.answerFailed(thread, e));
-    };
   }
 
   /** Posting an answer to the session failed: the run cannot go on. */
@@ -353,11 +324,7 @@ export class AgUiThreads {
       clientRunId: (logRunId) => thread.clientRunIds.get(logRunId),
       closed: thread.session.closed,
       hold: () => this.hold(thread),
-      onSuspended: (listener) => {
-        if (thread.suspendedAt) listener(thread.suspendedAt);
-        thread.suspendWatchers.add(listener);
-        return () => void thread.suspendWatchers.delete(listener);
-      },
+      onSuspended: (listener) => thread.wait.onSuspended(listener),
     };
   }
 
@@ -419,10 +386,7 @@ export class AgUiThreads {
       idleTimer: undefined,
       ended: false,
       clientTools: undefined,
-      running: new Set(),
-      suspended: undefined,
-      suspendedAt: undefined,
-      suspendWatchers: new Set(),
+      wait: new ClientWait(threadId),
     };
     this.threads.set(threadId, thread);
     thread.subscriptions.push(
@@ -476,10 +440,10 @@ export class AgUiThreads {
           thread.lastError = { code: ev.code, message: ev.message };
           break;
         case 'agentrx.tool_started':
-          thread.running.add(ev.toolUse.id);
+          thread.wait.toolStarted(ev.toolUse.id);
           break;
         case 'agentrx.tool_result':
-          thread.running.delete(ev.toolUse.id);
+          thread.wait.toolAnswered(ev.toolUse.id);
           thread.clientTools?.settled(ev.toolUse.id);
           break;
         default:
@@ -492,31 +456,25 @@ export class AgUiThreads {
     else if (env.raw.type === 'agentrx.confirmation_required') this.askToConfirm(thread, env.raw.toolUses);
   }
 
-  /**
-   * Every tool the session runs now waits on the client's frontend tools: end the client's run
-   * (RUN_FINISHED, `success` with the calls as `pendingToolCallIds`); its next run brings the results.
-   */
+  /** Every tool the session runs now waits on the client's frontend tools: end the client's run; its next run brings the results. */
   private maybeSuspend(thread: Thread): void {
-    const waiting = thread.clientTools?.waiting ?? [];
-    if (thread.suspended || waiting.length === 0 || ![...thread.running].every((id) => waiting.includes(id))) return;
-    this.suspend(thread, { kind: 'tools' }, { type: 'success', pendingToolCallIds: [...waiting] });
+    const outcome = thread.wait.waitForTools(thread.clientTools?.waiting ?? []);
+    if (outcome) this.suspend(thread, outcome);
   }
 
   /**
-   * The session waits for tool confirmations: end the client's run with the AG-UI 1.0 interrupt
-   * outcome (one interrupt per tool use, its id the tool use id); its next run answers them in
-   * `resume`. Without a way to post the answers (`sendEvent`), the run fails as before.
+   * The session waits for tool confirmations: end the client's run with the interrupt outcome;
+   * its next run answers them in `resume`. Without a way to post the answers (`sendEvent`), the
+   * run fails as before.
    */
   private askToConfirm(thread: Thread, toolUses: readonly ToolUse[]): void {
     if (!thread.session.sendEvent || toolUses.length === 0) return this.cannotConfirm(thread, toolUses);
-    this.suspend(thread, { kind: 'interrupt', toolUses: new Map(toolUses.map((u) => [u.id, u])) }, { type: 'interrupt', interrupts: confirmationInterrupts(toolUses) });
+    this.suspend(thread, thread.wait.waitForConfirmations(toolUses));
   }
 
   /** Ends the client's run with `outcome` while the session's request waits for the client's next run. */
-  private suspend(thread: Thread, suspension: Suspension, outcome: NonNullable<RunFinishedEvent['outcome']>): void {
-    thread.suspended = suspension;
-    thread.suspendedAt = { seq: thread.lastSeq, outcome };
-    for (const watch of [...thread.suspendWatchers]) watch(thread.suspendedAt);
+  private suspend(thread: Thread, outcome: NonNullable<RunFinishedEvent['outcome']>): void {
+    thread.wait.endedAt(thread.lastSeq, outcome);
     const run = thread.run;
     if (!run || run.done) return;
     const now = Date.now();
@@ -685,7 +643,7 @@ export class AgUiThreads {
 
   /** Closes the least recently used idle threads beyond `maxIdleThreads`; threads waiting on the client are kept. */
   private trimIdle(): void {
-    const idle = (t: Thread): boolean => !t.run && !t.suspended && !t.ended;
+    const idle = (t: Thread): boolean => !t.run && !t.wait.suspended && !t.ended;
     let count = 0;
     for (const t of this.threads.values()) if (idle(t)) count++;
     for (const t of this.threads.values()) {
@@ -738,7 +696,7 @@ export class AgUiThreads {
       return;
     }
     // A session waiting on the client would wait for its answers in close(): cancel it.
-    quietly(() => (thread.suspended ? session.cancel() : session.close()));
+    quietly(() => (thread.wait.suspended ? session.cancel() : session.close()));
     this.trackClosing(thread);
   }
 
