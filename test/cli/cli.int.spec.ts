@@ -1,10 +1,10 @@
 import { createServer } from 'node:net';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runCli, type CliIo } from '../../src/cli/cli.js';
 import { startCmaEmulator } from '../../src/testing/cma-emulator.js';
+import { tempDir } from '../support/temp-dir.js';
 
 function io(cwd = process.cwd()): CliIo & { stdout: () => string; stderr: () => string } {
   const out = new PassThrough();
@@ -30,7 +30,7 @@ describe('agentrx CLI', () => {
   describe('demo', () => {
     describe('when run with the default prompt', () => {
       it('should stream an answer that used at least two tools, print a summary and exit 0', async () => {
-        const dir = await mkdtemp(join(tmpdir(), 'agentrx-cli-'));
+        const dir = await tempDir('agentrx-cli-');
         await writeFile(join(dir, 'README.md'), '# hello from the readme\n');
         const cwd = process.cwd();
         process.chdir(dir);
@@ -65,7 +65,7 @@ describe('agentrx CLI', () => {
     describe('when the base URL has nothing listening', () => {
       it('should exit 1 with a message naming the URL and a hint', async () => {
         const url = `http://127.0.0.1:${await closedPort()}/v1`;
-        const dir = await mkdtemp(join(tmpdir(), 'agentrx-cli-'));
+        const dir = await tempDir('agentrx-cli-');
         await writeFile(join(dir, 'c.json'), JSON.stringify({ providers: { local: { maxRetries: 1, retryBaseMs: 5 } } }));
         const t = io(dir);
         const code = await runCli(argv('run', 'hi', '--config', 'c.json', '--base-url', url, '--timeout', '5000'), t);
@@ -84,7 +84,7 @@ describe('agentrx CLI', () => {
       async function runAgainstCma(...extra: string[]): Promise<{ code: number; stderr: string; confirmations: Record<string, unknown>[] }> {
         const emu = await startCmaEmulator({ apiKey: 'sk-ant-cli-test-key', script });
         try {
-          const dir = await mkdtemp(join(tmpdir(), 'agentrx-cli-'));
+          const dir = await tempDir('agentrx-cli-');
           await writeFile(join(dir, 'c.json'), configFor(emu.baseUrl));
           const t = io(dir);
           const code = await runCli(argv('run', 'search', '--config', 'c.json', ...extra), t);
@@ -112,7 +112,7 @@ describe('agentrx CLI', () => {
 
     describe('when the config is invalid', () => {
       it('should exit 2 listing every bad field without the secret', async () => {
-        const dir = await mkdtemp(join(tmpdir(), 'agentrx-cli-'));
+        const dir = await tempDir('agentrx-cli-');
         await writeFile(join(dir, 'bad.json'), JSON.stringify({ limits: { maxTurns: 0, toolConcurrency: 'many' }, providers: { local: { baseUrl: 'nope', apiKey: 'sk-very-secret-123' } }, colour: true }));
         const t = io(dir);
         const code = await runCli(argv('run', 'hi', '--config', 'bad.json'), t);
@@ -126,7 +126,7 @@ describe('agentrx CLI', () => {
 
     describe('when the config file is not valid JSON around a secret', () => {
       it('should exit 2 locating the error without quoting the file', async () => {
-        const dir = await mkdtemp(join(tmpdir(), 'agentrx-cli-'));
+        const dir = await tempDir('agentrx-cli-');
         // An unquoted key: V8's own message quotes the text around it ("apiKey": sk-live-AB…).
         await writeFile(join(dir, 'broken.json'), '{"providers": {"local": {"apiKey": sk-live-CLILEAK-0123456789}}}');
         const t = io(dir);

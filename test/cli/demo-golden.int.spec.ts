@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { runCli } from '../../src/cli/cli.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const golden = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'fixtures', 'demo-output.golden.txt');
 
@@ -21,7 +21,7 @@ function mask(out: string): string {
 describe('agentrx demo (non-TTY)', () => {
   describe('when run twice with the default prompt', () => {
     it('should print the golden output, timings masked', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'agentrx-golden-'));
+      const dir = await tempDir('agentrx-golden-');
       await writeFile(join(dir, 'README.md'), '# A fixed readme for the golden test\n\nSecond line.\n');
       const cwd = process.cwd();
       process.chdir(dir);

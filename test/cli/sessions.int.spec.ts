@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { formatCassette, parseCassette, type Cassette } from '../../src/core/store/cassette.js';
@@ -7,6 +6,7 @@ import { runCli, type CliIo } from '../../src/cli/cli.js';
 import { MemorySessionStore } from '../../src/core/store/memory-session-store.js';
 import type { SessionStore } from '../../src/core/store/session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
+import { tempDir } from '../support/temp-dir.js';
 import { recordSession, type RecordedSession } from './record-session.js';
 
 type TestIo = CliIo & { stdout: () => string; stderr: () => string };
@@ -43,7 +43,7 @@ describe('agentrx sessions and replay', () => {
   beforeAll(async () => {
     store = new MemorySessionStore();
     recorded = await recordSession(store);
-    dir = await mkdtemp(join(tmpdir(), 'agentrx-sessions-'));
+    dir = await tempDir('agentrx-sessions-', { scope: 'file' });
   });
 
   describe('sessions ls', () => {

@@ -6,8 +6,7 @@
  * process, the submitting client and a third store instance that reads every session's log.
  */
 import { execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { SessionEvent } from '../../src/core/events/session-event.js';
@@ -20,6 +19,7 @@ import type { RemoteSession } from '../../src/distributed/remote-session.js';
 import { startOpenAiEmulator, type EmulatorFault, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { forkChild, type ProofChild } from '../proof/child-process.js';
 import { startRedisServer, type RedisServer, type RedisServerOptions } from '../support/redis-server.js';
+import { tempDirSync } from '../support/temp-dir.js';
 import { until } from './distributed-fixture.js';
 
 const ROOT = resolve(process.cwd());
@@ -74,7 +74,8 @@ export function useFaultWorld(): { world(): FaultWorld } {
 
 /** See {@link useFaultWorld}. Call `start` first. */
 export class FaultWorld {
-  readonly dir = mkdtempSync(join(tmpdir(), 'agentrx-faults-'));
+  /** The execution log and the gate file; removed after the test (a `tempDirSync`). */
+  readonly dir = tempDirSync('agentrx-faults-');
   readonly children: ChildProcess[] = [];
   readonly queueName = `faults-${Math.random().toString(36).slice(2, 8)}`;
   /** The emulator's fault plan, read at each completion request: a test edits it while it runs. */
@@ -205,6 +206,5 @@ export class FaultWorld {
     for (const s of this.stores.splice(0)) await s.close().catch(() => undefined);
     await this.emu?.close();
     await this.redis?.stop();
-    rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -3,8 +3,7 @@
  * `agentrx workers` lists them with the queue depth, and the pool's gauges (OpenTelemetry) report
  * queue depth and session counts.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { metrics } from '@opentelemetry/api';
@@ -21,6 +20,7 @@ import { liveWorkers, writeHeartbeat, type PoolStatus } from '../../src/distribu
 import { openRedis } from '../../src/distributed/redis-link.js';
 import type { RemoteSession } from '../../src/distributed/remote-session.js';
 import { describeWithRedis, freePort } from '../support/redis-server.js';
+import { tempDirSync } from '../support/temp-dir.js';
 import { DistributedWorld, until } from './distributed-fixture.js';
 
 class GateInput {
@@ -92,14 +92,13 @@ describeWithRedis('worker pool operations', () => {
   const handles: RemoteSession[] = [];
   beforeEach(() => {
     HoldToolHandler.reset();
-    dir = mkdtempSync(join(tmpdir(), 'agentrx-workers-cmd-'));
+    dir = tempDirSync('agentrx-workers-cmd-');
   });
   afterEach(async () => {
     HoldToolHandler.open();
     for (const h of handles.splice(0)) await h.detach();
     await world?.close();
     world = undefined;
-    rmSync(dir, { recursive: true, force: true });
   });
 
   /** The config file of `agentrx workers` for the world's Redis (with a password: read from $REDIS_PASSWORD). */

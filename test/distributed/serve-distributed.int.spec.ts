@@ -4,8 +4,7 @@
  * that act on in-process sessions. Also: an endpoint that shuts down mid-run leaves the run to
  * another node.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { HttpAgent } from '@ag-ui/client';
@@ -14,6 +13,7 @@ import { runCli, type CliIo } from '../../src/cli/cli.js';
 import { startAgUiServer, type AgUiServer } from '../../src/consumers/agui-http/agui-http.server.js';
 import { openStream, runInput, sseFrames, waitForOutput } from '../consumers/agui-http/agui-http.fixtures.js';
 import { describeWithRedis } from '../support/redis-server.js';
+import { tempDirSync } from '../support/temp-dir.js';
 import { DistributedWorld } from './distributed-fixture.js';
 import { GateToolHandler } from '../fakes/gate-tool.js';
 
@@ -34,13 +34,12 @@ describeWithRedis('agentrx serve in runtime.mode distributed', () => {
   let dir: string;
   beforeEach(() => {
     GateToolHandler.reset();
-    dir = mkdtempSync(join(tmpdir(), 'agentrx-serve-dist-'));
+    dir = tempDirSync('agentrx-serve-dist-');
   });
   afterEach(async () => {
     GateToolHandler.open();
     await world?.close();
     world = undefined;
-    rmSync(dir, { recursive: true, force: true });
   });
 
   const configFile = (w: DistributedWorld): string => {

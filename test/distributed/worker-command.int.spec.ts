@@ -3,8 +3,7 @@
  * the pool's sessions from a config file with the Redis store, logs one line per job start and
  * end, stops gracefully on its signal, and never shows the Redis URL's credentials.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { CliIo } from '../../src/cli/cli.js';
@@ -14,6 +13,7 @@ import { SessionQueue } from '../../src/distributed/session-queue.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { until } from './distributed-fixture.js';
 import { describeWithRedis, freePort, startRedisServer as startRedis, type RedisServer as RedisProcess } from '../support/redis-server.js';
+import { tempDirSync } from '../support/temp-dir.js';
 
 const PASSWORD = 's3cret-Pa55word';
 
@@ -36,14 +36,13 @@ describeWithRedis('runWorkerCommand', () => {
     return file;
   };
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'agentrx-worker-cmd-'));
+    dir = tempDirSync('agentrx-worker-cmd-');
   });
   afterEach(async () => {
     await emu?.close();
     await redis?.stop();
     emu = undefined;
     redis = undefined;
-    rmSync(dir, { recursive: true, force: true });
   });
 
   describe('when Redis requires a password and runs', () => {

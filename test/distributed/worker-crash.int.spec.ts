@@ -6,8 +6,7 @@
  * an "outcome unknown" result. The handle submitted before the crash gets the result.
  */
 import { execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { lastValueFrom, take, toArray } from 'rxjs';
@@ -18,6 +17,7 @@ import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/open
 import { forkChild, type ProofChild } from '../proof/child-process.js';
 import { until } from './distributed-fixture.js';
 import { describeWithRedis, startRedisServer as startRedis, type RedisServer as RedisProcess } from '../support/redis-server.js';
+import { tempDirSync } from '../support/temp-dir.js';
 
 const ROOT = resolve(process.cwd());
 const CHILD = join(ROOT, 'test/proof/fixtures/worker-child.mjs');
@@ -42,12 +42,11 @@ function useWorkspace(closeHost: () => Promise<void>): { children: ChildProcess[
     }
   }, 180_000);
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'agentrx-worker-crash-'));
+    dir = tempDirSync('agentrx-worker-crash-');
   });
   afterEach(async () => {
     for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await closeHost();
-    rmSync(dir, { recursive: true, force: true });
   });
   const logFile = (): string => join(dir, 'executions.log');
   return { children, logFile, executions: () => (existsSync(logFile()) ? readFileSync(logFile(), 'utf8').trim().split('\n').filter(Boolean) : []) };

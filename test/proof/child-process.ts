@@ -1,8 +1,8 @@
 import { execFile, fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { tempDirSync } from '../support/temp-dir.js';
 
 /** The messages a proof child sends: a tool started (and hangs), the run's result, or its error. */
 export type ChildMessage =
@@ -56,7 +56,8 @@ export interface ProofWorkspace {
 
 /**
  * Registers the hooks every proof spec with children needs: build dist/ once (the children import
- * it), a fresh folder per test, and after it: kill leftover children, `closeHost()`, remove the folder.
+ * it), a fresh folder per test (a `tempDirSync`: removed after the test, even when it or
+ * `closeHost` fails), and after it: kill leftover children, `closeHost()`. Call it in a `describe`.
  */
 export function useProofWorkspace(prefix: string, closeHost: () => Promise<void>): ProofWorkspace {
   const root = resolve(process.cwd());
@@ -68,12 +69,11 @@ export function useProofWorkspace(prefix: string, closeHost: () => Promise<void>
     expect(existsSync(join(root, 'dist/index.js'))).toBe(true);
   }, 180_000);
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), prefix));
+    dir = tempDirSync(prefix);
   });
   afterEach(async () => {
     for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await closeHost();
-    rmSync(dir, { recursive: true, force: true });
   });
   const logFile = (): string => join(dir, 'executions.log');
   return {

@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describeWith, REDIS_SERVER } from './system-program.js';
+import { tempDir } from './temp-dir.js';
 
 /**
  * `describe` for suites that need a real redis-server: the shared rule of `system-program.ts`
@@ -47,7 +46,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       for (const child of live) child.kill('SIGKILL');
     });
   }
-  const dir = await mkdtemp(join(tmpdir(), 'agentrx-redis-'));
+  // Removed by `stop`, and after the test file at the latest (a server of a beforeAll lives that long).
+  const dir = await tempDir('agentrx-redis-', { scope: 'file' });
   let port = 0;
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {

@@ -1,14 +1,12 @@
 import { HttpAgent, type AgentSubscriber } from '@ag-ui/client';
 import type { BaseEvent } from '@ag-ui/core';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AgentRx } from '../../../src/agentrx.js';
 import { startAgUiServer, type AgUiServer } from '../../../src/consumers/agui-http/agui-http.server.js';
 import { injectable } from '../../../src/core/di/inversify.js';
 import type { ToolContext, ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { startOpenAiEmulator, type EmulatorTurn, type FaultPlan, type OpenAiEmulator } from '../../../src/testing/openai-emulator.js';
 import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 /** Adds `by` (default 1) to the shared state's `count`. */
 @injectable()
@@ -53,13 +51,12 @@ describe('AG-UI endpoint with @ag-ui/client: one thread across runs', () => {
   afterEach(async () => {
     for (const s of servers.splice(0)) await s.close();
     await emulator?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
     emulator = dir = undefined;
   });
 
   async function start(script: readonly EmulatorTurn[], faults?: FaultPlan): Promise<void> {
     emulator = await startOpenAiEmulator({ script, ...(faults ? { faults } : {}) });
-    dir = await mkdtemp(join(tmpdir(), 'agentrx-agui-thread-'));
+    dir = await tempDir('agentrx-agui-thread-');
   }
 
   describe('when a run is aborted by the client and the server restarts before the third', () => {

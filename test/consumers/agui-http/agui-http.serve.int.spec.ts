@@ -1,10 +1,10 @@
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { HttpAgent } from '@ag-ui/client';
 import { runCli, type CliIo } from '../../../src/cli/cli.js';
 import { readCassette } from '../../../src/core/store/cassette.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { postJson, runInput, waitForOutput } from './agui-http.fixtures.js';
 
 interface TestIo extends CliIo {
@@ -55,7 +55,7 @@ describe('agentrx serve', () => {
 
   describe('when run with --store and --record', () => {
     it('should write each session to the record directory as a cassette once it closes', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'agentrx-serve-record-'));
+      const dir = await tempDir('agentrx-serve-record-');
       const stop = new AbortController();
       const t = io({}, stop.signal);
       const url = waitForOutput(t.out, /^(http:\/\/127\.0\.0\.1:\d+\/)$/m);
@@ -85,7 +85,7 @@ describe('agentrx serve', () => {
 
   describe('when the config file has an invalid agui section', () => {
     it('should exit 2 listing the field', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'agentrx-serve-'));
+      const dir = await tempDir('agentrx-serve-');
       await writeFile(join(dir, 'c.json'), JSON.stringify({ agui: { maxConcurrentRuns: 0, colour: 'blue' } }));
       const t = io();
       expect(await runCli(argv('serve', '--demo', '--config', join(dir, 'c.json')), t)).toBe(2);
@@ -96,7 +96,7 @@ describe('agentrx serve', () => {
 
   describe('when the config file sets agui.port and --port is given too', () => {
     it('should listen on the --port', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'agentrx-serve-'));
+      const dir = await tempDir('agentrx-serve-');
       await writeFile(join(dir, 'c.json'), JSON.stringify({ agui: { port: 1, host: '127.0.0.1' } }));
       const stop = new AbortController();
       const t = io({}, stop.signal);

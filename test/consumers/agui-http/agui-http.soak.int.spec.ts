@@ -4,8 +4,7 @@
  * WARMUP + RUNS AG-UI runs of its mix (new threads, follow-ups with history, tools, a failing
  * tool, client aborts) and the heap after a full GC must not grow past a generous bound.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
@@ -13,6 +12,7 @@ import { runInNewContext } from 'node:vm';
 import { jest } from '@jest/globals';
 import { runCli } from '../../../src/cli/cli.js';
 import { driveSoak, type RunTally } from '../../../bench/soak.bench.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { waitForOutput } from './agui-http.fixtures.js';
 
 const WARMUP = 100;
@@ -35,17 +35,15 @@ function heapAfterGc(): number {
 
 describe('agentrx serve --demo under a soak', () => {
   describe(`when ${WARMUP} warm-up runs and then ${RUNS} more of the soak's mix are sent`, () => {
-    let stateDir: string | undefined;
     let stop: AbortController | undefined;
     let exit: Promise<number> | undefined;
     afterEach(async () => {
       stop?.abort();
       await exit;
-      if (stateDir) await rm(stateDir, { recursive: true, force: true });
     });
 
     it('should end every run with RUN_FINISHED (or its client abort) and keep the heap after GC within the bound', async () => {
-      stateDir = await mkdtemp(join(tmpdir(), 'agentrx-soak-'));
+      const stateDir = await tempDir('agentrx-soak-');
       stop = new AbortController();
       const out = new PassThrough();
       const err = new PassThrough();

@@ -1,5 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { IsInt, IsOptional, IsString, IsUrl, Length, Matches, Max, Min } from 'class-validator';
@@ -20,6 +19,7 @@ import {
   validateConfig,
 } from '../../../src/core/config/index.js';
 import { AgentRxError, isAgentRxError } from '../../../src/core/errors.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 /** Distinctive, so a leak anywhere is found by a plain substring search. */
 const SECRET = 'sk-LEAKCHECK-93fd1a7e-DO-NOT-PRINT';
@@ -575,11 +575,7 @@ describe('load-config', () => {
     let dir: string;
 
     beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), 'agentrx-config-'));
-    });
-
-    afterAll(async () => {
-      await rm(dir, { recursive: true, force: true });
+      dir = await tempDir('agentrx-config-', { scope: 'file' });
     });
 
     async function file(name: string, text: string): Promise<string> {

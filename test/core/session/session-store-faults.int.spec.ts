@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentRx } from '../../../src/agentrx.js';
 import { ScriptedProvider, ev } from '../../../src/testing/scripted-provider.js';
 import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
+import { tempDirSync } from '../../support/temp-dir.js';
 
 /** The ScriptedProvider's session id: its folder can be prepared before the session starts. */
 const SESSION = 'scripted-session';
@@ -13,12 +13,11 @@ describe('Session with a failing file store', () => {
   let rx: AgentRx | undefined;
   beforeEach(() => {
     resetFakeTools();
-    dir = mkdtempSync(join(tmpdir(), 'agentrx-store-faults-'));
+    dir = tempDirSync('agentrx-store-faults-');
   });
   afterEach(async () => {
     await rx?.stop();
     rx = undefined;
-    rmSync(dir, { recursive: true, force: true });
   });
 
   const create = (): Promise<AgentRx> =>

@@ -1,7 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
 import { throwError } from 'rxjs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AgentRx } from '../../../src/agentrx.js';
 import { AgentRxError } from '../../../src/core/errors.js';
 import type { SessionEvent } from '../../../src/core/events/session-event.js';
@@ -9,6 +6,7 @@ import type { SessionResult } from '../../../src/core/model.js';
 import { ScriptedProvider, ev, type ScriptedTurn } from '../../../src/testing/scripted-provider.js';
 import { RecordingConsumer } from '../../../src/testing/recording-consumer.js';
 import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 async function create(provider: ScriptedProvider, config: Record<string, unknown> = {}, consumers: RecordingConsumer[] = []): Promise<AgentRx> {
   return AgentRx.create({
@@ -317,7 +315,7 @@ describe('Session options', () => {
 
   describe('when a file store survives a restart after a tool started but recorded no result', () => {
     it('should not re-run a non-idempotent tool and answer "outcome unknown"', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'agentrx-restart-'));
+      const dir = await tempDir('agentrx-restart-');
       const history = [ev.toolUse('u1', 'echo', { text: 'x' }), ev.idle('i0', 'requires_action', ['u1'])];
       const provider = new ScriptedProvider({ mode: 'streaming', history, turns: [{ events: [ev.idle('i1', 'end_turn')] }] });
       rx = await create(provider, { store: { type: 'file', dir } });

@@ -1,6 +1,5 @@
 import { jest } from '@jest/globals';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentRx } from '../../../src/agentrx.js';
 import { isAgentRxError } from '../../../src/core/errors.js';
@@ -8,6 +7,7 @@ import { defineTool } from '../../../src/core/tools/define-tool.js';
 import { mcpModule } from '../../../src/plugins/mcp/mcp.module.js';
 import { McpToolSource } from '../../../src/plugins/mcp/mcp.source.js';
 import { startOpenAiEmulator, type EmulatorTurn, type OpenAiEmulator } from '../../../src/testing/openai-emulator.js';
+import { tempDirSync } from '../../support/temp-dir.js';
 import { EVERYTHING, FILESYSTEM, isAlive, nodeServer } from './mcp-helpers.js';
 
 jest.setTimeout(30_000);
@@ -20,7 +20,7 @@ describe('MCP servers in AgentRx', () => {
   let dir: string;
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'agentrx-mcp-session-'));
+    dir = tempDirSync('agentrx-mcp-session-');
   });
 
   afterEach(async () => {
@@ -28,7 +28,6 @@ describe('MCP servers in AgentRx', () => {
     await emulator?.close();
     rx = undefined;
     emulator = undefined;
-    rmSync(dir, { recursive: true, force: true });
   });
 
   async function create(servers: Record<string, unknown>, script: EmulatorTurn[], extra: { tools?: ReturnType<typeof defineTool>[] } = {}): Promise<AgentRx> {

@@ -1,12 +1,12 @@
 import { jest } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isAgentRxError } from '../../../src/core/errors.js';
 import { ToolRegistryImpl } from '../../../src/core/tools/tool-registry.js';
 import { McpToolSource } from '../../../src/plugins/mcp/mcp.source.js';
 import { loadMcpSdk } from '../../../src/plugins/mcp/mcp-sdk.js';
+import { tempDirSync } from '../../support/temp-dir.js';
 import { EVERYTHING, FILESYSTEM, RecordingLogger, callTool, isAlive, mcpOptions, nodeServer, waitFor } from './mcp-helpers.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
@@ -22,13 +22,12 @@ describe('McpToolSource over stdio', () => {
 
   beforeEach(() => {
     logger = new RecordingLogger();
-    dir = mkdtempSync(join(tmpdir(), 'agentrx-mcp-'));
+    dir = tempDirSync('agentrx-mcp-');
   });
 
   afterEach(async () => {
     await source?.stop();
     source = undefined;
-    rmSync(dir, { recursive: true, force: true });
   });
 
   async function start(servers: Record<string, unknown>): Promise<McpToolSource> {

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs/promises';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
@@ -8,6 +7,7 @@ import { AgentRxError } from '../../../src/core/errors.js';
 import type { ToolContext } from '../../../src/core/plugin/tool-handler.js';
 import { ReadFileInput, ReadFileToolHandler } from '../../../src/plugins/tools/read-file.tool.js';
 import { DEFAULT_READ_FILE_MAX_BYTES, resolveReadFileOptions } from '../../../src/plugins/tools/tools.config.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 function contextWith(signal: AbortSignal = new AbortController().signal): ToolContext {
   return { toolUseId: 'toolu_1', sessionId: 'sess_1', idempotencyKey: 'sess_1:toolu_1', signal, deadline: Date.now() + 60_000 };
@@ -29,7 +29,7 @@ let tmp: string;
 let root: string;
 
 beforeAll(async () => {
-  tmp = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'agentrx-read-file-')));
+  tmp = await fs.realpath(await tempDir('agentrx-read-file-', { scope: 'file' }));
   root = path.join(tmp, 'root');
   await fs.mkdir(path.join(root, 'sub', 'dir'), { recursive: true });
   await fs.mkdir(path.join(tmp, 'outside'));
@@ -46,10 +46,6 @@ beforeAll(async () => {
   await fs.symlink('loop', path.join(root, 'loop'));
   await fs.symlink(root, path.join(tmp, 'root-link'));
   execFileSync('mkfifo', [path.join(root, 'fifo')]);
-});
-
-afterAll(async () => {
-  await fs.rm(tmp, { recursive: true, force: true });
 });
 
 describe('ReadFileToolHandler', () => {

@@ -1,5 +1,4 @@
 import * as fs from 'node:fs/promises';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Container } from '../../../src/core/di/inversify.js';
 import { ToolHandler, type ToolContext } from '../../../src/core/plugin/tool-handler.js';
@@ -16,6 +15,7 @@ import {
   ReadFileToolHandler,
   systemClock,
 } from '../../../src/plugins/tools/index.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 function contextWith(signal: AbortSignal = new AbortController().signal): ToolContext {
   return { toolUseId: 'toolu_1', sessionId: 'sess_1', idempotencyKey: 'sess_1:toolu_1', signal, deadline: Date.now() + 60_000 };
@@ -77,16 +77,12 @@ describe('demoToolsModule', () => {
       let container: Container;
 
       beforeEach(async () => {
-        tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrx-tools-module-'));
+        tmp = await tempDir('agentrx-tools-module-');
         await fs.writeFile(path.join(tmp, 'note.txt'), 'from the bound root');
         container = new Container();
         container.bind<Clock>(Clock).toConstantValue({ now: () => new Date('2030-01-02T03:04:05.006Z') });
         container.bind<ReadFileOptions>(ReadFileOptions).toConstantValue({ root: tmp, maxBytes: 1024 });
         container.load(demoToolsModule);
-      });
-
-      afterEach(async () => {
-        await fs.rm(tmp, { recursive: true, force: true });
       });
 
       it('should keep the bound clock', () => {

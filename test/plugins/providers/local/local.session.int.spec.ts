@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AgentRx } from '../../../../src/agentrx.js';
 import { ContainerModule } from '../../../../src/core/di/inversify.js';
 import { MemorySessionStore } from '../../../../src/core/store/memory-session-store.js';
@@ -8,6 +5,7 @@ import { SessionStore } from '../../../../src/core/store/session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../../../src/testing/openai-emulator.js';
 import { RecordingConsumer } from '../../../../src/testing/recording-consumer.js';
 import { AddToolHandler, EchoToolHandler, resetFakeTools } from '../../../fakes/fake-tools.js';
+import { tempDirSync } from '../../../support/temp-dir.js';
 
 describe('LocalAgentProvider through AgentRx', () => {
   let emulator: OpenAiEmulator;
@@ -83,13 +81,13 @@ describe('LocalAgentProvider through AgentRx', () => {
           });
           const rec = new RecordingConsumer();
           // The file store serializes every event and ledger entry: nothing deep may reach it.
-          const dir = mkdtempSync(join(tmpdir(), 'agentrx-local-deep-'));
+          const dir = tempDirSync('agentrx-local-deep-');
           rx = await AgentRx.create({
             config: { logLevel: 'silent', store: { type: 'file', dir }, providers: { local: { baseUrl: emulator.baseUrl, stream } } },
             tools: [EchoToolHandler],
             consumers: [rec],
           });
-          const result = await rx.run({ prompt: 'go' }).finally(() => rx!.stop().then(() => rmSync(dir, { recursive: true, force: true })));
+          const result = await rx.run({ prompt: 'go' }).finally(() => rx!.stop());
 
           expect([stream, result.terminal, result.text]).toEqual([stream, 'end_turn', 'sorry']);
           expect(EchoToolHandler.calls).toHaveLength(0);
