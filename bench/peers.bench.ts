@@ -14,7 +14,9 @@
  * loop in CPU per session and ≤ 0.35× the best peer; heap after GC once the concurrent sessions
  * are done ≤ raw + 5 MB; the file store within 15% of the memory store.
  */
-import { loadavg } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { environmentRows, median, percentile, report, type BenchResult } from './harness.js';
 import { routerOptionsFromEnv, runChild, startConversationRouter } from './peers/shared.js';
 
@@ -91,6 +93,9 @@ export async function peersBench(): Promise<BenchResult> {
     }
   }
   const router = await startConversationRouter(RUNNERS.length * (2 * WARMUP + SEQ + CONC) + 10, undefined, routerOptions);
+  // The file-store runners' folders, removed once all runners are done (see `benchStoreDir`).
+  const storeRoot = mkdtempSync(join(tmpdir(), 'agentrx-bench-stores-'));
+  process.env['BENCH_STORE_ROOT'] = storeRoot;
   try {
     for (const row of rows) {
       const name = row.name;
@@ -106,6 +111,8 @@ export async function peersBench(): Promise<BenchResult> {
     }
   } finally {
     await router.close();
+    delete process.env['BENCH_STORE_ROOT'];
+    rmSync(storeRoot, { recursive: true, force: true });
   }
   const out: [string, string][] = [
     ...environmentRows('peers', load0),
@@ -176,11 +183,15 @@ export async function peersBench(): Promise<BenchResult> {
     out.push([`target agentrx ≤ 0.35× the best peer's CPU per session (${best.label}, same pass)`, verdict([cpuMed.get(ax)! / cpuMed.get(best)!], 0.35)]);
   }
   for (const name of VARIANTS) {
+    const ratios: number[] = [];
     for (const v of ok.filter((r) => r.name === name)) {
       const ax = passOf('agentrx', v.pass);
       if (!ax) continue;
-      out.push([`target ${v.label} (file store) ≤ 1.15× ${ax.label} (memory store) CPU`, verdict([cpuMed.get(v)! / cpuMed.get(ax)!], 1.15)]);
+      ratios.push(cpuMed.get(v)! / cpuMed.get(ax)!);
+      out.push([`target ${v.label} (file store) ≤ 1.15× ${ax.label} (memory store) CPU`, verdict([ratios.at(-1)!], 1.15)]);
     }
+    // One pass moves ±20% on a shared machine (and with the file system's state): the verdict is the median of the passes.
+    if (ratios.length > 1) out.push([`target ${name} ≤ 1.15× agentrx CPU, over ${ratios.length} passes`, verdict(ratios, 1.15)]);
   }
   const coldOf = (name: string): number[] => rows.filter((r) => r.name === name).flatMap((r) => r.cold.map((c) => c.wallMs));
   const peerNames = [...new Set(RUNNERS)].filter((n) => n !== 'raw' && n !== 'agentrx' && !VARIANTS.has(n) && coldOf(n).length > 0);

@@ -36,7 +36,7 @@ async function recordSession(): Promise<{ text: string; id: string }> {
     const { rx } = bench;
     await runBenchSession(bench);
     await rx.stop();
-    const folder = readdirSync(dir)[0]!;
+    const folder = readdirSync(dir).find((n) => !n.startsWith('%'))!; // not the store's own folders (%owners, %threads)
     return { text: readFileSync(join(dir, folder, 'journal.jsonl'), 'utf8'), id: decodeURIComponent(folder) };
   } finally {
     await router.close();

@@ -7,7 +7,7 @@ import type { SessionEvent } from '../events/session-event.js';
 import type { LedgerEntry, LedgerState } from '../tools/tool-ledger.js';
 import { followLog } from './follow-log.js';
 import { transitionLine } from './journal-lines.js';
-import { lockHeld, ownerState, readOwner, takeLock } from './owner-lock.js';
+import { lockHeld, OwnerFile, ownerState, readOwner, takeLock } from './owner-lock.js';
 import { selectForPrune, type PrunableSessionStore, type PruneOptions } from './retention.js';
 import { FolderSyncs, KeyedQueue, nodeJournalIo, type JournalIo, type NewName } from './journal-io.js';
 import { SessionJournalFile } from './session-journal-file.js';
@@ -47,7 +47,8 @@ const LOCK = 'owner.lock';
  * one append-only `journal.jsonl`: a header line (layout version and session id), then one JSON
  * object per line — an envelope of the log, a ledger transition, or a record save holding only
  * what changed (a transcript that extends the previous one is written as its new items). Loading
- * folds the lines. While a process holds the session, `owner.lock` names it. `list` and `prune`
+ * folds the lines. While a process holds the session, `owner.lock` names it (a hard link to the
+ * process's owner file in `%owners`, see `OwnerFile`). `list` and `prune`
  * read a record the quick way (`quickRecord`): a large journal's `record.json` snapshot, written
  * at release, or a small journal's text without parsing its envelopes.
  *
@@ -73,6 +74,8 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
   private readonly queues = new KeyedQueue();
   private readonly options: Required<FileSessionStoreOptions>;
   private readonly folderSyncs: FolderSyncs;
+  /** This process's owner file in the store, which each session lock links (see `OwnerFile`). */
+  private readonly owners: OwnerFile;
 
   /**
    * @param dir the store's directory (created on the first write).
@@ -93,6 +96,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     };
     this.folderSyncs = new FolderSyncs(this.options.io);
     this.threads = new ThreadIndex(dir);
+    this.owners = new OwnerFile(join(dir, '%owners'));
   }
 
   async load(sessionId: string): Promise<SessionRecord | undefined> {
@@ -207,8 +211,11 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     }
     const newNames = parentsToSync(folder, created).map((parent) => this.folderSyncs.created(parent));
     const lockFile = join(folder, LOCK);
-    const unlock = await takeLock(lockFile, sessionId, (dead) =>
-      this.onRepair(lockFile, `took over session '${sessionId}' from process ${dead.pid}, which is no longer running`),
+    const unlock = await takeLock(
+      lockFile,
+      sessionId,
+      (dead) => this.onRepair(lockFile, `took over session '${sessionId}' from process ${dead.pid}, which is no longer running`),
+      this.owners,
     );
     try {
       await this.queues.run(sessionId, async () => {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { closeSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { link, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { AgentRxError } from '../errors.js';
 import { storeError } from './store-error.js';
 
@@ -17,10 +18,13 @@ export interface LockOwner {
 
 /** This process's token, written in every lock it takes. */
 const PROCESS_TOKEN = randomUUID();
+/** The host name, read once (each `os.hostname()` is a system call). */
+let HOSTNAME: string | undefined;
+const thisHost = (): string => (HOSTNAME ??= hostname());
 
 /** Whether the owner is this process, another live one, or gone (a lock of another host is always taken as live). */
 export function ownerState(owner: LockOwner): 'self' | 'live' | 'dead' {
-  if (owner.hostname !== hostname()) return 'live';
+  if (owner.hostname !== thisHost()) return 'live';
   if (owner.pid === process.pid) return owner.token === undefined || owner.token === PROCESS_TOKEN ? 'self' : 'dead';
   try {
     process.kill(owner.pid, 0);
@@ -56,14 +60,18 @@ export async function lockHeld(file: string): Promise<boolean> {
 }
 
 /**
- * Takes `file` for this process (created with `wx`, so one creator wins). A live owner is refused
- * with a `store_error` naming it; a dead owner's lock (same host, pid gone) is taken over.
- * Returns the release function (removes the lock if it is still this process's).
+ * Takes `file` for this process: as a hard link to the process's owner file (`owners`, see
+ * `OwnerFile`) where the file system has hard links, else created with `wx`; either way one taker
+ * wins. A live owner is refused with a `store_error` naming it; a dead owner's lock (same host,
+ * pid gone) is taken over. Returns the release function (removes the lock if it is still this
+ * process's).
  */
-export async function takeLock(file: string, sessionId: string, onTakeover: (dead: LockOwner) => void): Promise<() => Promise<void>> {
-  const mine: LockOwner = { pid: process.pid, hostname: hostname(), at: Date.now(), token: PROCESS_TOKEN };
+export async function takeLock(file: string, sessionId: string, onTakeover: (dead: LockOwner) => void, owners?: OwnerFile): Promise<() => Promise<void>> {
+  const mine: LockOwner = { pid: process.pid, hostname: thisHost(), at: Date.now(), token: PROCESS_TOKEN };
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (await create(file, mine)) return () => releaseLock(file, mine);
+    const linked = owners?.linkAs(file);
+    if (linked === 'taken') return () => releaseLinked(file, owners!);
+    if (linked === undefined && (await create(file, mine))) return () => releaseLock(file, mine);
     const owner = await readOwner(file);
     if (!owner) continue; // released in between
     const state = ownerState(owner);
@@ -71,10 +79,10 @@ export async function takeLock(file: string, sessionId: string, onTakeover: (dea
       throw new AgentRxError('store_error', `session '${sessionId}' is already open in this process; close it before resuming it again (${file})`, { sessionId, file, pid: owner.pid });
     }
     if (state === 'live') {
-      const where = owner.hostname === hostname() ? `process ${owner.pid}` : `process ${owner.pid} on host ${owner.hostname}`;
+      const where = owner.hostname === thisHost() ? `process ${owner.pid}` : `process ${owner.pid} on host ${owner.hostname}`;
       throw new AgentRxError(
         'store_error',
-        `session '${sessionId}' is held by ${where} since ${new Date(owner.at).toISOString()}; close it there, or if that process is gone, delete ${file}`,
+        `session '${sessionId}' is held by ${where} (its lock dates from ${new Date(owner.at).toISOString()}); close it there, or if that process is gone, delete ${file}`,
         { sessionId, file, pid: owner.pid, hostname: owner.hostname },
       );
     }
@@ -122,9 +130,117 @@ async function create(file: string, owner: LockOwner): Promise<boolean> {
 async function releaseLock(file: string, mine: LockOwner): Promise<void> {
   const owner = await readOwner(file).catch(() => undefined);
   if (!owner || owner.pid !== mine.pid || owner.token !== mine.token || owner.at !== mine.at) return;
+  unlinkLock(file);
+}
+
+/** Removes a linked lock if it is still a link to this process's owner file (one `lstat`, no read). */
+async function releaseLinked(file: string, owners: OwnerFile): Promise<void> {
+  if (owners.isLinkedAs(file)) unlinkLock(file);
+}
+
+function unlinkLock(file: string): void {
   try {
     unlinkSync(file); // not rmSync: it stats the path twice first
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw storeError(file, 'cannot remove the session lock', e);
+  }
+}
+
+/** Errors of `link()` that mean "no hard links here" (or no more of them): the lock is then created as a file. */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK', 'EACCES']);
+
+/**
+ * This process's owner file in a store (`<store>/%owners/<process token>`, the `LockOwner` JSON),
+ * made at the first lock the process takes there. Each session lock is a hard link to it: taking a
+ * lock is one `link()` (exclusive like `wx`, and no new inode: on some file systems allocating an
+ * inode costs more than the rest of the lock), reading a lock still gives its owner, and releasing
+ * checks the link's inode instead of reading it. Owner files of dead processes that no lock links
+ * any more (link count 1) are removed when a process makes its own. `%` keeps the folder out of
+ * the session folders (`sessionIds` skips names that do not decode).
+ */
+export class OwnerFile {
+  private file?: { readonly path: string; readonly dev: number; readonly ino: number };
+  /** Set once `link()` failed for a reason that will not change: locks are created as files. */
+  private unsupported = false;
+
+  constructor(private readonly folder: string) {}
+
+  /**
+   * Links the owner file as `lock`: 'taken', 'exists' (another lock is there), or undefined when
+   * hard links cannot be used here (the caller creates the lock as a file).
+   */
+  linkAs(lock: string): 'taken' | 'exists' | undefined {
+    if (this.unsupported) return undefined;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const own = this.ensure();
+      if (!own) return undefined;
+      try {
+        linkSync(own.path, lock);
+        return 'taken';
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code ?? '';
+        if (code === 'EEXIST') return 'exists';
+        if (code === 'ENOENT') {
+          this.file = undefined; // the owner file was removed under this process: make it again
+          continue;
+        }
+        if (NO_LINKS.has(code)) {
+          if (code !== 'EMLINK') this.unsupported = true;
+          return undefined;
+        }
+        throw storeError(lock, 'cannot create the session lock', e);
+      }
+    }
+    return undefined;
+  }
+
+  /** Whether `lock` is (still) a link to this process's owner file. */
+  isLinkedAs(lock: string): boolean {
+    const st = lstatSync(lock, { throwIfNoEntry: false });
+    return st !== undefined && this.file !== undefined && st.ino === this.file.ino && st.dev === this.file.dev;
+  }
+
+  private ensure(): { readonly path: string; readonly dev: number; readonly ino: number } | undefined {
+    if (this.file) return this.file;
+    const path = join(this.folder, PROCESS_TOKEN);
+    try {
+      mkdirSync(this.folder, { recursive: true });
+      this.removeStale();
+      const owner: LockOwner = { pid: process.pid, hostname: thisHost(), at: Date.now(), token: PROCESS_TOKEN };
+      let fd: number | undefined;
+      try {
+        fd = openSync(path, 'wx');
+      } catch (e) {
+        // Made by another store on the same folder in this process (same token): it is this process's.
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+      if (fd !== undefined) {
+        try {
+          writeSync(fd, JSON.stringify(owner));
+        } finally {
+          closeSync(fd);
+        }
+      }
+      const st = lstatSync(path);
+      this.file = { path, dev: st.dev, ino: st.ino };
+      return this.file;
+    } catch {
+      this.unsupported = true; // no owner file: locks are created as files, which names their own errors
+      return undefined;
+    }
+  }
+
+  /** Removes owner files of dead processes that no lock links any more (best effort). */
+  private removeStale(): void {
+    for (const name of readdirSync(this.folder)) {
+      const path = join(this.folder, name);
+      try {
+        if (lstatSync(path).nlink !== 1) continue;
+        const owner = JSON.parse(readFileSync(path, 'utf8')) as LockOwner;
+        if (typeof owner?.pid === 'number' && typeof owner.hostname === 'string' && ownerState(owner) === 'dead') unlinkSync(path);
+      } catch {
+        // Unreadable or removed meanwhile: leave it.
+      }
+    }
   }
 }

@@ -92,8 +92,9 @@ export class SessionJournalFile {
   async refresh(mayCut: boolean): Promise<void> {
     let size: number;
     try {
-      // Synchronous: a stat of a local file costs less than a threadpool round trip.
-      const st = statSync(this.file, { throwIfNoEntry: false });
+      // Synchronous: a stat of a local file costs less than a threadpool round trip. A folder this
+      // process just made (and holds) has no journal yet: nothing to look at.
+      const st = this.newFolder && !this.loaded && mayCut ? undefined : statSync(this.file, { throwIfNoEntry: false });
       if (!st && !this.loaded && !this.newFolder) refuseOldLayout(dirname(this.file), this.sessionId);
       size = st?.isFile() ? st.size : 0;
     } catch (e) {
@@ -250,6 +251,7 @@ export class SessionJournalFile {
   reset(keepPending = false): void {
     this.resetFile();
     this.loaded = false;
+    this.newFolder = false;
     if (keepPending) return;
     this.pending = [];
     this.pendingText = [];

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileSessionStore } from '../../../src/core/store/file-session-store.js';
@@ -512,6 +512,65 @@ describe('FileSessionStore', () => {
       });
     });
 
+    describe('the lock as a hard link to the process owner file', () => {
+      const ownersOf = async (): Promise<string[]> => (await readdir(join(dir, '%owners'))).map((n) => join(dir, '%owners', n));
+
+      it("should link each session's lock to this process's one owner file, and unlink it on release", async () => {
+        const a = await store.acquire('a');
+        const b = await store.acquire('b');
+        const [own, ...more] = await ownersOf();
+        expect(more).toEqual([]);
+        expect(JSON.parse(await readFile(own!, 'utf8'))).toEqual(expect.objectContaining({ pid: process.pid, hostname: hostname() }));
+        const st = await stat(own!);
+        expect(st.nlink).toBe(3);
+        expect([(await stat(lockOf('a'))).ino, (await stat(lockOf('b'))).ino]).toEqual([st.ino, st.ino]);
+        await a.release();
+        await b.release();
+        expect((await stat(own!)).nlink).toBe(1);
+        expect(await readdir(join(dir, 'a'))).toEqual([]);
+      });
+
+      it("should remove a dead process's owner file once no lock links it, and keep one a crashed holder's lock still links", async () => {
+        const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+        await once(child, 'exit');
+        const dead = JSON.stringify({ pid: child.pid, hostname: hostname(), at: 0, token: 'dead' });
+        await mkdir(join(dir, '%owners'), { recursive: true });
+        await writeFile(join(dir, '%owners', 'unlinked'), dead);
+        await writeFile(join(dir, '%owners', 'linked'), dead);
+        await mkdir(join(dir, 'crashed'));
+        await link(join(dir, '%owners', 'linked'), lockOf('crashed'));
+        const lease = await store.acquire('s');
+        const names = (await readdir(join(dir, '%owners'))).sort();
+        expect(names).toHaveLength(2);
+        expect(names).toContain('linked');
+        expect(names).not.toContain('unlinked');
+        // The crashed holder's session is taken over like any dead owner's; its owner file then goes with the next process's start.
+        const taken = await store.acquire('crashed');
+        expect(repairs).toEqual([`${lockOf('crashed')}: took over session 'crashed' from process ${child.pid}, which is no longer running`]);
+        expect((await stat(join(dir, '%owners', 'linked'))).nlink).toBe(1);
+        await taken.release();
+        await lease.release();
+      });
+
+      it('should create the lock as a file holding the owner where no owner file can be made', async () => {
+        await writeFile(join(dir, '%owners'), 'not a folder');
+        const lease = await store.acquire('s');
+        expect((await stat(lockOf('s'))).nlink).toBe(1);
+        expect(JSON.parse(await readFile(lockOf('s'), 'utf8'))).toEqual(expect.objectContaining({ pid: process.pid, hostname: hostname() }));
+        await lease.release();
+        expect(await readdir(join(dir, 's'))).toEqual([]);
+      });
+
+      it('should leave a lock that is no longer its link on release', async () => {
+        const lease = await store.acquire('s');
+        const other = JSON.stringify({ pid: 1, hostname: 'elsewhere.example', at: 0 });
+        await rm(lockOf('s'));
+        await writeFile(lockOf('s'), other);
+        await lease.release();
+        expect(await readFile(lockOf('s'), 'utf8')).toBe(other);
+      });
+    });
+
     describe('.release', () => {
       it('should flush buffered appends and remove the lock', async () => {
         const lease = await store.acquire('s');
@@ -579,7 +638,7 @@ describe('FileSessionStore', () => {
       const other = new FileSessionStore(dir);
       const lease = await other.acquire('held');
       expect(await store.prune({ maxAgeMs: 1, now: 10 })).toEqual(['old']);
-      expect((await readdir(dir)).sort()).toEqual(['%threads', 'bad', 'held']);
+      expect((await readdir(dir)).sort()).toEqual(['%owners', '%threads', 'bad', 'held']);
       expect(repairs).toEqual([expect.stringMatching(/journal\.jsonl: kept by retention: .*line 2 is corrupt/)]);
       await lease.release();
     });
@@ -588,7 +647,7 @@ describe('FileSessionStore', () => {
       await store.append('orphan', [F.envelope('orphan', 1)]);
       await store.flush('orphan');
       expect(await store.prune({ maxAgeMs: 1, now: Date.now() + 60_000 })).toEqual(['orphan']);
-      expect(await readdir(dir)).toEqual([]);
+      expect(await readdir(dir)).toEqual(['%owners']); // the owner file of this process (its lock was the prune's)
     });
   });
 });
