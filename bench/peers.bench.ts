@@ -36,6 +36,7 @@ interface Mem {
 interface SeqOut {
   cpu: number[];
   wall: number[];
+  split: { userMs: number; systemMs: number };
   memLoaded: Mem;
   memCreated: Mem;
   memWarm: Mem;
@@ -136,6 +137,7 @@ export async function peersBench(): Promise<BenchResult> {
     const c = r.conc;
     out.push([`${r.label}: CPU ms/session, sequential (median / p99)`, `${median(s.cpu).toFixed(2)} / ${percentile(s.cpu, 99).toFixed(2)}`]);
     out.push([`${r.label}: wall ms/session, sequential (median / p99)`, `${median(s.wall).toFixed(2)} / ${percentile(s.wall, 99).toFixed(2)}`]);
+    out.push([`${r.label}: CPU ms/session, sequential: user / system (mean)`, `${(s.split.userMs / s.cpu.length).toFixed(2)} / ${(s.split.systemMs / s.cpu.length).toFixed(2)}`]);
     out.push([`${r.label}: ${CONC} concurrent: wall / CPU / event-loop delay p99 (max)`, `${c.wall.toFixed(0)} ms / ${c.cpu.toFixed(0)} ms / ${c.eldP99.toFixed(1)} ms (${c.eldMax.toFixed(1)} ms)`]);
     out.push([`${r.label}: memory after GC: loaded / after warm-up / after ${SEQ} seq (RSS, heap)`, `${mb(s.memLoaded.rss)}, ${mb(s.memLoaded.heapUsed)} / ${mb(s.memWarm.rss)}, ${mb(s.memWarm.heapUsed)} / ${mb(s.memEnd.rss)}, ${mb(s.memEnd.heapUsed)}`]);
     out.push([`${r.label}: after ${CONC} concurrent: peak RSS / RSS, heap after GC`, `${mb(c.peakRss)} / ${mb(c.memEnd.rss)}, ${mb(c.memEnd.heapUsed)}`]);

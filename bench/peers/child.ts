@@ -23,15 +23,20 @@ const memWarm = await settledMemAfterGc();
 if (mode === 'seq') {
   const cpu: number[] = [];
   const wall: number[] = [];
+  // User and system time summed over the sessions (a session's own split is too coarse to read).
+  const split = { userMs: 0, systemMs: 0 };
   for (let i = 0; i < n; i++) {
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     check(await session());
     wall.push(performance.now() - t0);
+    const d = process.cpuUsage(c0);
+    split.userMs += d.user / 1000;
+    split.systemMs += d.system / 1000;
     cpu.push(cpuMs(c0));
   }
   const memEnd = await settledMemAfterGc();
-  process.stdout.write(JSON.stringify({ cpu, wall, memLoaded, memCreated, memWarm, memEnd }) + '\n');
+  process.stdout.write(JSON.stringify({ cpu, wall, split, memLoaded, memCreated, memWarm, memEnd }) + '\n');
 } else if (mode === 'live') {
   // Live state per session: all n started at once, a forced GC every second while they run; the
   // largest heap (and RSS) after GC, with how many sessions were still in flight at that moment.
