@@ -7,7 +7,8 @@
  * rounds. Prints CPU ms per session (process-wide: fsyncs on the threadpool included), user and
  * system time of the main thread and the rest, and how many fsync/fdatasync calls a session made.
  *
- * `node .bench-build/bench/store-overhead.js [n=300] [rounds=3] [engines=memory,file]` (after `tsc -p tsconfig.bench.json`).
+ * `node .bench-build/bench/store-overhead.js [n=300] [rounds=3] [engines=memory,file]` (after `tsc -p tsconfig.bench.json`);
+ * the engines are `memory`, `file` and `file-noio` (the file engine with no-op writes and syncs).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +28,9 @@ type Step =
   | { readonly op: 'save'; readonly record: SessionRecord; readonly sync: boolean }
   | { readonly op: 'transition'; readonly expected: LedgerState | undefined; readonly entry: LedgerEntry };
 
+/** The store folders of the recording and the rounds, removed once every round is done. */
+const made: string[] = [];
+
 /** The store calls one session made, read back from its journal (with `id` as the session id placeholder). */
 async function recordSession(): Promise<{ text: string; id: string }> {
   const router = await startConversationRouter(10);
@@ -40,7 +44,7 @@ async function recordSession(): Promise<{ text: string; id: string }> {
     return { text: readFileSync(join(dir, folder, 'journal.jsonl'), 'utf8'), id: decodeURIComponent(folder) };
   } finally {
     await router.close();
-    rmSync(dir, { recursive: true, force: true });
+    made.push(dir);
   }
 }
 
@@ -120,7 +124,7 @@ function split(before: Map<string, [number, number]>, after: Map<string, [number
 
 const n = Number(process.argv[2] ?? 300);
 const rounds = Number(process.argv[3] ?? 3);
-const engines = (process.argv[4] ?? 'memory,file').split(',') as ('memory' | 'file')[];
+const engines = (process.argv[4] ?? 'memory,file').split(',') as ('memory' | 'file' | 'file-noio')[];
 const journal = await recordSession();
 let syncs = 0;
 const io: JournalIo = {
@@ -130,11 +134,21 @@ const io: JournalIo = {
     return nodeJournalIo.fdatasync(fd);
   },
 };
+/**
+ * `file-noio`: the file engine with its journal writes and its syncs made no-ops (folders, locks
+ * and journals are still created and opened): what the engine costs before any write reaches the
+ * kernel — serialization, bookkeeping and garbage.
+ */
+const noIo: JournalIo = {
+  writeSync: (_fd, _buffer, _offset, length) => length,
+  fdatasync: () => (syncs++, Promise.resolve()),
+  fsync: () => Promise.resolve(),
+};
 process.stdout.write(`one session: ${stepsOf(journal, 'x').length} store calls, journal ${journal.text.length} bytes\n`);
 for (let round = 0; round < rounds; round++) {
   for (const engine of engines) {
     const dir = mkdtempSync(join(tmpdir(), 'agentrx-store-overhead-'));
-    const store: SessionStore = engine === 'memory' ? new MemorySessionStore(0, 1_000) : new FileSessionStore(dir, () => undefined, { io });
+    const store: SessionStore = engine === 'memory' ? new MemorySessionStore(0, 1_000) : new FileSessionStore(dir, () => undefined, { io: engine === 'file' ? io : noIo });
     const sessions = Array.from({ length: n + 20 }, (_, i) => {
       const id = `local-bench-${round}-${i}-${engine}`;
       return { id, steps: stepsOf(journal, id) };
@@ -149,8 +163,11 @@ for (let round = 0; round < rounds; round++) {
     const wall = performance.now() - w0;
     const t1 = threadCpu();
     process.stdout.write(
-      `round ${round + 1} ${engine.padEnd(6)}: CPU ${((cpu.user + cpu.system) / 1000 / n).toFixed(3)} ms/session, wall ${(wall / n).toFixed(3)} ms/session (${split(t0, t1, n)})${engine === 'file' ? `, fdatasync ${(syncs / n).toFixed(1)}/session` : ''}\n`,
+      `round ${round + 1} ${engine.padEnd(9)}: CPU ${((cpu.user + cpu.system) / 1000 / n).toFixed(3)} ms/session, wall ${(wall / n).toFixed(3)} ms/session (${split(t0, t1, n)})${engine !== 'memory' ? `, fdatasync ${(syncs / n).toFixed(1)}/session` : ''}\n`,
     );
-    rmSync(dir, { recursive: true, force: true });
+    made.push(dir);
   }
 }
+// Removed only now: a round's deletions would slow the inode allocations of the rounds after it
+// (see `benchStoreDir` in peers/runners/agentrx-file.ts).
+for (const dir of made) rmSync(dir, { recursive: true, force: true });
