@@ -4,8 +4,9 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { tempDirSync } from '../support/temp-dir.js';
 
-/** The messages a proof child sends: a tool started (and hangs), the run's result, or its error. */
+/** The messages a proof child sends: it is ready for the parent's signal, a tool started (and hangs), the run's result, or its error. */
 export type ChildMessage =
+  | { type: 'ready' }
   | { type: 'tool_started'; toolUseId: string; sessionId: string }
   | { type: 'result'; result: { terminal: string; text: string; sessionId: string } }
   | { type: 'error'; code?: string; message: string };
