@@ -25,12 +25,22 @@ function io(env: Record<string, string> = {}, signal?: AbortSignal): TestIo {
 const argv = (...args: string[]) => ['node', 'agentrx', ...args];
 
 describe('agentrx serve', () => {
+  // A server still running after a failed assertion is stopped here (before its temp folder goes).
+  const running: { stop: AbortController; exit: Promise<number> }[] = [];
+  const track = (stop: AbortController, exit: Promise<number>): Promise<number> => (running.push({ stop, exit }), exit);
+  afterEach(async () => {
+    for (const r of running.splice(0)) {
+      r.stop.abort();
+      await r.exit.catch(() => undefined);
+    }
+  });
+
   describe('when run with --demo and a token in AGENTRX_TOKEN', () => {
     it('should print the URL, serve the page and a token-protected demo agent, and stop on the signal', async () => {
       const stop = new AbortController();
       const t = io({ AGENTRX_TOKEN: 'demo-token-42' }, stop.signal);
       const url = waitForOutput(t.out, /^(http:\/\/127\.0\.0\.1:\d+\/)$/m);
-      const exit = runCli(argv('serve', '--demo', '--port', '0'), t);
+      const exit = track(stop, runCli(argv('serve', '--demo', '--port', '0'), t));
       const base = (await url)[1]!;
 
       expect((await fetch(base)).headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -59,7 +69,7 @@ describe('agentrx serve', () => {
       const stop = new AbortController();
       const t = io({}, stop.signal);
       const url = waitForOutput(t.out, /^(http:\/\/127\.0\.0\.1:\d+\/)$/m);
-      const exit = runCli(argv('serve', '--demo', '--port', '0', '--store', join(dir, 'store'), '--record', join(dir, 'rec')), t);
+      const exit = track(stop, runCli(argv('serve', '--demo', '--port', '0', '--store', join(dir, 'store'), '--record', join(dir, 'rec')), t));
       const base = (await url)[1]!;
       const agent = new HttpAgent({ url: `${base}agent`, threadId: 'rec-thread' });
       agent.addMessage({ id: 'u1', role: 'user', content: 'what is (17 + 25) * 3' });
@@ -101,7 +111,7 @@ describe('agentrx serve', () => {
       const stop = new AbortController();
       const t = io({}, stop.signal);
       const url = waitForOutput(t.out, /^(http:\/\/127\.0\.0\.1:(\d+)\/)$/m);
-      const exit = runCli(argv('serve', '--demo', '--config', join(dir, 'c.json'), '--port', '0'), t);
+      const exit = track(stop, runCli(argv('serve', '--demo', '--config', join(dir, 'c.json'), '--port', '0'), t));
       const m = await url;
       expect(Number(m[2])).toBeGreaterThan(1);
       expect((await fetch(`${m[1]}healthz`)).status).toBe(200);
