@@ -146,6 +146,13 @@ function unlinkLock(file: string): void {
   }
 }
 
+/** This process's owner file: its path and identity. */
+interface OwnFile {
+  readonly path: string;
+  readonly dev: bigint;
+  readonly ino: bigint;
+}
+
 /** Errors of `link()` that mean "no hard links here" (or no more of them): the lock is then created as a file. */
 const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK', 'EACCES']);
 
@@ -159,7 +166,8 @@ const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', '
  * the session folders (`sessionIds` skips names that do not decode).
  */
 export class OwnerFile {
-  private file?: { readonly path: string; readonly dev: number; readonly ino: number };
+  /** The owner file and its identity (bigint: inode numbers can exceed 2^53 on some file systems). */
+  private file?: OwnFile;
   /** Set once `link()` failed for a reason that will not change: locks are created as files. */
   private unsupported = false;
 
@@ -196,11 +204,11 @@ export class OwnerFile {
 
   /** Whether `lock` is (still) a link to this process's owner file. */
   isLinkedAs(lock: string): boolean {
-    const st = lstatSync(lock, { throwIfNoEntry: false });
+    const st = lstatSync(lock, { throwIfNoEntry: false, bigint: true });
     return st !== undefined && this.file !== undefined && st.ino === this.file.ino && st.dev === this.file.dev;
   }
 
-  private ensure(): { readonly path: string; readonly dev: number; readonly ino: number } | undefined {
+  private ensure(): OwnFile | undefined {
     if (this.file) return this.file;
     const path = join(this.folder, PROCESS_TOKEN);
     try {
@@ -221,7 +229,7 @@ export class OwnerFile {
           closeSync(fd);
         }
       }
-      const st = lstatSync(path);
+      const st = lstatSync(path, { bigint: true });
       this.file = { path, dev: st.dev, ino: st.ino };
       return this.file;
     } catch {
