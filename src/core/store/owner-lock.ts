@@ -70,7 +70,7 @@ export async function takeLock(file: string, sessionId: string, onTakeover: (dea
   const mine: LockOwner = { pid: process.pid, hostname: thisHost(), at: Date.now(), token: PROCESS_TOKEN };
   for (let attempt = 0; attempt < 3; attempt++) {
     const linked = owners?.linkAs(file);
-    if (linked === 'taken') return () => releaseLinked(file, owners!);
+    if (linked === 'taken') return () => releaseLinked(file, owners!, mine);
     if (linked === undefined && (await create(file, mine))) return () => releaseLock(file, mine);
     const owner = await readOwner(file);
     if (!owner) continue; // released in between
@@ -133,9 +133,15 @@ async function releaseLock(file: string, mine: LockOwner): Promise<void> {
   unlinkLock(file);
 }
 
-/** Removes a linked lock if it is still a link to this process's owner file (one `lstat`, no read). */
-async function releaseLinked(file: string, owners: OwnerFile): Promise<void> {
-  if (owners.isLinkedAs(file)) unlinkLock(file);
+/**
+ * Removes a linked lock if it is still this process's: a link to its owner file (one `lstat`, no
+ * read), or, when the owner file was made again meanwhile (someone removed it), a lock naming
+ * this process (pid and token: every lock the process links holds the same owner).
+ */
+async function releaseLinked(file: string, owners: OwnerFile, mine: LockOwner): Promise<void> {
+  if (owners.isLinkedAs(file)) return unlinkLock(file);
+  const owner = await readOwner(file).catch(() => undefined);
+  if (owner && owner.pid === mine.pid && owner.token === mine.token) unlinkLock(file);
 }
 
 function unlinkLock(file: string): void {

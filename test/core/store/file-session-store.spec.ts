@@ -561,6 +561,16 @@ describe('FileSessionStore', () => {
         expect(await readdir(join(dir, 's'))).toEqual([]);
       });
 
+      it('should still remove its lock on release when its owner file was removed and made again meanwhile', async () => {
+        const a = await store.acquire('a');
+        await rm(join(dir, '%owners'), { recursive: true });
+        const b = await store.acquire('b'); // makes the owner file again (a new inode)
+        await a.release();
+        await b.release();
+        expect(await readdir(join(dir, 'a'))).toEqual([]);
+        expect(await readdir(join(dir, 'b'))).toEqual([]);
+      });
+
       it('should leave a lock that is no longer its link on release', async () => {
         const lease = await store.acquire('s');
         const other = JSON.stringify({ pid: 1, hostname: 'elsewhere.example', at: 0 });
