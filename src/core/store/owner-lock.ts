@@ -36,6 +36,11 @@ export function ownerState(owner: LockOwner): 'self' | 'live' | 'dead' {
 
 /** The owner in `file`, undefined when there is no lock; a lock that cannot be parsed is a `store_error`. */
 export async function readOwner(file: string): Promise<LockOwner | undefined> {
+  return ownerIn(file);
+}
+
+/** `readOwner`, synchronously. */
+function ownerIn(file: string): LockOwner | undefined {
   let text: string;
   try {
     // Synchronous: a few bytes from the page cache cost less than a threadpool round trip.
@@ -71,7 +76,7 @@ export async function takeLock(file: string, sessionId: string, onTakeover: (dea
   for (let attempt = 0; attempt < 3; attempt++) {
     const linked = owners?.linkAs(file);
     if (linked === 'taken') return () => releaseLinked(file, owners!, mine);
-    if (linked === undefined && (await create(file, mine))) return () => releaseLock(file, mine);
+    if (linked === undefined && create(file, mine)) return () => releaseLock(file, mine);
     const owner = await readOwner(file);
     if (!owner) continue; // released in between
     const state = ownerState(owner);
@@ -107,8 +112,11 @@ export async function takeLock(file: string, sessionId: string, onTakeover: (dea
   throw new AgentRxError('store_error', `session '${sessionId}': could not take its lock ${file} (others keep taking it)`, { sessionId, file });
 }
 
-/** Creates the lock (synchronously: a few bytes, no fsync — a lock need not survive a crash, a dead owner's is taken over). */
-async function create(file: string, owner: LockOwner): Promise<boolean> {
+/**
+ * Creates `file` holding `owner` (`wx`): false when it exists. Synchronous: a few bytes, no fsync
+ * (a lock need not survive a crash, a dead owner's is taken over).
+ */
+function create(file: string, owner: LockOwner): boolean {
   let fd: number;
   try {
     fd = openSync(file, 'wx');
@@ -220,21 +228,8 @@ export class OwnerFile {
     try {
       mkdirSync(this.folder, { recursive: true });
       this.removeStale();
-      const owner: LockOwner = { pid: process.pid, hostname: thisHost(), at: Date.now(), token: PROCESS_TOKEN };
-      let fd: number | undefined;
-      try {
-        fd = openSync(path, 'wx');
-      } catch (e) {
-        // Made by another store on the same folder in this process (same token): it is this process's.
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      }
-      if (fd !== undefined) {
-        try {
-          writeSync(fd, JSON.stringify(owner));
-        } finally {
-          closeSync(fd);
-        }
-      }
+      // An existing one was made by another store on the same folder in this process (same token).
+      create(path, { pid: process.pid, hostname: thisHost(), at: Date.now(), token: PROCESS_TOKEN });
       const st = lstatSync(path, { bigint: true });
       this.file = { path, dev: st.dev, ino: st.ino };
       return this.file;
@@ -250,8 +245,8 @@ export class OwnerFile {
       const path = join(this.folder, name);
       try {
         if (lstatSync(path).nlink !== 1) continue;
-        const owner = JSON.parse(readFileSync(path, 'utf8')) as LockOwner;
-        if (typeof owner?.pid === 'number' && typeof owner.hostname === 'string' && ownerState(owner) === 'dead') unlinkSync(path);
+        const owner = ownerIn(path);
+        if (owner && ownerState(owner) === 'dead') unlinkSync(path);
       } catch {
         // Unreadable or removed meanwhile: leave it.
       }
