@@ -1,17 +1,14 @@
 /** Public surface of `agentrx`. */
 export { AgentRx, type AgentRxCreateOptions } from './agentrx.js';
-export { coreServicesModule, defaultModules } from './default-modules.js';
 export { Session } from './core/session/session.js';
 export type { LogAttachment, SequencedAgUiEvent } from './core/session/log-attachment.js';
 export type { ConfirmTool, SessionOptions, ToolDecision, TurnGuard } from './core/session/session-options.js';
 export { AgentRxError, isAgentRxError, type ErrorCode } from './core/errors.js';
 export type { AgentSpec, Outcome, RawEvent, SessionResult, ToolConfirmation, ToolDeclaration, ToolResult, ToolUse, TurnResult, TurnTerminal, Usage } from './core/model.js';
-export { AgentProvider, defaultEventId, missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderBase, type ProviderMode, type Reconnected, type StreamingProvider, type StreamItem, type TurnProvider } from './core/plugin/agent-provider.js';
-export { ProviderRegistration } from './core/plugin/provider-registration.js';
+export { AgentProvider, missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderBase, type ProviderMode, type Reconnected, type StreamingProvider, type StreamItem, type TurnProvider } from './core/plugin/agent-provider.js';
 export { ToolHandler, type InputType, type JsonSchema, type StandardSchemaIssue, type StandardSchemaResult, type StandardSchemaV1, type ToolContext, type ToolInputSchema, type ToolOutcome, type ToolOutput } from './core/plugin/tool-handler.js';
-export { ToolSource, isToolSource, type ToolSourceSubscription } from './core/plugin/tool-source.js';
-export { defineTool, TOOL_NAME_PATTERN, type ToolDefinition } from './core/tools/define-tool.js';
-export { ToolRegistryImpl, type ToolLookup } from './core/tools/tool-registry.js';
+export { ToolSource, type ToolSourceSubscription } from './core/plugin/tool-source.js';
+export { defineTool, type ToolDefinition } from './core/tools/define-tool.js';
 export { BaseEventConsumer, EventConsumer, type ConsumerContext, type StopContext, type StopReason, type ToolCallResult } from './core/plugin/event-consumer.js';
 export type { LifecycleParticipant } from './core/plugin/lifecycle-participant.js';
 export { AgUiEventType } from './core/events/agui-event.js';
@@ -66,8 +63,6 @@ export type {
   TurnEnd,
 } from './core/events/session-event.js';
 export {
-  RecentKeys,
-  TOOL_CALL_ARGS_REPLACED_EVENT,
   dedupeById,
   extractReasoningDeltas,
   extractTextDeltas,
@@ -83,39 +78,47 @@ export {
 } from './core/events/operators/index.js';
 export type { ConsumerError } from './core/session/consumer-hub.js';
 export { Logger, MemoryLogger, StderrLogger, type LogLevel } from './core/logger.js';
-export { SESSION_LOG_VERSION, SessionStore, type SessionRecord, type SessionStatus, type StoreLease } from './core/store/session-store.js';
+export { SessionStore, type SessionRecord, type SessionStatus, type StoreLease } from './core/store/session-store.js';
 export { MemorySessionStore } from './core/store/memory-session-store.js';
 export { FileSessionStore, type FileSessionStoreOptions } from './core/store/file-session-store.js';
-export { retentionFromConfig, startRetention, type PrunableSessionStore, type PruneOptions, type RetentionOptions } from './core/store/retention.js';
+export type { PrunableSessionStore, PruneOptions, RetentionOptions } from './core/store/retention.js';
 export { exportCassette, formatCassette, parseCassette, readCassette, writeCassette, type Cassette } from './core/store/cassette.js';
 export type { LedgerEntry, LedgerState } from './core/tools/tool-ledger.js';
-export { AgentRxConfig } from './core/config/agentrx.config.js';
+export type { AgentRxConfig } from './core/config/agentrx.config.js';
 export { ConfigSections } from './core/config/config-tokens.js';
 export type { ConfigSection } from './core/config/config-section.js';
-export { loadConfig, validateConfig } from './core/config/load-config.js';
+export { validateConfig } from './core/config/load-config.js';
 export { Secret } from './core/config/secret.js';
 export { bindPlugin, bindProvider, pluginModule } from './core/di/bind-plugin.js';
-export { ConsumerErrors, ConsumerRegistry, ToolRegistry, coreModule } from './core/di/core-module.js';
-export { ProviderCatalog } from './core/kernel/provider-catalog.js';
 export { ContainerModule, inject, injectable, optional } from './core/di/inversify.js';
 export { HttpClientFactory } from './core/http/http-client-factory.js';
-export { LocalAgentProvider } from './plugins/providers/local/local.provider.js';
 export { localProviderModule } from './plugins/providers/local/local.module.js';
-export { LocalProviderOptions } from './plugins/providers/local/local.config.js';
+export type { LocalProviderOptions } from './plugins/providers/local/local.config.js';
 export { demoToolsModule } from './plugins/tools/tools.module.js';
-export * from './plugins/mcp/index.js';
+export { mcpModule, type McpOptions, type McpServerOptions, type McpSdkImporter, type McpCallResult, type McpContent } from './plugins/mcp/index.js';
 export { TerminalConsumer } from './consumers/terminal/terminal.consumer.js';
 export { JsonlConsumer } from './consumers/jsonl/jsonl.consumer.js';
-export * from './consumers/agui-http/index.js';
-export { OtelConsumer, OTEL_TRACER_NAME, type OtelStopContext } from './consumers/otel/otel.consumer.js';
-export { OtelConsumerOptions, OtelConfig, OtelConfigOptions, otelConfigSection } from './consumers/otel/otel.config.js';
+export {
+  aguiHttpModule,
+  createAgUiHandler,
+  startAgUiServer,
+  type AgUiHandlerOptions,
+  type AgUiHttpHandler,
+  type AgUiHttpOptions,
+  type AgUiHttpOptionsInput,
+  type AgUiLiveSession,
+  type AgUiPage,
+  type AgUiRunRequest,
+  type AgUiServer,
+  type AgUiServerOptions,
+  type AgUiSessionHost,
+  type AgUiSessionPlacement,
+} from './consumers/agui-http/index.js';
+export { OtelConsumer, type OtelStopContext } from './consumers/otel/otel.consumer.js';
+export type { OtelConsumerOptions, OtelConfig } from './consumers/otel/otel.config.js';
 export { otelConsumerModule } from './consumers/otel/otel.module.js';
-export { AgentCoreAgentProvider, ATTEMPT_FAILED, STREAM_EXCEPTION, type AgentCoreConn, type AgentCoreInput, type AgentCoreSyntheticEvent } from './plugins/providers/bedrock-agentcore/agentcore.provider.js';
 export { agentCoreProviderModule } from './plugins/providers/bedrock-agentcore/agentcore.module.js';
-export { AgentCoreProviderOptions, agentCoreConfigSection } from './plugins/providers/bedrock-agentcore/agentcore.config.js';
-export { AgentCoreProvisioner, classifyHarnessStatus, type AgentCoreHarnessHandle, type AgentCoreProvisionerOptions, type HarnessStatusClass } from './plugins/providers/bedrock-agentcore/agentcore-provisioner.js';
-export { CmaAgentProvider, type CmaConn, type CmaInput } from './plugins/providers/claude-managed-agents/cma.provider.js';
+export type { AgentCoreProviderOptions } from './plugins/providers/bedrock-agentcore/agentcore.config.js';
 export { cmaProviderModule } from './plugins/providers/claude-managed-agents/cma.module.js';
-export { CmaProviderOptions, CmaProviderOptionsClass, cmaConfigSection } from './plugins/providers/claude-managed-agents/cma.config.js';
-export type { CmaHandle } from './plugins/providers/claude-managed-agents/cma-provision.js';
+export type { CmaProviderOptions } from './plugins/providers/claude-managed-agents/cma.config.js';
 export { toolConfirmationEvent } from './plugins/providers/claude-managed-agents/cma-wire.js';

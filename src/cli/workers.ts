@@ -4,7 +4,7 @@ import { validateConfig } from '../core/config/load-config.js';
 import { readConfigFile } from '../core/config/read-config-file.js';
 import { toAgentRxError } from '../core/errors.js';
 import { PoolMonitor } from '../distributed/pool-monitor.js';
-import type { PoolStatus } from '../distributed/pool-status.js';
+import type { PoolStatus } from '../distributed/pool-status.types.js';
 import { scrubUrl } from '../distributed/redis-link.js';
 import type { CliIo } from './cli.js';
 

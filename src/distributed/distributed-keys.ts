@@ -66,3 +66,14 @@ export class DistributedKeys {
     return { inputs: `${tag}:in`, outputs: `${tag}:out`, state: `${tag}:state` };
   }
 }
+
+/** Where the distributed runtime's Redis is, and the prefix of its keys. */
+export interface RedisLocation {
+  /** `redis://[user:pass@]host[:port][/db]` (or `rediss://`). Credentials never appear in errors or logs. */
+  readonly url: string;
+  /** Prefix of every key (default `agentrx:`, the session store's default). */
+  readonly keyPrefix?: string;
+}
+
+/** One entry of a stream: its id and fields. */
+export type StreamEntry = readonly [id: string, fields: string[]];

@@ -1,5 +1,5 @@
 import { metrics, type BatchObservableResult, type MeterProvider, type Observable } from '@opentelemetry/api';
-import type { PoolStatus, QueueDepth } from './pool-status.js';
+import type { PoolStatus, QueueDepth } from './pool-status.types.js';
 
 /** What the pool's gauges read at each collection; each part is optional (a worker knows its own sessions, `serve` the pool's). */
 export interface PoolMetricsSource {

@@ -1,11 +1,10 @@
-export { DEFAULT_KEY_PREFIX, DEFAULT_QUEUE_NAME, DistributedKeys, type SubmissionKeys } from './distributed-keys.js';
+export { DEFAULT_KEY_PREFIX, DEFAULT_QUEUE_NAME, DistributedKeys, type RedisLocation, type SubmissionKeys } from './distributed-keys.js';
 export type { InputMessage, OutputMessage, RemoteResult, WireError } from './distributed-messages.js';
-export type { RedisLocation } from './redis-link.js';
 export { RemoteSession } from './remote-session.js';
 export { SessionQueue, type OpenRemoteOptions, type SessionQueueOptions } from './session-queue.js';
 export { startWorker, type SessionWorker, type SessionWorkerOptions } from './session-worker.js';
 export { checkSubmitOptions, type SessionJobData, type SubmitOptions } from './submit-options.js';
 export { registerPoolMetrics, type PoolMetrics, type PoolMetricsOptions, type PoolMetricsSource } from './distributed-metrics.js';
 export { PoolMonitor, type PoolMonitorOptions } from './pool-monitor.js';
-export { liveWorkers, queueDepth, readPoolStatus, type PoolStatus, type QueueDepth, type WorkerHeartbeat, type WorkerSessionStatus, type WorkerStatus } from './pool-status.js';
+export type { PoolStatus, QueueDepth, WorkerHeartbeat, WorkerSessionStatus, WorkerStatus } from './pool-status.types.js';
 export { RemoteThreadPlacement, isDistributedHost, type DistributedSessionHost, type RemoteThreadPlacementOptions } from './remote-threads.js';

@@ -1,10 +1,13 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { loadBullmq } from './bullmq.js';
 import type { Redis } from 'ioredis';
 import { redisStoreError } from '../core/store/redis/redis-connection.js';
 import { DEFAULT_KEY_PREFIX, DEFAULT_QUEUE_NAME, DistributedKeys } from './distributed-keys.js';
 import { registerPoolMetrics, type PoolMetrics, type PoolMetricsOptions } from './distributed-metrics.js';
-import { openRedis, type RedisLocation } from './redis-link.js';
-import { liveWorkers, queueDepth, readPoolStatus, type PoolStatus } from './pool-status.js';
+import { openRedis } from './redis-link.js';
+import type { RedisLocation } from './distributed-keys.js';
+import { liveWorkers, queueDepth, readPoolStatus } from './pool-status.js';
+import type { PoolStatus } from './pool-status.types.js';
 
 /** Options of {@link PoolMonitor.connect}. */
 export interface PoolMonitorOptions {
@@ -29,6 +32,7 @@ export class PoolMonitor {
 
   /** Connects to the pool's Redis; an unreachable Redis is a `store_error` naming the redacted URL. */
   static async connect(opts: PoolMonitorOptions): Promise<PoolMonitor> {
+    const { Queue } = await loadBullmq();
     const keys = new DistributedKeys(opts.redis.keyPrefix ?? DEFAULT_KEY_PREFIX);
     const redis = await openRedis(opts.redis.url, 'agentrx-pool-monitor');
     const queue = new Queue(opts.queueName ?? DEFAULT_QUEUE_NAME, { connection: redis, prefix: keys.bullPrefix });

@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis';
+import type { RedisLocation, StreamEntry } from './distributed-keys.js';
 import { loadIoredis, redactUrl, redisStoreError } from '../core/store/redis/redis-connection.js';
 
 export { redactUrl };
+export type { RedisLocation, StreamEntry };
 
 /**
  * `message` with `url` shown redacted and its password removed wherever it appears: BullMQ and
@@ -16,14 +18,6 @@ export function scrubUrl(message: string, url: string): string {
     // not a URL: nothing more to scrub
   }
   return out;
-}
-
-/** Where the distributed runtime's Redis is, and the prefix of its keys. */
-export interface RedisLocation {
-  /** `redis://[user:pass@]host[:port][/db]` (or `rediss://`). Credentials never appear in errors or logs. */
-  readonly url: string;
-  /** Prefix of every key (default `agentrx:`, the session store's default). */
-  readonly keyPrefix?: string;
 }
 
 /**
@@ -53,9 +47,6 @@ export async function openRedis(url: string, name: string): Promise<Redis> {
   client.options.retryStrategy = (times: number) => Math.min(times * 50, 2_000);
   return client;
 }
-
-/** One entry of a stream: its id and fields. */
-export type StreamEntry = readonly [id: string, fields: string[]];
 
 /**
  * Follows one Redis Stream from `after` (an entry id; `0` from the start) on its own connection

@@ -7,7 +7,7 @@ import type { RawEvent } from '../core/model.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import { decodeEntry, fromWireError, type InputMessage, type OutputMessage, type RemoteResult } from './distributed-messages.js';
 import type { SubmissionKeys } from './distributed-keys.js';
-import type { StreamEntry } from './redis-link.js';
+import type { StreamEntry } from './distributed-keys.js';
 
 /** What a handle needs: the store sharing the workers' Redis, and the submission's streams. */
 export interface RemoteSessionDeps {

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { loadBullmq } from './bullmq.js';
 import type { Redis } from 'ioredis';
 import { AgentRxError } from '../core/errors.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import { redisStoreError } from '../core/store/redis/redis-connection.js';
 import { DEFAULT_KEY_PREFIX, DEFAULT_QUEUE_NAME, DistributedKeys } from './distributed-keys.js';
 import { MESSAGE_FIELD, type InputMessage } from './distributed-messages.js';
-import { openRedis, StreamFollower, type RedisLocation } from './redis-link.js';
+import { openRedis, StreamFollower } from './redis-link.js';
+import type { RedisLocation } from './distributed-keys.js';
 import { RemoteSession } from './remote-session.js';
 import { checkSubmitOptions, type SessionJobData, type SubmitOptions } from './submit-options.js';
 
@@ -53,6 +55,7 @@ export class SessionQueue {
 
   /** Connects to Redis (a failure is a `store_error` naming the URL with its credentials redacted). */
   static async connect(opts: SessionQueueOptions): Promise<SessionQueue> {
+    const { Queue } = await loadBullmq();
     const prefix = opts.redis.keyPrefix ?? DEFAULT_KEY_PREFIX;
     const commands = await openRedis(opts.redis.url, 'agentrx-queue');
     const keys = new DistributedKeys(prefix);

@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Queue, Worker, WaitingError, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
+import { loadBullmq } from './bullmq.js';
 import type { Redis } from 'ioredis';
 import type { AgentRx } from '../agentrx.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
 import { DEFAULT_KEY_PREFIX, DEFAULT_QUEUE_NAME, DistributedKeys } from './distributed-keys.js';
 import { registerPoolMetrics, type PoolMetrics, type PoolMetricsOptions } from './distributed-metrics.js';
 import { JobRunner } from './job-runner.js';
-import { clearHeartbeat, queueDepth, writeHeartbeat, type WorkerHeartbeat } from './pool-status.js';
-import { openRedis, redactUrl, scrubUrl, StreamFollower, type RedisLocation } from './redis-link.js';
+import { clearHeartbeat, queueDepth, writeHeartbeat } from './pool-status.js';
+import type { WorkerHeartbeat } from './pool-status.types.js';
+import { openRedis, redactUrl, scrubUrl, StreamFollower } from './redis-link.js';
+import type { RedisLocation } from './distributed-keys.js';
 import { defineSubmissionScripts } from './submission-writer.js';
 import type { SessionJobData } from './submit-options.js';
 
@@ -87,6 +90,7 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
   const id = opts.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const log = opts.log ?? (() => undefined);
   const queueName = opts.queueName ?? DEFAULT_QUEUE_NAME;
+  const { Queue, Worker, WaitingError } = await loadBullmq();
   // Redis first: an unreachable Redis fails before any AgentRx is built.
   const commands = defineSubmissionScripts(await openRedis(url, `agentrx-worker-${id}`));
   let bullConnection: Redis | undefined;

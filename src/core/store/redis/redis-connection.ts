@@ -1,5 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { AgentRxError } from '../../errors.js';
+import { isModuleNotFound } from '../../util/optional-peer.js';
 
 /** The ioredis client class, as the dynamic import gives it. */
 type RedisClass = new (url: string, options: RedisOptions) => Redis;
@@ -20,8 +21,7 @@ export function loadIoredis(): Promise<RedisClass> {
     },
     (e: unknown) => {
       loaded = undefined;
-      const code = (e as NodeJS.ErrnoException)?.code;
-      if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+      if (isModuleNotFound(e)) {
         throw new AgentRxError('store_error', "install ioredis to use store type 'redis' (npm install ioredis)", { package: 'ioredis' });
       }
       throw new AgentRxError('store_error', `cannot load ioredis for store type 'redis': ${(e as Error)?.message ?? String(e)}`, { package: 'ioredis' });

@@ -1,4 +1,5 @@
 import { AgentRxError } from '../../../core/errors.js';
+import { isModuleNotFound } from '../../../core/util/optional-peer.js';
 
 /**
  * Lazy loading of the AWS SDK packages of the `bedrock-agentcore` provider. They are needed only
@@ -65,11 +66,4 @@ export async function loadSdk<T>(name: string, importer: SdkImporter<T>): Promis
     const message = e instanceof Error ? e.message : String(e);
     throw new AgentRxError('provider_error', `loading ${name} failed: ${message}`, { package: name }, { cause: e });
   }
-}
-
-/** True for the error Node (or a test runner's resolver) raises for a package that is not installed. */
-function isModuleNotFound(e: unknown): boolean {
-  const o = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; message?: unknown };
-  if (o.code === 'ERR_MODULE_NOT_FOUND' || o.code === 'MODULE_NOT_FOUND') return true;
-  return typeof o.message === 'string' && /Cannot find (module|package)/.test(o.message);
 }
