@@ -239,9 +239,9 @@ export class AgentRx {
     return this.sessionQueue;
   }
 
-  /** Cancels every running session. */
+  /** Cancels every running session, as a shutdown: their `results$` complete, their `result` rejects with `cancelled`. */
   cancelAll(): void {
-    for (const s of this.sessions) s.cancel();
+    for (const s of this.sessions) s.cancelForShutdown();
   }
 
   /**

@@ -14,7 +14,7 @@ import { AsyncQueue, abortReason, abortable, followAbort } from '../util/async.j
 import type { ConsumerAttachment } from './consumer-hub.js';
 import type { HostLink, HostLinkEvents } from './host-link.js';
 import { Ingestion } from './ingestion.js';
-import { RequestState, firstResult } from './request-state.js';
+import { RequestState } from './request-state.js';
 import { AgentState } from './agent-state.js';
 import { withPriorConversation } from './prior-conversation.js';
 import { SessionJournal } from './session-journal.js';
@@ -52,6 +52,9 @@ type InboxItem =
   | { readonly kind: 'redrive'; readonly asked: Asked }
   | { readonly kind: 'message'; readonly text: string };
 
+/** A follow-up message: what `close()` still answers before the session ends. */
+const isMessage = (item: InboxItem): boolean => item.kind === 'message';
+
 /**
  * One agent session: the public object and the request loop. It drives the host turn by turn
  * through a {@link HostLink} (a stream attachment or a turn poller), answers `requires_action`
@@ -64,13 +67,18 @@ export class Session {
   readonly events$: Observable<SessionEvent>;
   /** The AG-UI translation of `events$`. */
   readonly agui$: Observable<AgUiEvent>;
-  /** A SessionResult at each terminal (each request of a live session). Completes on close; errors with the AgentRxError when the session fails or is cancelled. */
+  /**
+   * A SessionResult at each terminal (each request of a live session). Completes when the session
+   * closes (also when `AgentRx.stop()` cancels it: a shutdown is not a failure); errors with the
+   * AgentRxError when the session fails or `cancel()` is called.
+   */
   readonly results$: Observable<SessionResult>;
-  /** The first request's result; rejects with a typed AgentRxError. */
+  /** The first request's result; rejects with a typed AgentRxError (`cancelled` also when `AgentRx.stop()` ended it). */
   readonly result: Promise<SessionResult>;
   /** Resolves once the session has fully closed: provider released, every consumer stopped. */
   readonly closed: Promise<void>;
   private markClosed!: () => void;
+  private settleResult!: { resolve(r: SessionResult): void; reject(e: AgentRxError): void };
 
   private readonly results = new ReplaySubject<SessionResult>(1);
   private readonly inbox = new AsyncQueue<InboxItem>();
@@ -85,7 +93,7 @@ export class Session {
   private readonly request$: RequestState;
   private threadId = '';
   private readonly agentState: AgentState;
-  /** `close()` was called: no request starts after the running one. */
+  /** `close()` was called: no request starts once the running one and the queued messages are done. */
   private closing = false;
   /** The loop waits for input between requests (nothing runs). */
   private idle = false;
@@ -104,7 +112,7 @@ export class Session {
     this.events$ = this.ingestion.events$;
     this.agui$ = this.events$.pipe(toAgUi(), share());
     this.results$ = this.results.asObservable();
-    this.result = firstResult(this.results$);
+    this.result = new Promise<SessionResult>((resolve, reject) => (this.settleResult = { resolve, reject }));
     this.closed = new Promise<void>((resolve) => (this.markClosed = resolve));
     // The caller may never await `result` (live sessions use results$); do not crash the process.
     this.result.catch(() => undefined);
@@ -151,6 +159,8 @@ export class Session {
     if (typeof text !== 'string' || text.length === 0) throw new AgentRxError('invalid_options', 'message(text): text must be a non-empty string');
     if (this.isClosed || this.closing) throw new AgentRxError('session_closed', 'the session is closed; start a new one (pass sessionId to resume)');
     this.inbox.push({ kind: 'message', text });
+    // A waiting loop has just taken it: a close() in the same tick must not abort that request.
+    this.idle = false;
   }
 
   /**
@@ -179,9 +189,19 @@ export class Session {
   }
 
   /**
-   * Ends the session gracefully: the running request (if any) goes on to its terminal and its
-   * result still arrives on `result`/`results$`; then the session closes (consumers stop with
-   * 'completed'). Messages not yet started are not sent. To abort the running request, `cancel()`.
+   * `cancel()` on behalf of `AgentRx.stop()` (or a signal): the same abort, but `results$`
+   * completes instead of erroring, so a subscriber without an error handler does not crash the
+   * process that is shutting down. `result` still rejects with `cancelled`.
+   */
+  cancelForShutdown(): void {
+    if (!this.ctrl.signal.aborted) this.ctrl.abort(new AgentRxError('cancelled', 'the session was cancelled: AgentRx.stop() ended it', { by: 'stop' }));
+  }
+
+  /**
+   * Ends the session gracefully: the running request (if any) goes on to its terminal, then each
+   * message queued before `close()` is answered in turn (each result arrives on `results$`); then
+   * the session closes (`closed` resolves, consumers stop with 'completed'). `message()` after
+   * `close()` throws `session_closed`. To abort now, `cancel()`.
    */
   close(): void {
     if (this.closing || this.ctrl.signal.aborted) return;
@@ -203,7 +223,7 @@ export class Session {
       await new Promise<void>((resolve) => setImmediate(resolve));
       await this.open(signal);
       let first: unknown = this.firstInput();
-      while (!this.closing || first !== undefined) {
+      while (!this.closing || first !== undefined || this.inbox.has(isMessage)) {
         if (first !== undefined) {
           const input = first;
           first = undefined;
@@ -369,13 +389,15 @@ export class Session {
     // An idle live session keeps nothing of the request it no longer needs (recovery is per request).
     this.ingestion.releaseHistory();
     this.results.next(result);
+    this.settleResult.resolve(result);
   }
 
   private async shutdown(reason: StopReason, failure: AgentRxError | undefined): Promise<void> {
     this.request$.end();
     if (failure) this.ingestion.emit({ type: 'agentrx.run_error', runId: this.request$.runId, threadId: this.threadId, code: failure.code, message: failure.message });
     // `result` settles here when the first request never finished (rejected with `failure`, else session_closed).
-    if (failure) this.results.error(failure);
+    this.settleResult.reject(failure ?? new AgentRxError('session_closed', 'the session closed before its first request finished'));
+    if (failure && failure.details?.['by'] !== 'stop') this.results.error(failure);
     else this.results.complete();
     this.isClosed = true;
     try {

@@ -28,6 +28,11 @@ export class AsyncQueue<T> {
     return this.items.length;
   }
 
+  /** Whether an item matching `match` is queued. */
+  has(match: (v: T) => boolean): boolean {
+    return this.items.some(match);
+  }
+
   /** Removes and returns the first matching item, if any, without waiting. */
   tryTake(match: (v: T) => boolean): T | undefined {
     const i = this.items.findIndex(match);

@@ -313,6 +313,42 @@ describe('Session', () => {
     });
   });
 
+  describe('.close', () => {
+    describe('when messages were queued behind the running request', () => {
+      it('should answer each queued message in turn before closing', async () => {
+        const provider = new ScriptedProvider({
+          turns: [{ events: [ev.text('t1', 'first'), ev.idle('i1', 'end_turn')] }, { events: [ev.text('t2', 'second'), ev.idle('i2', 'end_turn')] }, { events: [ev.text('t3', 'third'), ev.idle('i3', 'end_turn')] }],
+        });
+        rx = await create(provider);
+        const s = rx.start({ prompt: 'go' });
+        const texts: string[] = [];
+        s.results$.subscribe({ next: (r) => texts.push(r.text), complete: () => texts.push('complete') });
+        s.message('and then?');
+        s.message('and last?');
+        s.close();
+        await s.closed;
+        expect(texts).toEqual(['first', 'second', 'third', 'complete']);
+        expect(provider.inputs.filter((i) => i.kind === 'user').map((i) => i.text)).toEqual(['and then?', 'and last?']);
+      });
+    });
+  });
+
+  describe('AgentRx.stop', () => {
+    describe('when a live session is still running', () => {
+      it('should cancel it, complete its results$ (no error to crash a subscriber) and reject its result with cancelled', async () => {
+        GateToolHandler.reset();
+        rx = await create(new ScriptedProvider({ turns: [{ events: [ev.toolUse('u1', 'slow', { text: 'x' }), ev.idle('i1', 'requires_action', ['u1'])] }] }));
+        const s = rx.start({ prompt: 'go' });
+        const ended = new Promise<string>((resolve) => s.results$.subscribe({ complete: () => resolve('complete'), error: () => resolve('error') }));
+        await GateToolHandler.started;
+        await rx.stop();
+        rx = undefined;
+        await expect(ended).resolves.toBe('complete');
+        await expect(s.result).rejects.toMatchObject({ code: 'cancelled' });
+      });
+    });
+  });
+
   describe('.results$', () => {
     describe('when a live session is cancelled', () => {
       it('should error with the typed cancellation after the results already delivered', async () => {
