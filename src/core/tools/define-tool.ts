@@ -14,7 +14,9 @@ export interface ToolDefinition<I = Record<string, unknown>> {
   /**
    * The input: a JSON Schema object schema (validated with Ajv; a root schema with `properties`
    * that says nothing about extra fields is closed, like a DTO), or a Standard Schema validator
-   * with a JSON Schema converter (zod 4: `z.object({…})`; the handler gets its output).
+   * with a JSON Schema converter (zod 4: `z.object({…})`; the handler gets its output). Either
+   * way the host gets the schema alone, so every `$ref` must resolve inside it
+   * (`#/definitions/…`, `#/$defs/…`); one that does not is an `invalid_config` error.
    */
   readonly inputSchema: ToolInputSchema<I>;
   /**

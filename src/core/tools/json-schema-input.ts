@@ -3,6 +3,7 @@ import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { Ajv2019 } from 'ajv/dist/2019.js';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { JsonSchema } from '../plugin/tool-handler.js';
+import { describeUnresolvedRefs, unresolvedRefs } from './unresolved-refs.js';
 
 /** Keywords by which a root object schema says what it does with fields it does not list. */
 const OPENNESS_KEYWORDS = ['additionalProperties', 'patternProperties', 'unevaluatedProperties', 'allOf', 'anyOf', 'oneOf', '$ref'];
@@ -51,7 +52,8 @@ function ajvFor(schema: JsonSchema): AnyAjv {
 
 /**
  * Compiles a tool's input JSON Schema once. Throws an Error saying what is wrong when the schema
- * is not an object schema or Ajv refuses it (an invalid schema): the caller names the tool.
+ * is not an object schema, has a `$ref` that does not resolve inside it (see `unresolvedRefs`),
+ * or Ajv refuses it (an invalid schema): the caller names the tool.
  */
 export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new Error('the input schema must be a JSON Schema object');
@@ -60,6 +62,16 @@ export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
   }
   const closed: Record<string, unknown> = { type: 'object', ...schema };
   if (closed.properties !== undefined && !OPENNESS_KEYWORDS.some((k) => k in closed)) closed.additionalProperties = false;
+  // Checked before Ajv, which may resolve a $ref the host cannot: a meta-schema Ajv knows, or a
+  // nested `$id` another tool's schema registered in the shared instance.
+  const broken = unresolvedRefs(withoutKey(closed, '$schema'));
+  if (broken.length > 0) {
+    throw new Error(
+      `its input JSON Schema has a $ref that does not resolve inside it: ${describeUnresolvedRefs(broken)}; ` +
+        'the host gets only this schema and fetches nothing, so put what it points at under "definitions" (or "$defs") of this schema ' +
+        'and refer to it as "#/definitions/<name>", or write it inline',
+    );
+  }
   const ajv = ajvFor(closed);
   // A dialect Ajv does not know (draft-04, a vendor URL) is compiled as draft-07 without it.
   const known = typeof closed.$schema !== 'string' || /draft-07|2019-09|2020-12/.test(closed.$schema);

@@ -1,10 +1,11 @@
 import { plainToInstance } from 'class-transformer';
 import { validate, type ValidationError } from 'class-validator';
-import { targetConstructorToSchema } from 'class-validator-jsonschema';
 import { AgentRxError } from '../errors.js';
 import type { InputType, StandardSchemaIssue, StandardSchemaV1, ToolHandler } from '../plugin/tool-handler.js';
 import { messageOf } from '../util/async.js';
+import { dtoJsonSchema } from './dto-json-schema.js';
 import { compileJsonSchema } from './json-schema-input.js';
+import { describeUnresolvedRefs, unresolvedRefs } from './unresolved-refs.js';
 
 /** How a handler declares its input: `class` (a DTO), `json-schema` or `standard-schema`. */
 export type ToolInputKind = 'class' | 'json-schema' | 'standard-schema';
@@ -32,7 +33,9 @@ const compiled = new WeakMap<ToolHandler, CompiledToolInput>();
  * The compiled input of `handler`, built on first use and kept. Throws `invalid_config` naming
  * the tool when the declaration is unusable: both or neither of `inputType`/`inputSchema`, a JSON
  * Schema Ajv refuses or that is not an object schema, a Standard Schema without a JSON Schema
- * converter. (A DTO's decorator metadata is checked by the facade: `checkDecoratorMetadata`.)
+ * converter, a schema with a `$ref` that does not resolve inside it (the host is sent the schema
+ * alone), a DTO with a `@ValidateNested()` property lacking `@Type`. (A DTO's decorator metadata
+ * is checked by the facade: `checkDecoratorMetadata`.)
  */
 export function compileToolInput(handler: ToolHandler): CompiledToolInput {
   let c = compiled.get(handler);
@@ -63,7 +66,13 @@ function build(handler: ToolHandler): CompiledToolInput {
   if (handler.inputType && handler.inputSchema !== undefined) fail('declares both inputType and inputSchema; keep one');
   if (handler.inputType) {
     if (typeof handler.inputType !== 'function') fail('inputType must be a class (a class-validator DTO)');
-    return dtoInput(handler.inputType);
+    let schema: Record<string, unknown>;
+    try {
+      schema = dtoJsonSchema(handler.inputType);
+    } catch (e) {
+      return fail(messageOf(e));
+    }
+    return dtoInput(handler.inputType, schema);
   }
   const schema = handler.inputSchema;
   if (schema === undefined || schema === null) fail('declares no input; give it inputType (a class-validator DTO) or inputSchema (JSON Schema or a Standard Schema such as zod)');
@@ -83,11 +92,10 @@ function build(handler: ToolHandler): CompiledToolInput {
   }
 }
 
-function dtoInput(type: InputType): CompiledToolInput {
-  const generated = targetConstructorToSchema(type, { refPointerPrefix: '#/definitions/' }) as Record<string, unknown>;
+function dtoInput(type: InputType, schema: Record<string, unknown>): CompiledToolInput {
   return {
     kind: 'class',
-    schema: { type: 'object', properties: {}, ...generated },
+    schema,
     check: async (input) => {
       const value = plainToInstance(type, input) as object;
       const problems = await validate(value, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
@@ -114,10 +122,19 @@ function standardInput(schema: StandardSchemaV1, fail: (what: string) => never):
   if (typeof json !== 'object' || json === null || (json.type !== undefined && json.type !== 'object')) {
     fail(`its Standard Schema (vendor '${vendor}') must describe an object; its JSON Schema has type ${JSON.stringify(json?.type)}`);
   }
-  const { $schema: _dialect, ...hostSchema } = json;
+  const { $schema: _dialect, ...rest } = json;
+  const hostSchema = { type: 'object', ...rest };
+  const broken = unresolvedRefs(hostSchema);
+  if (broken.length > 0) {
+    fail(
+      `its Standard Schema (vendor '${vendor}') converts to a JSON Schema with a $ref that does not resolve inside it: ${describeUnresolvedRefs(broken)}; ` +
+        'the host gets only this schema and fetches nothing, so define what the $ref points at within the same schema (zod: no raw "$ref" in .meta()), ' +
+        'or pass a self-contained JSON Schema as inputSchema',
+    );
+  }
   return {
     kind: 'standard-schema',
-    schema: { type: 'object', ...hostSchema },
+    schema: hostSchema,
     check: async (input) => {
       const result = await std.validate(input);
       if (!result.issues) return { ok: true, value: (result.value ?? {}) as object };

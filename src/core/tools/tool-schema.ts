@@ -4,9 +4,11 @@ import { compileToolInput } from './tool-input.js';
 
 /**
  * JSON Schema (an object schema) of a handler's input, as the host is sent it: generated from
- * the DTO's class-validator decorators (`inputType`), the `inputSchema` JSON Schema (closed when
- * it says nothing about extra fields), or a Standard Schema's own converter (draft-07). Throws
- * `invalid_config` naming the tool when its input declaration is unusable (see `compileToolInput`).
+ * the DTO's class-validator decorators (`inputType`; nested classes inlined, recursive ones under
+ * `$defs`: see `dtoJsonSchema`), the `inputSchema` JSON Schema (closed when it says nothing about
+ * extra fields), or a Standard Schema's own converter (draft-07). Self-contained: every `$ref`
+ * resolves inside it. Throws `invalid_config` naming the tool when its input declaration is
+ * unusable (see `compileToolInput`).
  */
 export function inputSchemaOf(handler: ToolHandler): Record<string, unknown> {
   return compileToolInput(handler).schema;

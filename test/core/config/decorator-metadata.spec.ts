@@ -49,7 +49,7 @@ describe('checkDecoratorMetadata', () => {
   describe('when a nested input property has no design:type (emitDecoratorMetadata off)', () => {
     it('should be what breaks: the model would get an empty schema for it', () => {
       expect((inputSchemaOf({ inputType: BareOrderInput } as ToolHandler).properties as Record<string, unknown>)['address']).toEqual({});
-      expect((inputSchemaOf({ inputType: OrderInput } as ToolHandler).properties as Record<string, unknown>)['address']).toEqual({ $ref: '#/definitions/Address' });
+      expect((inputSchemaOf({ inputType: OrderInput } as ToolHandler).properties as Record<string, unknown>)['address']).toEqual({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
     });
 
     it('should fail AgentRx.create with invalid_config naming the tool, the class, the property and both tsconfig flags', async () => {
@@ -87,7 +87,7 @@ describe('checkDecoratorMetadata', () => {
       expect(() => checkDecoratorMetadata(OrderInput, "tool 'order'")).not.toThrow();
       const rx = await createWith(OrderInput);
       try {
-        expect(rx.tools.find((t) => t.name === 'order')?.inputSchema).toMatchObject({ properties: { address: { $ref: '#/definitions/Address' } } });
+        expect(rx.tools.find((t) => t.name === 'order')?.inputSchema).toMatchObject({ properties: { address: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } });
       } finally {
         await rx.stop();
       }
