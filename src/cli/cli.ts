@@ -24,6 +24,7 @@ import { demoToolsModule } from '../plugins/tools/tools.module.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../testing/openai-emulator.js';
 import { exportCassette, writeCassette } from '../core/store/cassette.js';
 import { MAX_PACE_GAP_MS, exportSession, listSessions, openStore, replayFile, showSession, type RenderFormat } from './sessions.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, exitCodeFor } from './exit-codes.js';
 import { storeLocation } from './state-dir.js';
 import { listTools, withMcpFlags } from './mcp.js';
 import { runWorkerCommand, untilStopped, WORKER_TIMING_FLAGS } from './worker.js';
@@ -50,9 +51,6 @@ export interface CliIo {
 /** The prompt `agentrx demo` (and `npm start`) runs when none is given. */
 export const DEMO_PROMPT = 'What time is it, what is (17 + 25) * 3, and what does README.md say?';
 
-const EXIT_OK = 0;
-const EXIT_RUN_FAILED = 1;
-const EXIT_USAGE = 2;
 /** Model requests the embedded demo model keeps for inspection: a long-running `serve --demo` must not grow without end. */
 const DEMO_RECORD_LIMIT = 50;
 
@@ -258,7 +256,7 @@ async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<n
       ...(flags.confirm ? { confirmTool: confirmFlag(flags.confirm) } : {}),
     });
     probe.sessionId ??= result.sessionId;
-    code = result.terminal === 'terminated' ? EXIT_RUN_FAILED : EXIT_OK;
+    code = result.terminal === 'terminated' ? EXIT_FAILED : EXIT_OK;
   } catch (e) {
     code = report(e, io, flags.baseUrl);
   }
@@ -365,7 +363,7 @@ async function demoCommand(prompt: string, flags: { json?: boolean }, io: CliIo)
     const config = { provider: 'local', providers: { local: { baseUrl: emulator.baseUrl, model: 'agentrx-demo' } }, limits: { runTimeoutMs: 30_000 } };
     rx = await AgentRx.create({ config, env: io.env, modules: [demoToolsModule], consumers: consumersFor(flags.json === true, {}, io), handleSignals: true });
     const result = await rx.run({ prompt });
-    return result.terminal === 'terminated' ? EXIT_RUN_FAILED : EXIT_OK;
+    return result.terminal === 'terminated' ? EXIT_FAILED : EXIT_OK;
   } catch (e) {
     return report(e, io, emulator.baseUrl);
   } finally {
@@ -524,11 +522,10 @@ function mergeConfig(base: Record<string, unknown>, flags: RunFlags): Record<str
 /** One line with the cause, one with a hint; returns the exit code. */
 function report(e: unknown, io: CliIo, baseUrl: string | undefined): number {
   const err = toAgentRxError(e);
-  const usage = err.code === 'invalid_config' || err.code === 'invalid_options' || err.code === 'unknown_plugin' || err.code === 'duplicate_plugin' || err.code === 'outcome_unsupported';
   io.err.write(`agentrx: ${err.message}\n`);
   const hint = hintFor(err, baseUrl);
   if (hint) io.err.write(`hint: ${hint}\n`);
-  return usage ? EXIT_USAGE : EXIT_RUN_FAILED;
+  return exitCodeFor(err);
 }
 
 /** The `confirmTool` of `--confirm allow|deny`: the same decision for every request. */

@@ -6,6 +6,7 @@ import { AgentRxError, isAgentRxError, toAgentRxError } from '../core/errors.js'
 import { scrubUrl } from '../distributed/redis-link.js';
 import { startWorker, type SessionWorker } from '../distributed/session-worker.js';
 import { demoToolsModule } from '../plugins/tools/tools.module.js';
+import { EXIT_OK, exitCodeFor, isRedisUnreachable } from './exit-codes.js';
 import type { CliIo } from './cli.js';
 
 /** Flags of `agentrx worker`. */
@@ -37,9 +38,6 @@ export const WORKER_TIMING_FLAGS = {
 const MIN_TIMING_MS = 100;
 const MAX_TIMING_MS = 3_600_000;
 
-const EXIT_OK = 0;
-const EXIT_FAILED = 1;
-const EXIT_USAGE = 2;
 
 /**
  * `agentrx worker --config <file> [--concurrency N] [--lock-ms MS] [--stalled-ms MS]`: runs sessions of the pool from the queue
@@ -98,10 +96,9 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
   } catch (e) {
     const err = toAgentRxError(e);
     say(`error: ${url !== undefined ? scrubUrl(err.message, url) : err.message}`);
-    const usage = err.code === 'invalid_config' || err.code === 'invalid_options' || (err.code === 'store_error' && /cannot connect to Redis|invalid Redis URL/.test(err.message));
-    if (err.code === 'store_error' && usage) say('hint: start Redis (redis-server) or fix store.url in the config');
+    if (isRedisUnreachable(err)) say('hint: start Redis (redis-server) or fix store.url in the config');
     else if (err.code === 'invalid_config') say('hint: fix the fields listed above (see README "Scale out")');
-    return usage ? EXIT_USAGE : EXIT_FAILED;
+    return exitCodeFor(err);
   } finally {
     await worker?.stop({ graceMs: 0 }).catch(() => undefined);
     await rx?.stop().catch(() => undefined);

@@ -6,6 +6,7 @@ import { toAgentRxError } from '../core/errors.js';
 import { PoolMonitor } from '../distributed/pool-monitor.js';
 import type { PoolStatus } from '../distributed/pool-status.types.js';
 import { scrubUrl } from '../distributed/redis-link.js';
+import { EXIT_OK, exitCodeFor, isRedisUnreachable } from './exit-codes.js';
 import type { CliIo } from './cli.js';
 
 /** Flags of `agentrx workers`. */
@@ -16,9 +17,6 @@ export interface WorkersCommandFlags {
   readonly json?: boolean;
 }
 
-const EXIT_OK = 0;
-const EXIT_FAILED = 1;
-const EXIT_USAGE = 2;
 
 /**
  * `agentrx workers --config <file> [--json]`: the worker pool now. A table of the live workers
@@ -48,10 +46,9 @@ export async function runWorkersCommand(flags: WorkersCommandFlags, io: CliIo): 
   } catch (e) {
     const err = toAgentRxError(e);
     say(`error: ${url !== undefined ? scrubUrl(err.message, url) : err.message}`);
-    const unreachable = err.code === 'store_error' && /cannot connect to Redis|invalid Redis URL/.test(err.message);
-    if (unreachable) say('hint: start Redis (redis-server) or fix store.url in the config');
+    if (isRedisUnreachable(err)) say('hint: start Redis (redis-server) or fix store.url in the config');
     else if (err.code === 'invalid_config') say('hint: fix the fields listed above (see README "Scale out")');
-    return unreachable || err.code === 'invalid_config' || err.code === 'invalid_options' ? EXIT_USAGE : EXIT_FAILED;
+    return exitCodeFor(err);
   } finally {
     await monitor?.close();
   }

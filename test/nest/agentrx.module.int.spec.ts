@@ -110,7 +110,7 @@ describe('AgentRxModule', () => {
         const rx = service.rx;
         const stop = jest.spyOn(rx, 'stop');
         const live = rx.start({ prompt: 'hello' });
-        const ended = new Promise<unknown>((resolve) => live.results$.subscribe({ error: resolve }));
+        const ended = new Promise<unknown>((resolve) => live.results$.subscribe({ complete: () => resolve('complete'), error: resolve }));
         await new Promise<void>((resolve) => live.results$.subscribe({ next: () => resolve(), error: () => undefined }));
 
         await app!.close();
@@ -119,7 +119,9 @@ describe('AgentRxModule', () => {
 
         expect(stop).toHaveBeenCalledTimes(1);
         expect(recording.stops).toEqual(['completed', 'cancelled']);
-        await expect(ended).resolves.toMatchObject({ code: 'cancelled' });
+        // A shutdown is not a failure: results$ completes; result tells it was cancelled.
+        await expect(ended).resolves.toBe('complete');
+        await expect(live.result).resolves.toMatchObject({ terminal: 'end_turn' });
         let refused: unknown;
         try {
           rx.start({ prompt: 'again' });
