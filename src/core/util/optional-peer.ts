@@ -22,6 +22,12 @@ export interface OptionalPeer {
   readonly code?: ErrorCode;
 }
 
+/** The one-line error for a missing optional package: the feature, the package, the `npm install` command; `details.package` names it. */
+export function missingPeerError(peer: OptionalPeer): AgentRxError {
+  const install = (peer.install ?? [peer.name]).join(' ');
+  return new AgentRxError(peer.code ?? 'invalid_config', `${peer.feature} needs the optional package ${peer.name}: npm install ${install}`, { package: peer.name, install });
+}
+
 /**
  * Imports an optional peer dependency on first use. A missing package becomes one `AgentRxError`
  * line naming the feature and the `npm install` command, with `details.package`; any other load
@@ -32,10 +38,7 @@ export async function importOptionalPeer<T>(peer: OptionalPeer, importer: () => 
   try {
     return await importer();
   } catch (e) {
-    const install = (peer.install ?? [peer.name]).join(' ');
-    if (isModuleNotFound(e)) {
-      throw new AgentRxError(peer.code ?? 'invalid_config', `${peer.feature} needs the optional package ${peer.name}: npm install ${install}`, { package: peer.name, install });
-    }
+    if (isModuleNotFound(e)) throw missingPeerError(peer);
     throw new AgentRxError(peer.code ?? 'invalid_config', `cannot load ${peer.name} for ${peer.feature}: ${e instanceof Error ? e.message : String(e)}`, { package: peer.name });
   }
 }

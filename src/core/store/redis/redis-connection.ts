@@ -1,6 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { AgentRxError } from '../../errors.js';
-import { isModuleNotFound } from '../../util/optional-peer.js';
+import { isModuleNotFound, missingPeerError } from '../../util/optional-peer.js';
 
 /** The ioredis client class, as the dynamic import gives it. */
 type RedisClass = new (url: string, options: RedisOptions) => Redis;
@@ -22,7 +22,7 @@ export function loadIoredis(): Promise<RedisClass> {
     (e: unknown) => {
       loaded = undefined;
       if (isModuleNotFound(e)) {
-        throw new AgentRxError('store_error', "install ioredis to use store type 'redis' (npm install ioredis)", { package: 'ioredis' });
+        throw missingPeerError({ name: 'ioredis', feature: "the Redis store (store.type 'redis')", code: 'store_error' });
       }
       throw new AgentRxError('store_error', `cannot load ioredis for store type 'redis': ${(e as Error)?.message ?? String(e)}`, { package: 'ioredis' });
     },

@@ -1,5 +1,5 @@
 import { AgentRxError } from '../../../core/errors.js';
-import { isModuleNotFound } from '../../../core/util/optional-peer.js';
+import { isModuleNotFound, missingPeerError } from '../../../core/util/optional-peer.js';
 
 /**
  * Lazy loading of the AWS SDK packages of the `bedrock-agentcore` provider. They are needed only
@@ -55,14 +55,7 @@ export async function loadSdk<T>(name: string, importer: SdkImporter<T>): Promis
   try {
     return await importer();
   } catch (e) {
-    if (isModuleNotFound(e)) {
-      throw new AgentRxError(
-        'invalid_config',
-        `install ${name} (npm i ${DATA_SDK_PACKAGE} ${CONTROL_SDK_PACKAGE}) to use the bedrock-agentcore provider: it is an optional dependency of agentrx and could not be loaded`,
-        { package: name, path: 'provider' },
-        { cause: e },
-      );
-    }
+    if (isModuleNotFound(e)) throw missingPeerError({ name, feature: 'the bedrock-agentcore provider', install: [DATA_SDK_PACKAGE, CONTROL_SDK_PACKAGE] });
     const message = e instanceof Error ? e.message : String(e);
     throw new AgentRxError('provider_error', `loading ${name} failed: ${message}`, { package: name }, { cause: e });
   }

@@ -49,9 +49,7 @@ describe('the AWS SDK is optional (issue 16, first use)', () => {
       const missing = '@aws-sdk/client-agentrx-not-installed';
       const err = await failure(loadSdk(DATA_SDK_PACKAGE, () => import(missing)));
       expect(err.code).toBe('invalid_config');
-      expect(err.message).toBe(
-        `install ${DATA_SDK_PACKAGE} (npm i ${DATA_SDK_PACKAGE} ${CONTROL_SDK_PACKAGE}) to use the bedrock-agentcore provider: it is an optional dependency of agentrx and could not be loaded`,
-      );
+      expect(err.message).toBe(`the bedrock-agentcore provider needs the optional package ${DATA_SDK_PACKAGE}: npm install ${DATA_SDK_PACKAGE} ${CONTROL_SDK_PACKAGE}`);
       expect(err.details).toMatchObject({ package: DATA_SDK_PACKAGE });
     });
 

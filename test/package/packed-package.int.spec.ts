@@ -1,0 +1,144 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { installPackedPackage, lockedVersion, REPO, run, type PackedProject, type Ran } from '../support/packed-package.js';
+import { tempDir } from '../support/temp-dir.js';
+
+/**
+ * The package as users install it: packed, installed into an empty project with only its required
+ * dependencies (plus reflect-metadata and class-validator), and used there. No optional peer is
+ * installed: each feature that needs one must say what to install in one line.
+ */
+
+let project: PackedProject;
+
+beforeAll(async () => {
+  project = await installPackedPackage(await tempDir('agentrx-packed-', { scope: 'file' }));
+}, 300_000);
+
+/** A module-resolution failure or a stack trace: what a user must never see for a missing peer. */
+const STACK = /ERR_MODULE_NOT_FOUND|Cannot find (package|module)|\n\s+at /;
+
+function expectOneLineNaming(r: Ran, packages: readonly string[]): void {
+  expect(r.stderr).not.toMatch(STACK);
+  const line = r.stderr.split('\n').find((l) => l.includes('npm install'));
+  expect(line).toBeDefined();
+  for (const p of packages) expect(line).toContain(p);
+}
+
+describe('the packed package', () => {
+  describe('agentrx (the CLI)', () => {
+    it('should print its version', async () => {
+      const r = await project.agentrx(['--version']);
+      expect(r).toMatchObject({ code: 0, stdout: `${lockedVersionOfSelf()}\n` });
+    });
+
+    const helps = [[], ['run'], ['tools'], ['demo'], ['serve'], ['sessions'], ['sessions', 'ls'], ['sessions', 'show'], ['sessions', 'export'], ['replay'], ['worker'], ['workers']].map((c) => [[...c, '--help'].join(' '), [...c, '--help']] as const);
+    it.each(helps)('should print `agentrx %s` and exit 0', async (_name, args) => {
+      const r = await project.agentrx(args);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: agentrx/);
+    });
+
+    it('should run the demo session on the embedded demo model', async () => {
+      const r = await project.agentrx(['demo']);
+      expect(r.stderr).not.toMatch(STACK);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('Summary: I used 3 tools (get_time, calculate, read_file)');
+      expect(r.stdout).toMatch(/✓ end_turn · turns 2 · tool calls 3/);
+    });
+  });
+
+  describe('the entry points', () => {
+    it.each(['agentrx', 'agentrx/testing', 'agentrx/distributed'])('should import %s without any optional peer', async (entry) => {
+      const r = await project.node(['--input-type=module', '-e', `import 'reflect-metadata'; const m = await import('${entry}'); console.log(Object.keys(m).length);`]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(Number(r.stdout.trim())).toBeGreaterThan(0);
+    });
+
+    it('should refuse agentrx/nest without Nest in one line naming what to install', async () => {
+      const r = await project.node(['--input-type=module', '-e', "import 'reflect-metadata'; try { await import('agentrx/nest'); } catch (e) { console.error(e.message); process.exit(2); }"]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toBe('agentrx/nest needs the optional package @nestjs/common: npm install @nestjs/common @nestjs/core @nestjs/platform-express');
+    });
+  });
+
+  describe('a feature whose optional peer is missing', () => {
+    const redis = { store: { type: 'redis', url: 'redis://127.0.0.1:1' } };
+
+    it('should refuse the Redis store with one line and exit 2', async () => {
+      project.write('redis.json', JSON.stringify(redis));
+      const r = await project.agentrx(['run', '-c', 'redis.json', 'hello']);
+      expect(r.code).toBe(2);
+      expectOneLineNaming(r, ['ioredis']);
+    });
+
+    it.each([
+      ['worker', ['worker', '-c', 'pool.json']],
+      ['workers', ['workers', '-c', 'pool.json']],
+      ['serve', ['serve', '-c', 'pool.json', '--port', '0']],
+    ])('should refuse distributed mode (agentrx %s) with one line and exit 2', async (_name, args) => {
+      project.write('pool.json', JSON.stringify({ ...redis, runtime: { mode: 'distributed' } }));
+      const r = await project.agentrx(args);
+      expect(r.code).toBe(2);
+      expectOneLineNaming(r, ['ioredis']);
+    });
+
+    it('should refuse MCP servers with one line and exit 2', async () => {
+      const r = await project.agentrx(['tools', '--mcp', `files=${process.execPath} -e 0`]);
+      expect(r.code).toBe(2);
+      expectOneLineNaming(r, ['@modelcontextprotocol/sdk']);
+    });
+
+    it('should refuse the bedrock-agentcore provider with one line and exit 2', async () => {
+      project.write('agentcore.json', JSON.stringify({ provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': { region: 'us-east-1', harnessArn: 'arn:aws:bedrock-agentcore:us-east-1:123456789012:harness/h-1', endpoint: 'http://127.0.0.1:1' } } }));
+      const r = await project.agentrx(['run', '-c', 'agentcore.json', 'hello'], { env: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'example-secret' } });
+      expect(r.code).toBe(2);
+      expectOneLineNaming(r, ['@aws-sdk/client-bedrock-agentcore']);
+      expect(r.stderr).not.toContain('example-secret');
+    });
+  });
+
+  describe("a user's TypeScript with the README's tsconfig", () => {
+    beforeAll(async () => {
+      await project.add([`typescript@${lockedVersion('typescript')}`, `@types/node@${lockedVersion('@types/node')}`]);
+    }, 300_000);
+
+    it('should typecheck against every documented entry point without any optional peer installed (no skipLibCheck)', async () => {
+      project.write('tsconfig.json', readmeTsconfig());
+      project.write(
+        'entry-points.ts',
+        [
+          "import 'reflect-metadata';",
+          "import { AgentRx, defineTool, type SessionResult } from 'agentrx';",
+          "import { startOpenAiEmulator, ScriptedProvider } from 'agentrx/testing';",
+          "import { startWorker, PoolMonitor, type SessionWorkerOptions, type PoolStatus } from 'agentrx/distributed';",
+          'const tool = defineTool({ name: "echo", description: "Echoes.", inputSchema: { type: "object", properties: { text: { type: "string" } } }, handle: (input: unknown) => JSON.stringify(input) });',
+          'export const used: unknown[] = [AgentRx, tool, startOpenAiEmulator, ScriptedProvider, startWorker, PoolMonitor];',
+          'export type Used = [SessionResult, SessionWorkerOptions, PoolStatus];',
+          '',
+        ].join('\n'),
+      );
+      const r = await run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', '.', '--noEmit'], { cwd: project.dir });
+      expect(r.stdout + r.stderr).toBe('');
+      expect(r.code).toBe(0);
+    }, 120_000);
+  });
+});
+
+/** The README's TypeScript settings block, exactly as printed. */
+export function readmeTsconfig(): string {
+  const readme = fsRead(join(REPO, 'README.md'));
+  const m = /\*\*TypeScript settings\.\*\*[\s\S]*?```json\n([\s\S]*?)\n```/.exec(readme);
+  if (!m) throw new Error('README.md has no TypeScript settings block');
+  return m[1]!;
+}
+
+function lockedVersionOfSelf(): string {
+  return (JSON.parse(fsRead(join(REPO, 'package.json'))) as { version: string }).version;
+}
+
+function fsRead(path: string): string {
+  return readFileSync(path, 'utf8');
+}
