@@ -1,3 +1,4 @@
+import { aguiHttpModule } from './consumers/agui-http/agui-http.module.js';
 import { ContainerModule } from './core/di/inversify.js';
 import { HttpClientFactory, HttpClientFactoryImpl } from './core/http/http-client-factory.js';
 import { mcpModule } from './plugins/mcp/mcp.module.js';
@@ -12,8 +13,9 @@ export const coreServicesModule = new ContainerModule((options) => {
 
 /**
  * The built-in modules loaded by `AgentRx.create` unless `defaults: false`: the three providers,
- * and the MCP tool source (it loads the MCP SDK only when `mcp.servers` lists a server).
+ * the MCP tool source (it loads the MCP SDK only when `mcp.servers` lists a server), and the
+ * `agui` config section (so the config file of `agentrx serve` is valid for every command).
  */
 export function defaultModules(): ContainerModule[] {
-  return [coreServicesModule, localProviderModule, cmaProviderModule, agentCoreProviderModule, mcpModule];
+  return [coreServicesModule, localProviderModule, cmaProviderModule, agentCoreProviderModule, mcpModule, aguiHttpModule];
 }

@@ -8,6 +8,7 @@ import { startWorker, type SessionWorker } from '../distributed/session-worker.j
 import { demoToolsModule } from '../plugins/tools/tools.module.js';
 import { EXIT_OK, exitCodeFor, isRedisUnreachable } from './exit-codes.js';
 import type { CliIo } from './cli.js';
+import { loadUserPlugins } from './user-modules.js';
 
 /** Flags of `agentrx worker`. */
 export interface WorkerCommandFlags {
@@ -23,6 +24,10 @@ export interface WorkerCommandFlags {
   readonly lockMs?: number | string;
   /** `--stalled-ms`: how often (ms) the worker looks for jobs whose lock expired (default 30,000). */
   readonly stalledMs?: number | string;
+  /** `--module <file>` (repeatable): ES modules exporting the tools, modules and consumers the sessions use (the config's `modules` adds more). */
+  readonly module?: readonly string[];
+  /** `--demo-tools`: also offer the demo tools. */
+  readonly demoTools?: boolean;
 }
 
 /**
@@ -66,7 +71,8 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
     const storeType = (raw as { store?: { type?: unknown } }).store?.type;
     const notRedis = storeType === 'redis' ? [] : [configIssue('store.type', 'type', 'agentrx worker needs the Redis store: every worker and client shares the sessions', storeType, "'redis' (with store.url)")];
     try {
-      rx = await AgentRx.create({ config: raw, env: io.env, modules: [demoToolsModule] });
+      const user = await loadUserPlugins(flags.module ?? [], raw as Record<string, unknown>, flags.configFile, io.cwd);
+      rx = await AgentRx.create({ config: raw, env: io.env, modules: [...(flags.demoTools === true ? [demoToolsModule] : []), ...user.modules], tools: user.tools, consumers: user.consumers });
     } catch (e) {
       // One list: the config's own problems and the worker's need for Redis.
       const issues = (e as AgentRxError).details?.['issues'];

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runCli, type CliIo } from '../../src/cli/cli.js';
 import { startCmaEmulator } from '../../src/testing/cma-emulator.js';
+import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { tempDir } from '../support/temp-dir.js';
 
 function io(cwd = process.cwd()): CliIo & { stdout: () => string; stderr: () => string } {
@@ -144,6 +145,80 @@ describe('agentrx CLI', () => {
         expect(await runCli(argv('run', 'hi', '--config', 'does-not-exist.json'), t)).toBe(2);
         expect(t.stderr()).toContain('does-not-exist.json');
       });
+    });
+  });
+
+  describe('run against a model (what it offers and loads)', () => {
+    let emu: OpenAiEmulator | undefined;
+    afterEach(async () => {
+      await emu?.close();
+      emu = undefined;
+    });
+    const offered = (e: OpenAiEmulator): string[] => ((e.requests[0]?.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
+
+    describe('when no tools are asked for', () => {
+      it('should offer the model no demo tools (read_file would read the working folder)', async () => {
+        emu = await startOpenAiEmulator({ script: [{ text: 'Hi.' }] });
+        const dir = await tempDir('agentrx-cli-');
+        expect(await runCli(argv('run', 'hi', '--base-url', emu.baseUrl, '--store', dir), io(dir))).toBe(0);
+        expect(offered(emu)).toEqual([]);
+      });
+    });
+
+    describe('when --demo-tools is given', () => {
+      it('should offer the three demo tools', async () => {
+        emu = await startOpenAiEmulator({ script: [{ text: 'Hi.' }] });
+        const dir = await tempDir('agentrx-cli-');
+        expect(await runCli(argv('run', 'hi', '--base-url', emu.baseUrl, '--store', dir, '--demo-tools'), io(dir))).toBe(0);
+        expect(offered(emu).sort()).toEqual(['calculate', 'get_time', 'read_file']);
+      });
+    });
+
+    describe("when --module and the config's modules name ES modules exporting tools", () => {
+      it('should offer and run those tools', async () => {
+        emu = await startOpenAiEmulator({ script: [{ toolCalls: [{ name: 'shout', arguments: { text: 'hi' } }] }, { text: 'Done.' }] });
+        const dir = await tempDir('agentrx-cli-');
+        const tool = (name: string): string =>
+          `export const tools = [{ name: '${name}', description: 'Upper-cases.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, handle: ({ text }) => text.toUpperCase() + '!' }];\n`;
+        await writeFile(join(dir, 'shout.mjs'), tool('shout'));
+        await writeFile(join(dir, 'whisper.mjs'), tool('whisper'));
+        // One config file for every command: the agui section (serve's) is accepted by run.
+        await writeFile(join(dir, 'c.json'), JSON.stringify({ modules: ['./whisper.mjs'], agui: { port: 0 } }));
+        expect(await runCli(argv('run', 'hi', '-c', 'c.json', '--base-url', emu.baseUrl, '--store', dir, '--module', 'shout.mjs'), io(dir))).toBe(0);
+        expect(offered(emu).sort()).toEqual(['shout', 'whisper']);
+        expect(JSON.stringify(emu.requests[1]?.body)).toContain('HI!');
+      });
+    });
+
+    describe('when --module names a file that does not exist', () => {
+      it('should exit 2 naming it', async () => {
+        const dir = await tempDir('agentrx-cli-');
+        const t = io(dir);
+        expect(await runCli(argv('tools', '--module', 'nope.mjs'), t)).toBe(2);
+        expect(t.stderr()).toContain(`module ${join(dir, 'nope.mjs')} does not exist`);
+      });
+    });
+  });
+
+  describe('one config file for every command', () => {
+    it('should let tools read a config with sections only serve uses', async () => {
+      const dir = await tempDir('agentrx-cli-');
+      await writeFile(join(dir, 'c.json'), JSON.stringify({ agui: { port: 0, maxThreads: 10 }, modules: [] }));
+      const t = io(dir);
+      expect(await runCli(argv('tools', '-c', 'c.json', '--json'), t)).toBe(0);
+      expect(t.stderr()).toBe('');
+    });
+  });
+
+  describe('bad option values', () => {
+    it.each([
+      ['--max-turns', 'abc'],
+      ['--max-turns', '0'],
+      ['--timeout', '1.5'],
+    ])('should name %s and the value %s, and exit 2', async (flag, value) => {
+      const t = io();
+      expect(await runCli(argv('run', 'hi', flag, value), t)).toBe(2);
+      expect(t.stderr()).toContain(`agentrx: ${flag} takes a whole number from 1 to 2147483647; got "${value}"`);
     });
   });
 

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import {
+  IsArray,
   IsBoolean,
   IsIn,
   IsInt,
@@ -396,6 +397,17 @@ export class AgentRxConfig {
 
   @IsIn(LOG_LEVELS)
   logLevel: LogLevel = 'warn';
+
+  /**
+   * ES module files (paths relative to the config file) that the `agentrx` command loads for
+   * `run`, `tools`, `serve` and `worker`: each exports `tools`, `modules` and/or `consumers`
+   * (arrays, as `AgentRx.create` takes them). The library itself ignores this key: in code, pass
+   * them to `AgentRx.create`. Kept here so one config file serves every command.
+   */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  modules?: string[];
 
   /**
    * Per-provider sections (`providers.local`, `providers['claude-managed-agents']`, …), each
