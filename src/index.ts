@@ -95,7 +95,7 @@ export { HttpClientFactory } from './core/http/http-client-factory.js';
 export { localProviderModule } from './plugins/providers/local/local.module.js';
 export type { LocalProviderOptions } from './plugins/providers/local/local.config.js';
 export { demoToolsModule } from './plugins/tools/tools.module.js';
-export { mcpModule, type McpOptions, type McpServerOptions, type McpSdkImporter, type McpCallResult, type McpContent } from './plugins/mcp/index.js';
+export { formatMcpProgress, mcpModule, mcpProgressModule, type McpCallResult, type McpContent, type McpOptions, type McpProgressEvent, type McpSdkImporter, type McpServerOptions } from './plugins/mcp/index.js';
 export { TerminalConsumer } from './consumers/terminal/terminal.consumer.js';
 export { JsonlConsumer } from './consumers/jsonl/jsonl.consumer.js';
 export {

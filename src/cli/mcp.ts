@@ -1,11 +1,14 @@
+import type { Writable } from 'node:stream';
 import type { AgentRx } from '../agentrx.js';
 import { ToolRegistry } from '../core/di/core-module.js';
+import type { ContainerModule } from '../core/di/inversify.js';
 import { AgentRxError } from '../core/errors.js';
 import type { ToolHandler } from '../core/plugin/tool-handler.js';
 import { inputKindOf } from '../core/tools/tool-input.js';
 import type { ToolRegistryImpl } from '../core/tools/tool-registry.js';
 import { declarationOf } from '../core/tools/tool-schema.js';
 import { MCP_SERVER_NAME } from '../plugins/mcp/mcp.config.js';
+import { formatMcpProgress, mcpProgressModule } from '../plugins/mcp/mcp-progress.js';
 
 /** One `--mcp` flag as a `mcp.servers` entry. */
 export interface McpFlagServer {
@@ -32,18 +35,38 @@ export function parseMcpFlag(value: string): McpFlagServer {
 
 /**
  * Every `--mcp` flag (repeatable) merged into `config`'s `mcp.servers` (a copy; `config` is left
- * as it is). A name given twice, or one the config already has, is an `invalid_options` error.
+ * as it is). A config entry of that name with neither `command` nor `url` holds options for the
+ * flag's server (`{ "files": { "startTimeoutMs": 180000 } }` with `--mcp 'files=npx …'`): the
+ * flag adds the command to it. A name given twice, or one the config already has with a `command`
+ * or `url`, is an `invalid_options` error.
  */
 export function withMcpFlags(config: Readonly<Record<string, unknown>>, flags: readonly string[]): Record<string, unknown> {
   if (flags.length === 0) return { ...config };
   const mcp = (typeof config.mcp === 'object' && config.mcp !== null ? config.mcp : {}) as Record<string, unknown>;
   const servers = { ...((typeof mcp.servers === 'object' && mcp.servers !== null ? mcp.servers : {}) as Record<string, unknown>) };
+  const flagged = new Set<string>();
   for (const flag of flags) {
     const { name, server } = parseMcpFlag(flag);
-    if (name in servers) throw new AgentRxError('invalid_options', `--mcp ${name}: a server named '${name}' is already configured; pick another name`);
-    servers[name] = server;
+    const existing = servers[name];
+    const optionsOnly = typeof existing === 'object' && existing !== null && !Array.isArray(existing) && !('command' in existing) && !('url' in existing);
+    if (flagged.has(name) || (existing !== undefined && !optionsOnly)) {
+      throw new AgentRxError('invalid_options', `--mcp ${name}: a server named '${name}' is already configured; pick another name`);
+    }
+    flagged.add(name);
+    servers[name] = optionsOnly ? { ...existing, ...server } : server;
   }
   return { ...config, mcp: { ...mcp, servers } };
+}
+
+/**
+ * The MCP start-up progress of `run` and `tools` on `err` (stderr): one line per server and state
+ * change, `agentrx: mcp files: starting (npx -y @modelcontextprotocol/server-filesystem .)`, then
+ * `agentrx: mcp files: ready, 14 tools in 8.2 s` or `… failed after 60.0 s` (and once, for a
+ * stdio server that has not answered after a few seconds, that it may be downloading packages).
+ * A module for `AgentRx.create`'s `modules` (for `run` and `tools` to pass).
+ */
+export function mcpProgressTo(err: Writable, opts: { readonly quietMs?: number } = {}): ContainerModule {
+  return mcpProgressModule((e) => err.write(`agentrx: ${formatMcpProgress(e)}\n`), opts);
 }
 
 /** One row of `agentrx tools`. */

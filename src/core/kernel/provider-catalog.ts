@@ -4,6 +4,7 @@ import type { AgentProvider } from '../plugin/agent-provider.js';
 import type { LifecycleParticipant } from '../plugin/lifecycle-participant.js';
 import type { ProviderRegistration } from '../plugin/provider-registration.js';
 import { withTimeout } from '../util/async.js';
+import { startBound, type Participant } from './kernel.js';
 
 /** How the catalog builds a registered provider. */
 export type ResolveProvider = (registration: ProviderRegistration) => AgentProvider;
@@ -11,7 +12,8 @@ export type ResolveProvider = (registration: ProviderRegistration) => AgentProvi
 /**
  * Every provider the container knows, by id, built on first use: a registered provider (see
  * `bindProvider`) is resolved only when a session selects it, and started then (its `start`
- * hook, bounded by the providers phase timeout) if the kernel's start phase is already over.
+ * hook, bounded by the providers phase timeout, or the provider's own longer `startTimeoutMs`) if
+ * the kernel's start phase is already over.
  * Providers bound as instances under `AgentProvider` (a host's own) are there from the start.
  * `resolved` is the kernel's providers phase: what was built is stopped at `rx.stop()`.
  */
@@ -79,8 +81,8 @@ export class ProviderCatalog {
     if (!this.kernelStarted) return Promise.resolve();
     let p = this.starting.get(provider.id);
     if (!p) {
-      const participant = provider as AgentProvider & LifecycleParticipant;
-      p = withTimeout(Promise.resolve().then(() => participant.start?.()), this.startTimeoutMs, `start provider ${provider.id}`).catch((e: unknown) => {
+      const participant = provider as AgentProvider & Participant;
+      p = withTimeout(Promise.resolve().then(() => participant.start?.()), startBound(participant, this.startTimeoutMs), `start provider ${provider.id}`).catch((e: unknown) => {
         this.logger.error(`start provider ${provider.id} failed`, { error: (e as Error).message });
       });
       this.starting.set(provider.id, p);

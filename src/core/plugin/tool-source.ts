@@ -15,11 +15,18 @@ export interface ToolSourceSubscription {
 
 /**
  * A dynamic set of tools. Its `start`/`stop` run in the kernel's tools phase, bounded by
- * `timeouts.toolsPhaseMs`.
+ * `timeouts.toolsPhaseMs` (its `start` by its own `startTimeoutMs` when that is longer).
  */
 export interface ToolSource {
   /** Stable kebab-case id, shown in logs and errors (`mcp`). */
   readonly id: string;
+  /**
+   * How long `start` may take, in ms, when that can be longer than `timeouts.toolsPhaseMs` (the
+   * MCP source: its servers' longest `startTimeoutMs`, plus time to stop them again). The kernel
+   * then bounds `start` by this instead; a source that bounds its own start-up declares more than
+   * that bound, so that its own error (naming what did not start) comes out first.
+   */
+  readonly startTimeoutMs?: number;
   /**
    * Connects and loads the initial tool list. May be async. A throw (or rejection) fails the
    * instance's start-up: `AgentRx.create` rejects with that error after stopping what started.

@@ -86,6 +86,8 @@ export class ToolRegistryImpl implements ToolLookup {
     const wrapped = this.sources.map(
       (s): Participant => ({
         id: `tool-source:${s.id}`,
+        // The source's own start budget (an MCP source's longest server start-up), if it has one.
+        ...(s.startTimeoutMs !== undefined ? { startTimeoutMs: s.startTimeoutMs } : {}),
         start: async () => {
           try {
             await s.start?.();

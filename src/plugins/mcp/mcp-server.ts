@@ -6,9 +6,10 @@ import type { Logger } from '../../core/logger.js';
 import type { ToolContext, ToolHandler, ToolOutcome } from '../../core/plugin/tool-handler.js';
 import { TOOL_NAME_PATTERN } from '../../core/tools/define-tool.js';
 import { compileToolInput } from '../../core/tools/tool-input.js';
-import { messageOf, withTimeout } from '../../core/util/async.js';
+import { messageOf } from '../../core/util/async.js';
 import { backoffDelay } from '../../core/util/backoff.js';
 import type { McpServerOptions } from './mcp.config.js';
+import { DEFAULT_MCP_QUIET_MS, type McpProgressEvent } from './mcp-progress.js';
 import { toToolOutcome, type McpCallResult } from './mcp-result.js';
 import type { McpSdk } from './mcp-sdk.js';
 
@@ -20,6 +21,20 @@ const STABLE_AFTER_MS = 60_000;
 
 /** How agentrx names itself to servers (`clientInfo` of `initialize`). */
 const CLIENT_INFO = { name: 'agentrx', version: '0.1.0' };
+
+/** Longest command line shown in a `starting` progress event (characters). */
+const TARGET_CHARS = 120;
+
+/** An event of {@link McpProgressEvent} without what the server adds (its name, the time). */
+type McpProgressStep = McpProgressEvent extends infer E ? (E extends McpProgressEvent ? Omit<E, 'server' | 'elapsedMs'> : never) : never;
+
+/** How a server reports its start-up (see {@link McpProgressEvent}). */
+export interface McpStartupReporter {
+  /** Receives each event; must not throw. */
+  readonly report: (event: McpProgressEvent) => void;
+  /** How long a stdio server may take to answer `initialize` before its `waiting` event, in ms. */
+  readonly quietMs?: number;
+}
 
 /** One live connection to the server (a new one after each restart). */
 interface Conn {
@@ -61,12 +76,14 @@ export class McpServer {
   /**
    * @param options the validated server options (`name` set from its key).
    * @param onToolsChanged called after the tool list changed (a refresh, a restart, giving up).
+   * @param startup where `start` reports its progress (default: nowhere).
    */
   constructor(
     private readonly options: McpServerOptions,
     private readonly sdk: McpSdk,
     private readonly logger: Logger,
     private readonly onToolsChanged: () => void,
+    private readonly startup: McpStartupReporter = { report: () => undefined },
   ) {}
 
   get name(): string {
@@ -84,21 +101,48 @@ export class McpServer {
   }
 
   /**
-   * Connects and lists the tools, within `startTimeoutMs`. Throws naming the server (and, for a
-   * stdio server, the tail of its stderr) when it cannot be started, does not answer
-   * `initialize` in time, or refuses the connection (an HTTP 401…); nothing is left running.
+   * Connects and lists the tools, all within `startTimeoutMs`. Throws naming the server (and, for
+   * a stdio server, the tail of its stderr) when it cannot be started, does not answer
+   * `initialize` in time (naming `mcp.servers.<name>.startTimeoutMs`), or refuses the connection
+   * (an HTTP 401…); nothing is left running. Reports `starting`, then `ready` or `failed` (and, for
+   * a stdio server that has not answered after `quietMs`, one `waiting` between) to the reporter.
    */
   async start(): Promise<void> {
-    const conn = await this.connect();
-    this.conn = conn;
+    const o = this.options;
+    const began = Date.now();
+    const report = (step: McpProgressStep): void => this.startup.report({ server: this.name, elapsedMs: Date.now() - began, ...step } as McpProgressEvent);
+    report({ state: 'starting', target: this.target(), transport: o.url !== undefined ? 'http' : 'stdio' });
+    // A stdio server that has not answered `initialize` after `quietMs` (a first `npx` run is
+    // still downloading): said once.
+    const quiet = o.command === undefined ? undefined : setTimeout(() => report({ state: 'waiting', startTimeoutMs: o.startTimeoutMs }), this.startup.quietMs ?? DEFAULT_MCP_QUIET_MS);
+    const quietDone = (): void => clearTimeout(quiet);
+    // Reported when the failure is known, before the (up to seconds long) close of the child.
+    let failed = false;
+    const fail = (e: unknown): void => {
+      quietDone();
+      if (failed) return;
+      failed = true;
+      report({ state: 'failed', error: messageOf(e) });
+    };
     try {
-      this.handlers = await withTimeout(this.listHandlers(conn), this.options.startTimeoutMs, `its first tools/list (mcp.servers.${this.name}.startTimeoutMs)`);
+      const conn = await this.connect(began + o.startTimeoutMs, fail);
+      quietDone();
+      this.conn = conn;
+      try {
+        this.handlers = await this.listWithin(conn, began + o.startTimeoutMs);
+      } catch (e) {
+        const error = this.startError(e);
+        fail(error);
+        this.conn = undefined;
+        conn.exited = true;
+        await closeQuietly(conn);
+        throw error;
+      }
     } catch (e) {
-      this.conn = undefined;
-      conn.exited = true;
-      await closeQuietly(conn);
-      throw this.startError(e);
+      fail(e);
+      throw e;
     }
+    report({ state: 'ready', tools: this.handlers.length });
   }
 
   /** Closes the connection; a stdio child is ended (stdin closed, then SIGTERM, then SIGKILL) and awaited. */
@@ -129,7 +173,11 @@ export class McpServer {
     }
   }
 
-  private async connect(): Promise<Conn> {
+  /**
+   * Spawns or connects and runs `initialize`, by `deadline` (epoch ms); throws the start error
+   * (given to `onFailure` first, before the connection is closed).
+   */
+  private async connect(deadline: number, onFailure?: (error: AgentRxError) => void): Promise<Conn> {
     const o = this.options;
     const transport = this.transport();
     const client = new this.sdk.Client(CLIENT_INFO, { capabilities: {} });
@@ -138,22 +186,40 @@ export class McpServer {
     // Transport errors also surface as failed requests or a close; logging them is enough here.
     client.onerror = (e) => this.logger.debug(`MCP server ${this.name}: ${this.redact(messageOf(e))}`);
     client.setNotificationHandler(this.sdk.ToolListChangedNotificationSchema, () => this.refresh());
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        client.connect(transport),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new AgentRxError('timeout', `did not answer initialize within ${o.startTimeoutMs} ms (mcp.servers.${this.name}.startTimeoutMs)`)), o.startTimeoutMs);
-        }),
-      ]);
+      // The SDK's own request timeout (60 s by default) only backs ours up: ours names the option.
+      const ms = Math.max(1, deadline - Date.now());
+      await within(client.connect(transport, { timeout: ms + 5_000 }), ms, () => new AgentRxError('timeout', `did not answer initialize within ${o.startTimeoutMs} ms (raise mcp.servers.${this.name}.startTimeoutMs if it needs longer to start)`));
     } catch (e) {
+      const error = this.startError(e);
+      onFailure?.(error);
       conn.exited = true;
       await closeQuietly(conn);
-      throw this.startError(e);
-    } finally {
-      clearTimeout(timer);
+      throw error;
     }
     return conn;
+  }
+
+  /** The tools of `conn`, listed by `deadline` (epoch ms; a `timeout` error naming the option past it). */
+  private listWithin(conn: Conn, deadline: number): Promise<ToolHandler[]> {
+    const o = this.options;
+    const ms = Math.max(1, deadline - Date.now());
+    return within(this.listHandlers(conn, ms + 5_000), ms, () => new AgentRxError('timeout', `did not list its tools within ${o.startTimeoutMs} ms of starting (raise mcp.servers.${this.name}.startTimeoutMs if it needs longer to start)`));
+  }
+
+  /** What `starting` shows: the command line (shortened; secrets redacted) or the URL without query. */
+  private target(): string {
+    const o = this.options;
+    if (o.url !== undefined) {
+      try {
+        const u = new URL(o.url);
+        return `${u.origin}${u.pathname}`;
+      } catch {
+        return 'its url';
+      }
+    }
+    const line = this.redact([o.command!, ...(o.args ?? [])].map((w) => (w === '' || /[\s'"\\$`]/.test(w) ? JSON.stringify(w) : w)).join(' '));
+    return line.length > TARGET_CHARS ? `${line.slice(0, TARGET_CHARS - 1)}…` : line;
   }
 
   private transport(): Conn['transport'] {
@@ -193,12 +259,12 @@ export class McpServer {
     return new AgentRxError(e instanceof AgentRxError ? e.code : code === 'ENOENT' ? 'invalid_config' : 'provider_error', message, { server: this.name });
   }
 
-  /** The server's tools (every page), filtered and mapped to handlers. */
-  private async listHandlers(conn: Conn): Promise<ToolHandler[]> {
+  /** The server's tools (every page), filtered and mapped to handlers; `timeoutMs`: the SDK's bound of each request. */
+  private async listHandlers(conn: Conn, timeoutMs?: number): Promise<ToolHandler[]> {
     const listed: ListedTool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await conn.client.listTools(cursor === undefined ? undefined : { cursor });
+      const page = await conn.client.listTools(cursor === undefined ? undefined : { cursor }, timeoutMs === undefined ? undefined : { timeout: timeoutMs });
       listed.push(...(page.tools as ListedTool[]));
       cursor = page.nextCursor;
     } while (cursor !== undefined && listed.length < 10_000);
@@ -301,14 +367,15 @@ export class McpServer {
   private async restart(): Promise<void> {
     if (this.stopping) return;
     try {
-      const conn = await this.connect();
+      const deadline = Date.now() + this.options.startTimeoutMs;
+      const conn = await this.connect(deadline);
       if (this.stopping) {
         await closeQuietly(conn);
         return;
       }
       this.conn = conn;
       try {
-        this.handlers = await withTimeout(this.listHandlers(conn), this.options.startTimeoutMs, 'tools/list');
+        this.handlers = await this.listWithin(conn, deadline);
       } catch (e) {
         this.conn = undefined;
         conn.exited = true;
@@ -346,4 +413,13 @@ async function closeQuietly(conn: Conn): Promise<void> {
   } catch {
     // idem
   }
+}
+
+/** `p`, or a rejection with `error()` once `ms` have passed (the timer is cleared when `p` settles). */
+function within<T>(p: Promise<T>, ms: number, error: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(error()), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }

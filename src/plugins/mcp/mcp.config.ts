@@ -9,8 +9,12 @@ export const McpOptionsToken = Symbol('McpOptions');
 /** A server name: letters, digits and `-` (no `_`, so `<server>__<tool>` splits one way), 1–32 characters. */
 export const MCP_SERVER_NAME = /^[A-Za-z0-9-]{1,32}$/;
 
-/** Default bound of a server's start-up (spawn or connect, `initialize`, first `tools/list`), in ms. */
-export const DEFAULT_MCP_START_TIMEOUT_MS = 8_000;
+/**
+ * Default bound of a server's start-up (spawn or connect, `initialize`, first `tools/list`), in ms:
+ * long enough for a first `npx -y …` / `uvx …` run, which downloads the package before the server
+ * answers.
+ */
+export const DEFAULT_MCP_START_TIMEOUT_MS = 60_000;
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Map) && !(v instanceof Secret);
 
@@ -143,8 +147,10 @@ export class McpServerOptions {
   requireApproval?: boolean | string[];
 
   /**
-   * Bound of start-up (spawn/connect, `initialize`, first `tools/list`) in ms; past it start-up
-   * fails naming the server and the tail of its stderr. Keep it below `timeouts.toolsPhaseMs`.
+   * Bound of start-up (spawn/connect, `initialize`, first `tools/list`, all together) in ms
+   * (default 60 s: a first `npx` run downloads the package); past it start-up fails naming the
+   * server, this option and the tail of its stderr. The MCP source declares its own start budget
+   * from it, so `timeouts.toolsPhaseMs` does not cut it short.
    */
   @CoerceNumber()
   @IsInt()

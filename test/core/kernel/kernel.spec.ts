@@ -1,6 +1,8 @@
 import { jest } from '@jest/globals';
 import { Kernel, type Participant } from '../../../src/core/kernel/kernel.js';
 import { PluginRegistry } from '../../../src/core/kernel/plugin-registry.js';
+import { ProviderCatalog } from '../../../src/core/kernel/provider-catalog.js';
+import type { AgentProvider } from '../../../src/core/plugin/agent-provider.js';
 import { MemoryLogger } from '../../../src/core/logger.js';
 
 function participant(id: string, log: string[], behaviour: { startThrows?: boolean; stopHangs?: boolean } = {}): Participant {
@@ -89,6 +91,45 @@ describe('Kernel', () => {
       });
     });
 
+    describe('when a participant declares a start timeout longer than its phase', () => {
+      beforeEach(() => jest.useFakeTimers());
+      afterEach(() => jest.useRealTimers());
+      it('should bound its start by its own timeout, the others\' by the phase\'s, and its stop by the phase\'s', async () => {
+        const logger = new MemoryLogger();
+        const k = new Kernel(
+          [
+            {
+              name: 'tools',
+              participants: [
+                { id: 'patient', startTimeoutMs: 2000, start: hangs, stop: hangs },
+                { id: 'modest', startTimeoutMs: 100, start: hangs },
+                { id: 'plain', start: hangs },
+              ],
+              timeoutMs: 300,
+            },
+          ],
+          logger,
+        );
+        let started = false;
+        const starting = k.start().then(() => (started = true));
+        await jest.advanceTimersByTimeAsync(1999);
+        expect(started).toBe(false);
+        await jest.advanceTimersByTimeAsync(1);
+        await starting;
+        // A declared timeout shorter than the phase's does not shorten it.
+        expect(logger.lines.map((l) => [l.message, l.fields])).toEqual([
+          ['start tools: patient failed', { error: 'start tools did not settle within 2000 ms' }],
+          ['start tools: modest failed', { error: 'start tools did not settle within 300 ms' }],
+          ['start tools: plain failed', { error: 'start tools did not settle within 300 ms' }],
+        ]);
+
+        const stopping = k.stop();
+        await jest.advanceTimersByTimeAsync(300);
+        await stopping;
+        expect(logger.lines.at(-1)).toEqual({ level: 'error', message: 'stop tools: patient failed', fields: { error: 'stop tools did not settle within 300 ms' } });
+      });
+    });
+
     describe('when the cleanup hangs', () => {
       beforeEach(() => jest.useFakeTimers());
       afterEach(() => jest.useRealTimers());
@@ -129,6 +170,27 @@ describe('Kernel', () => {
         expect(log).toEqual([]);
         expect(cleanup).toHaveBeenCalledTimes(1);
       });
+    });
+  });
+});
+
+describe('ProviderCatalog.ready', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  describe('when a provider built after start-up declares a start timeout longer than the providers phase', () => {
+    it('should bound its start by its own timeout', async () => {
+      const logger = new MemoryLogger();
+      const slow = { id: 'slow', startTimeoutMs: 2000, start: hangs } as unknown as AgentProvider;
+      const catalog = new ProviderCatalog([{ id: 'slow', service: class Slow {} as never }], [], () => slow, 300, logger);
+      catalog.markStarted();
+      let ready = false;
+      const readying = catalog.ready(catalog.require('slow')).then(() => (ready = true));
+      await jest.advanceTimersByTimeAsync(1999);
+      expect(ready).toBe(false);
+      await jest.advanceTimersByTimeAsync(1);
+      await readying;
+      expect(logger.lines.filter((l) => l.level === 'error').map((l) => [l.message, l.fields])).toEqual([['start provider slow failed', { error: 'start provider slow did not settle within 2000 ms' }]]);
     });
   });
 });

@@ -53,6 +53,19 @@ describe('cli/mcp', () => {
     describe('when a flag reuses a name', () => {
       it('should refuse it', () => {
         expect(() => withMcpFlags({}, ['a=node a.js', 'a=node b.js'])).toThrow("--mcp a: a server named 'a' is already configured; pick another name");
+        expect(() => withMcpFlags({ mcp: { servers: { a: { command: 'x' } } } }, ['a=node a.js'])).toThrow("--mcp a: a server named 'a' is already configured; pick another name");
+        expect(() => withMcpFlags({ mcp: { servers: { a: { url: 'http://127.0.0.1:1/mcp' } } } }, ['a=node a.js'])).toThrow("--mcp a: a server named 'a' is already configured; pick another name");
+        expect(() => withMcpFlags({ mcp: { servers: { a: { startTimeoutMs: 1 } } } }, ['a=node a.js', 'a=node b.js'])).toThrow("--mcp a: a server named 'a' is already configured; pick another name");
+      });
+    });
+
+    describe('when the config has options but no command for the flag’s server', () => {
+      it('should add the flag’s command to those options', () => {
+        const config = { mcp: { servers: { files: { startTimeoutMs: 180_000, deny: ['write_file'] } } } };
+        expect(withMcpFlags(config, ['files=npx -y @modelcontextprotocol/server-filesystem .'])).toEqual({
+          mcp: { servers: { files: { startTimeoutMs: 180_000, deny: ['write_file'], command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] } } },
+        });
+        expect(config.mcp.servers.files).toEqual({ startTimeoutMs: 180_000, deny: ['write_file'] });
       });
     });
   });

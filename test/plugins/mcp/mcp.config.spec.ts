@@ -65,7 +65,7 @@ describe('mcpConfigSection', () => {
       const options = sections.get('mcp') as McpOptions;
       const files = options.servers.get('files')!;
       expect(files).toBeInstanceOf(McpServerOptions);
-      expect(files).toMatchObject({ name: 'files', command: 'npx', args: ['-y', 'fs'], startTimeoutMs: 8000, maxRestarts: 5 });
+      expect(files).toMatchObject({ name: 'files', command: 'npx', args: ['-y', 'fs'], startTimeoutMs: 60_000, maxRestarts: 5 });
       expect(files.env!.TOKEN!.reveal()).toBe('sekrit');
       expect(JSON.stringify(files)).not.toContain('sekrit');
       expect(options.servers.get('remote')!.headers!.Authorization!.reveal()).toBe('Bearer t');

@@ -44,7 +44,7 @@ describe('MCP servers in AgentRx', () => {
         err = e;
       }
       expect(isAgentRxError(err, 'timeout')).toBe(true);
-      expect((err as Error).message).toBe('MCP server stuck did not answer initialize within 300 ms (mcp.servers.stuck.startTimeoutMs); its stderr ended with:\nloading index…');
+      expect((err as Error).message).toBe('MCP server stuck did not answer initialize within 300 ms (raise mcp.servers.stuck.startTimeoutMs if it needs longer to start); its stderr ended with:\nloading index…');
     });
   });
 

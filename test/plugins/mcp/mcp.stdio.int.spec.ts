@@ -53,7 +53,7 @@ describe('McpToolSource over stdio', () => {
       it('should fail naming the server with the tail of its stderr, leaving nothing running', async () => {
         const err = await startFailure({ stuck: { command: process.execPath, args: ['-e', "process.stderr.write('booting the widget\\n'); setInterval(() => {}, 1e9)"], startTimeoutMs: 300 } });
         expect(isAgentRxError(err, 'timeout')).toBe(true);
-        expect(err.message).toBe("MCP server stuck did not answer initialize within 300 ms (mcp.servers.stuck.startTimeoutMs); its stderr ended with:\nbooting the widget");
+        expect(err.message).toBe("MCP server stuck did not answer initialize within 300 ms (raise mcp.servers.stuck.startTimeoutMs if it needs longer to start); its stderr ended with:\nbooting the widget");
       });
     });
 
