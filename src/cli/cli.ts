@@ -6,7 +6,6 @@ import type { Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { AgentRx } from '../agentrx.js';
 import { AgUiHttpOptions } from '../consumers/agui-http/agui-http.config.js';
-import { aguiHttpModule } from '../consumers/agui-http/agui-http.module.js';
 import { startAgUiServer, type AgUiServer } from '../consumers/agui-http/agui-http.server.js';
 import { JsonlConsumer } from '../consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
@@ -26,7 +25,9 @@ import { exportCassette, writeCassette } from '../core/store/cassette.js';
 import { MAX_PACE_GAP_MS, exportSession, listSessions, openStore, replayFile, showSession, type RenderFormat } from './sessions.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, exitCodeFor } from './exit-codes.js';
 import { storeLocation } from './state-dir.js';
-import { listTools, withMcpFlags } from './mcp.js';
+import { listTools, mcpProgressTo, withMcpFlags } from './mcp.js';
+import { loadUserPlugins } from './user-modules.js';
+import { integerFlag } from './flags.js';
 import { runWorkerCommand, untilStopped, WORKER_TIMING_FLAGS } from './worker.js';
 import { runWorkersCommand } from './workers.js';
 import { PoolMonitor } from '../distributed/pool-monitor.js';
@@ -68,7 +69,14 @@ interface RunFlags {
   record?: string;
   /** `--mcp <name>=<command …>`, repeatable: MCP servers for this run. */
   mcp?: string[];
+  /** `--module <file>`, repeatable: ES modules exporting tools, modules, consumers. */
+  module?: string[];
+  /** `--demo-tools`: also offer the demo tools (get_time, calculate, read_file on the working folder). */
+  demoTools?: boolean;
 }
+
+const MODULE_HELP = 'an ES module exporting tools, modules and/or consumers to load (repeatable; the config\'s "modules" adds more)';
+const DEMO_TOOLS_HELP = 'also offer the demo tools get_time, calculate and read_file (which reads files under the working folder)';
 
 /** Flags of `sessions show` and `replay`: how to print a recorded session. */
 interface RenderFlags {
@@ -108,6 +116,8 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .option('--record <file>', 'write the session to a cassette file when the run ends (see agentrx replay)')
     .option('--store <dir>', STORE_HELP)
     .option('--mcp <server>', "an MCP server for this run, '<name>=<command …>' (repeatable), e.g. --mcp 'files=npx -y @modelcontextprotocol/server-filesystem .'", collect, [])
+    .option('--module <file>', MODULE_HELP, collect, [])
+    .option('--demo-tools', DEMO_TOOLS_HELP)
     .action(async (prompt: string, flags: RunFlags) => {
       code = await runCommand(prompt, flags, io);
     });
@@ -117,11 +127,14 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .description('list every tool the configured instance offers (local, schema-defined, MCP) with its input schema')
     .option('-c, --config <file>', 'JSON config file (${VAR} interpolation applies)')
     .option('--mcp <server>', "also an MCP server, '<name>=<command …>' (repeatable)", collect, [])
+    .option('--module <file>', MODULE_HELP, collect, [])
+    .option('--demo-tools', DEMO_TOOLS_HELP)
     .option('--json', 'print the tools as JSON')
-    .action(async (flags: { config?: string; mcp: string[]; json?: boolean }) => {
+    .action(async (flags: { config?: string; mcp: string[]; module: string[]; demoTools?: boolean; json?: boolean }) => {
       code = await guarded(io, async () => {
         const base = flags.config ? await readConfig(flags.config, io) : {};
-        const rx = await AgentRx.create({ config: withMcpFlags(base, flags.mcp), env: io.env, modules: [demoToolsModule] });
+        const user = await loadUserPlugins(flags.module, base, flags.config, io.cwd);
+        const rx = await AgentRx.create({ config: withMcpFlags(base, flags.mcp), env: io.env, tools: user.tools, consumers: user.consumers, modules: [...demoTools(flags.demoTools), ...user.modules, mcpProgressTo(io.err)] });
         try {
           io.out.write(listTools(rx, { json: flags.json === true }));
         } finally {
@@ -151,6 +164,8 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .addOption(new Option('--confirm <decision>', "answer the host's requests to confirm a tool of its own (Claude Managed Agents always_ask) for every run").choices(['allow', 'deny']))
     .option('--store <dir>', STORE_HELP)
     .option('--record <dir>', 'write each session to <dir>/<session id>.json (a cassette) when it closes (see agentrx replay)')
+    .option('--module <file>', MODULE_HELP, collect, [])
+    .option('--demo-tools', `${DEMO_TOOLS_HELP} (on with --demo)`)
     .action(async (flags: ServeFlags) => {
       code = await serveCommand(flags, io);
     });
@@ -202,7 +217,9 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
     .option('--concurrency <n>', 'sessions run at once (default runtime.concurrency, 10)')
     .option(...WORKER_TIMING_FLAGS.lockMs)
     .option(...WORKER_TIMING_FLAGS.stalledMs)
-    .action(async (flags: { config: string; concurrency?: string; lockMs?: string; stalledMs?: string }) => {
+    .option('--module <file>', MODULE_HELP, collect, [])
+    .option('--demo-tools', DEMO_TOOLS_HELP)
+    .action(async (flags: { config: string; concurrency?: string; lockMs?: string; stalledMs?: string; module: string[]; demoTools?: boolean }) => {
       const { config, ...rest } = flags;
       code = await runWorkerCommand({ configFile: config, ...rest }, io);
     });
@@ -228,13 +245,13 @@ export async function runCli(argv: readonly string[], io: CliIo = { out: process
 }
 
 async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<number> {
-  const timeoutMs = flags.timeout !== undefined ? Number(flags.timeout) : undefined;
-  const maxTurns = flags.maxTurns !== undefined ? Number(flags.maxTurns) : undefined;
   let rx: AgentRx | undefined;
   let runStore: RunStore | undefined;
   const probe = new SessionIdProbe();
   let code: number;
   try {
+    const timeoutMs = integerFlag('--timeout', flags.timeout, 1);
+    const maxTurns = integerFlag('--max-turns', flags.maxTurns, 1);
     const base = flags.config ? await readConfig(flags.config, io) : {};
     runStore = openRunStore(base, flags, io);
     let provider = flags.provider;
@@ -246,8 +263,9 @@ async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<n
       provider = record.provider;
     }
     const config = withMcpFlags(mergeConfig(base, { ...flags, provider }), flags.mcp ?? []);
-    const modules = runStore ? [demoToolsModule, storeModule(runStore.store)] : [demoToolsModule];
-    rx = await AgentRx.create({ config, env: io.env, modules, consumers: [...consumersFor(flags.json === true, config, io), probe], handleSignals: true });
+    const user = await loadUserPlugins(flags.module ?? [], base, flags.config, io.cwd);
+    const modules = [...demoTools(flags.demoTools), ...user.modules, ...(runStore ? [storeModule(runStore.store)] : []), mcpProgressTo(io.err)];
+    rx = await AgentRx.create({ config, env: io.env, modules, tools: user.tools, consumers: [...user.consumers, ...consumersFor(flags.json === true, config, io), probe], handleSignals: true });
     const result = await rx.run({
       prompt,
       timeoutMs,
@@ -382,6 +400,8 @@ interface ServeFlags {
   config?: string;
   store?: string;
   record?: string;
+  module?: string[];
+  demoTools?: boolean;
 }
 
 /**
@@ -409,7 +429,9 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
       };
     }
     const runStore = openRunStore(base, { store: flags.store }, io);
-    rx = await AgentRx.create({ config, env: io.env, modules: runStore ? [demoToolsModule, aguiHttpModule, storeModule(runStore.store)] : [demoToolsModule, aguiHttpModule] });
+    const user = await loadUserPlugins(flags.module ?? [], base, flags.config, io.cwd);
+    const modules = [...demoTools(flags.demo === true || flags.demoTools), ...user.modules, ...(runStore ? [storeModule(runStore.store)] : [])];
+    rx = await AgentRx.create({ config, env: io.env, modules, tools: user.tools, consumers: user.consumers });
     const store = rx.sessionStore;
     const recordDir = flags.record !== undefined ? (isAbsolute(flags.record) ? flags.record : resolve(io.cwd, flags.record)) : undefined;
     // Each session is written once it has closed (its log is then complete and durable).
@@ -435,7 +457,7 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
     server = await startAgUiServer({
       ...fromConfig,
       rx,
-      ...(flags.port !== undefined ? { port: Number(flags.port) } : {}),
+      ...(flags.port !== undefined ? { port: integerFlag('--port', flags.port, 0, 65_535) } : {}),
       ...(flags.host !== undefined ? { host: flags.host } : {}),
       ...(token !== undefined && token !== '' ? { token } : {}),
       ...(flags.cors !== undefined ? { cors: flags.cors } : {}),
@@ -480,6 +502,11 @@ function checkDistributedServeFlags(flags: ServeFlags): void {
 function requestLog(io: CliIo): Logger {
   const line = (level: string) => (msg: string, fields?: Record<string, unknown>): void => void io.err.write(`agentrx serve: ${JSON.stringify({ level, msg, ...fields })}\n`);
   return { debug: () => undefined, info: line('info'), warn: line('warn'), error: line('error') };
+}
+
+/** The demo tools' module when asked for (`demo`, `serve --demo`, `--demo-tools`), else none. */
+function demoTools(on: boolean | undefined): ContainerModule[] {
+  return on === true ? [demoToolsModule] : [];
 }
 
 /** Commander's collector of a repeatable option. */
@@ -536,6 +563,14 @@ function confirmFlag(decision: 'allow' | 'deny'): ConfirmTool {
 function hintFor(err: AgentRxError, baseUrl: string | undefined): string | undefined {
   const status = err.details?.['status'];
   const msg = err.message;
+  // An MCP server that did not start (details.server; several: details.servers), or a tool source that overran the tools phase (details.sources).
+  const mcp = typeof err.details?.['server'] === 'string' ? [err.details['server']] : Array.isArray(err.details?.['servers']) ? err.details['servers'].filter((s): s is string => typeof s === 'string') : [];
+  if (err.code === 'timeout' && mcp.length > 0) {
+    return `raise ${mcp.map((s) => `mcp.servers.${s}.startTimeoutMs`).join(', ')} in a config file (-c), e.g. {"mcp":{"servers":{"${mcp[0]}":{"startTimeoutMs":180000}}}} (with --mcp ${mcp[0]}=… the command still comes from the flag); a first npx/uvx run downloads the package`;
+  }
+  if (err.code === 'timeout' && Array.isArray(err.details?.['sources'])) return 'a tool source did not finish starting: raise timeouts.toolsPhaseMs in a config file (-c)';
+  if (err.code === 'invalid_config' && mcp.length === 1 && / was not found /.test(msg)) return `install it, or fix the command of --mcp ${mcp[0]}=… (or mcp.servers.${mcp[0]}.command)`;
+  if (mcp.length > 0) return `check MCP server ${mcp.join(', ')}: run its command by hand to see its output, or check its url and headers under mcp.servers`;
   if (err.code === 'invalid_config') return 'fix the fields listed above (see README "Configuration")';
   if (err.code === 'invalid_options') return 'see agentrx --help';
   if (err.code === 'store_error' && /^cassette /.test(msg)) return 'a cassette is the JSON file written by agentrx sessions export or run --record';

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { installPackedPackage, lockedVersion, REPO, run, type PackedProject, type Ran } from '../support/packed-package.js';
+import { installPackedPackage, lockedVersion, REPO, run, userEnv, type PackedProject, type Ran } from '../support/packed-package.js';
+import { startOpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { tempDir } from '../support/temp-dir.js';
 
 /**
@@ -46,6 +48,21 @@ describe('the packed package', () => {
       expect(r.code).toBe(0);
       expect(r.stdout).toContain('Summary: I used 3 tools (get_time, calculate, read_file)');
       expect(r.stdout).toMatch(/✓ end_turn · turns 2 · tool calls 3/);
+    });
+  });
+
+  describe('agentrx with its output piped into a reader that stops early (agentrx … | head)', () => {
+    it('should end quietly with exit 0', async () => {
+      const model = await startOpenAiEmulator({ model: 'demo' });
+      const args = ['run', '--json', '--demo-tools', '--base-url', model.baseUrl, '--store', join(project.dir, 'sessions'), 'what time is it, and what is 2 + 2?'];
+      const child = spawn(join(project.dir, 'node_modules', '.bin', 'agentrx'), args, { cwd: project.dir, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.stdout.once('data', () => child.stdout.destroy());
+      const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+      await model.close();
+      expect(stderr).not.toMatch(/EPIPE|\n\s+at /);
+      expect(code).toBe(0);
     });
   });
 
