@@ -1,8 +1,11 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { installPackedPackage, lockedVersion, REPO, run, userEnv, type PackedProject, type Ran } from '../support/packed-package.js';
-import { startOpenAiEmulator } from '../../src/testing/openai-emulator.js';
+import { startOpenAiEmulator, type OpenAiEmulator, type OpenAiEmulatorOptions } from '../../src/testing/openai-emulator.js';
+import { readmeSamples } from '../support/readme-samples.js';
+import { describeWithRedis, startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { tempDir } from '../support/temp-dir.js';
 
 /**
@@ -141,6 +144,120 @@ describe('the packed package', () => {
       expect(r.stdout + r.stderr).toBe('');
       expect(r.code).toBe(0);
     }, 120_000);
+  });
+
+  describe("the README's code samples, run as a user runs them", () => {
+    const samples = readmeSamples();
+    const byName = new Map(samples.map((x) => [x.name, x]));
+    /** Where each runnable sample's compiled program is (TypeScript: out/samples/<name>.js). */
+    const program = (name: string): string => (byName.get(name)!.lang === 'js' ? `samples/${name}.mjs` : join('out', 'samples', `${name}.js`));
+    let model: OpenAiEmulator | undefined;
+
+    beforeAll(async () => {
+      // What the samples' own comments say to install.
+      await project.add([`zod@${lockedVersion('zod')}`, `typescript@${lockedVersion('typescript')}`, `@types/node@${lockedVersion('@types/node')}`]);
+      project.write('tsconfig.json', readmeTsconfig());
+      for (const x of samples) if (!x.fragment) project.write(`samples/${x.name}.${x.lang === 'js' ? 'mjs' : 'ts'}`, x.code);
+      const r = await run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', '.', '--rootDir', '.', '--outDir', 'out'], { cwd: project.dir });
+      if (r.code !== 0) throw new Error(`the README's TypeScript samples do not compile with its tsconfig:\n${r.stdout}${r.stderr}`);
+    }, 300_000);
+
+    afterEach(async () => {
+      await model?.close();
+      model = undefined;
+    });
+
+    /** Runs a sample with MODEL_URL pointing at a scripted emulator (or the demo model). */
+    async function runSample(name: string, script: OpenAiEmulatorOptions['script'] | 'demo'): Promise<{ r: Ran; model: OpenAiEmulator }> {
+      model = await startOpenAiEmulator(script === 'demo' ? { model: 'demo' } : { script });
+      const r = await project.node([program(name)], { env: { MODEL_URL: model.baseUrl } });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      return { r, model };
+    }
+
+    it('should know every sample the README marks', () => {
+      expect(samples.map((x) => x.name).sort()).toEqual(['config-module', 'event-consumer', 'nest', 'replay', 'scale-out', 'testing', 'tools-without-classes', 'use-from-code']);
+      expect(samples.filter((x) => x.fragment).map((x) => x.name)).toEqual(['nest']);
+    });
+
+    it('use-from-code: should run the tool, print the answer with its 2 turns, then answer the live session and its queued message before closing', async () => {
+      const { r, model: m } = await runSample('use-from-code', [
+        { toolCalls: [{ name: 'get_weather', arguments: { city: 'Lisbon' } }] },
+        { text: 'Lisbon: 21 °C and sunny.' },
+        { text: 'Hello! How can I help?' },
+        { text: 'Tomorrow: 23 °C.' },
+      ]);
+      expect(r.stdout).toMatch(/^Lisbon: 21 °C and sunny\. 2 \{/m);
+      expect(r.stdout).toContain('Hello! How can I help?\n');
+      expect(r.stdout).toContain('Tomorrow: 23 °C.\n');
+      expect(r.stdout.match(/^RUN_FINISHED$/gm)).toHaveLength(2);
+      expect(JSON.stringify(m.requests[1]?.body)).toContain(JSON.stringify(JSON.stringify({ city: 'Lisbon', tempC: 21 })).slice(1, -1));
+    });
+
+    it('event-consumer: should see the tool call, the streamed text and one stop per session', async () => {
+      const { r } = await runSample('event-consumer', [{ toolCalls: [{ name: 'calculate', arguments: { expression: '6 * 7' } }] }, { text: 'It is 42.' }]);
+      expect(r.stdout).toMatch(/^\[\s*'[^']+: calculate \(call_e0_0\)'\s*\] It is 42\. \[ '[^']+: completed' \]\n$/);
+    });
+
+    it('config-module: should bind the validated section, and the tool should use it', async () => {
+      const { r, model: m } = await runSample('config-module', [{ toolCalls: [{ name: 'greet', arguments: { name: 'Ana' } }] }, { text: 'Done.' }]);
+      expect(r.stdout).toBe('Done.\n');
+      expect(JSON.stringify(m.requests[1]?.body)).toContain('Olá, Ana! Olá, Ana!');
+    });
+
+    it('tools-without-classes: should run the JSON Schema tool and the zod tool (its default applied)', async () => {
+      const { r, model: m } = await runSample('tools-without-classes', [
+        { toolCalls: [{ name: 'lookup', arguments: { word: 'idempotent' } }, { name: 'forecast', arguments: { city: 'Oslo' } }] },
+        { text: 'Safe to repeat; rain in Oslo.' },
+      ]);
+      expect(r.stdout).toBe('Safe to repeat; rain in Oslo.\n');
+      const sent = JSON.stringify(m.requests[1]?.body);
+      expect(sent).toContain('safe to repeat');
+      expect(sent).toContain('Oslo: rain for 3 days');
+    });
+
+    it('replay: should play the recording back with the tool run for real and no mismatch', async () => {
+      model = await startOpenAiEmulator({ model: 'demo' });
+      const rec = await project.agentrx(['run', 'what is (17 + 25) * 3', '--demo-tools', '--record', 'session.json', '--base-url', model.baseUrl, '--store', 'sessions']);
+      expect(rec.code).toBe(0);
+      const r = await project.node([program('replay')]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('calculate returned: "(17 + 25) * 3 = 126"');
+      expect(r.stdout.trimEnd()).toMatch(/ \[\]$/);
+    });
+
+    it('testing: should run the tool against the scripted emulator and answer as scripted', async () => {
+      const r = await project.node([program('testing')]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe('Lisbon: 21 °C. 2\n2\n');
+    });
+
+    describeWithRedis('scale-out (with Redis, ioredis, bullmq and a worker)', () => {
+      let redis: RedisServer | undefined;
+      let worker: ChildProcess | undefined;
+
+      afterAll(async () => {
+        worker?.kill('SIGTERM');
+        if (worker && worker.exitCode === null) await once(worker, 'exit');
+        await redis?.stop();
+      });
+
+      it('should submit to the pool, answer the follow-up, and close the session', async () => {
+        await project.add([`ioredis@${lockedVersion('ioredis')}`, `bullmq@${lockedVersion('bullmq')}`]);
+        redis = await startRedisServer();
+        model = await startOpenAiEmulator({ model: 'demo' });
+        project.write('pool.json', JSON.stringify({ provider: 'local', providers: { local: { baseUrl: model.baseUrl, model: 'demo' } }, store: { type: 'redis', url: redis.url }, runtime: { mode: 'distributed' } }));
+        worker = spawn(join(project.dir, 'node_modules', '.bin', 'agentrx'), ['worker', '-c', 'pool.json'], { cwd: project.dir, env: userEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+        const r = await project.node([program('scale-out')], { env: { REDIS_URL: redis.url } });
+        expect(r.stderr).toBe('');
+        expect(r.code).toBe(0);
+        expect(r.stdout).toContain('You said: "Summarise the report"');
+        expect(r.stdout).toContain('You said: "and in French?"');
+      }, 120_000);
+    });
   });
 });
 
