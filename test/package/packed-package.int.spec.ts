@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { installPackedPackage, lockedVersion, REPO, run, userEnv, type PackedProject, type Ran } from '../support/packed-package.js';
 import { startOpenAiEmulator, type OpenAiEmulator, type OpenAiEmulatorOptions } from '../../src/testing/openai-emulator.js';
@@ -81,6 +81,34 @@ describe('the packed package', () => {
       const r = await project.node(['--input-type=module', '-e', "import 'reflect-metadata'; try { await import('agentrx/nest'); } catch (e) { console.error(e.message); process.exit(2); }"]);
       expect(r.code).toBe(2);
       expect(r.stderr.trim()).toBe('agentrx/nest needs the optional package @nestjs/common: npm install @nestjs/common @nestjs/core @nestjs/platform-express');
+    });
+  });
+
+  describe('its package.json', () => {
+    it('should declare every package its code imports: a dependency, or an optional peer (rxjs: a required peer)', () => {
+      const root = join(project.dir, 'node_modules', 'agentrx');
+      const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }> };
+      const imported = new Set<string>();
+      const walk = (dir: string): void => {
+        for (const e of readdirSync(dir, { withFileTypes: true })) {
+          if (e.isDirectory()) walk(join(dir, e.name));
+          else if (e.name.endsWith('.js')) {
+            for (const m of readFileSync(join(dir, e.name), 'utf8').matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)'([^'./][^']*)'/gm)) {
+              const spec = m[1]!;
+              if (spec.startsWith('node:')) continue;
+              imported.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+            }
+          }
+        }
+      };
+      walk(join(root, 'dist'));
+      // The scan sees static and lazy imports alike.
+      expect([...imported]).toEqual(expect.arrayContaining(['rxjs', 'inversify', 'bullmq', 'ioredis', '@aws-sdk/client-bedrock-agentcore', '@nestjs/common']));
+      const undeclared = [...imported].filter((name) => !(name in pkg.dependencies) && !(name in pkg.peerDependencies));
+      expect(undeclared).toEqual([]);
+      const requiredPeers = Object.keys(pkg.peerDependencies).filter((name) => pkg.peerDependenciesMeta[name]?.optional !== true);
+      expect(requiredPeers).toEqual(['rxjs']);
+      expect(pkg.peerDependencies['zod']).toBe('^4.2.0');
     });
   });
 
