@@ -8,7 +8,7 @@ import { ProviderCatalog } from './core/kernel/provider-catalog.js';
 import { attachLog, type LogAttachment } from './core/session/log-attachment.js';
 import { retentionFromConfig, startRetention } from './core/store/retention.js';
 import { AgentRxConfigToken, ConfigSections } from './core/config/config-tokens.js';
-import type { AgentRxConfig } from './core/config/agentrx.config.js';
+import type { AgentRxConfig, ProviderId } from './core/config/agentrx.config.js';
 import type { RemoteSession } from './distributed/remote-session.js';
 import type { SessionQueue } from './distributed/session-queue.js';
 import type { SubmitOptions } from './distributed/submit-options.js';
@@ -35,10 +35,22 @@ import type { ToolRegistryImpl } from './core/tools/tool-registry.js';
 import { declarationOf } from './core/tools/tool-schema.js';
 import { defaultModules } from './default-modules.js';
 
-/** Options of `AgentRx.create`. */
-export interface AgentRxCreateOptions {
+/**
+ * A config object as `AgentRx.create` takes it: every section optional, defaults filled at
+ * validation (which checks every field and lists every problem). `provider` is typed: a built-in
+ * id, or one of `P`: the ids of the providers passed in `providers` (inferred from them), or of a
+ * plugin provider a module registers, named as the type argument: `AgentRx.create<'my-host'>(…)`.
+ * A config read from a file (a path) is checked at run time only.
+ */
+export interface AgentRxConfigInput<P extends string = string> {
+  readonly provider?: ProviderId | NoInfer<P>;
+  readonly [section: string]: unknown;
+}
+
+/** Options of `AgentRx.create`; `P`: provider ids beyond the built-in ones (see {@link AgentRxConfigInput}). */
+export interface AgentRxCreateOptions<P extends string = string> {
   /** A config object, the path of a JSON config file, or undefined for all defaults. */
-  readonly config?: object | string;
+  readonly config?: AgentRxConfigInput<P> | string;
   /** Extra inversify ContainerModules (providers, tools, consumers, overrides). */
   readonly modules?: readonly ContainerModule[];
   /**
@@ -48,8 +60,8 @@ export interface AgentRxCreateOptions {
   readonly tools?: readonly (Newable<ToolHandler> | ToolHandler)[];
   /** Consumer classes or instances, bound under EventConsumer. */
   readonly consumers?: readonly (Newable<EventConsumer> | EventConsumer)[];
-  /** Provider instances or classes, bound under AgentProvider. */
-  readonly providers?: readonly (Newable<AgentProvider> | AgentProvider)[];
+  /** Provider instances or classes, bound under AgentProvider; their ids are valid `config.provider` values. */
+  readonly providers?: readonly (Newable<AgentProvider & { readonly id: P }> | (AgentProvider & { readonly id: P }))[];
   /** Load the built-in provider modules (default true). */
   readonly defaults?: boolean;
   /** `${VAR}` source for config interpolation (default process.env). */
@@ -99,7 +111,7 @@ export class AgentRx {
    * tool source's start-up error (an MCP server that could not be started, or whose tool names
    * collide with other tools: `invalid_config`) after stopping what had started.
    */
-  static async create(opts: AgentRxCreateOptions = {}): Promise<AgentRx> {
+  static async create<P extends string = never>(opts: AgentRxCreateOptions<P> = {}): Promise<AgentRx> {
     const container = new Container();
     // A module listed twice (e.g. a built-in the caller also passes) is loaded once; the core
     // services load last and bind only what the host did not.

@@ -1,5 +1,5 @@
 /** Public surface of `agentrx`. */
-export { AgentRx, type AgentRxCreateOptions } from './agentrx.js';
+export { AgentRx, type AgentRxConfigInput, type AgentRxCreateOptions } from './agentrx.js';
 export { Session } from './core/session/session.js';
 export type { LogAttachment, SequencedAgUiEvent } from './core/session/log-attachment.js';
 export type { ConfirmTool, SessionOptions, ToolDecision, TurnGuard } from './core/session/session-options.js';
@@ -84,7 +84,7 @@ export { FileSessionStore, type FileSessionStoreOptions } from './core/store/fil
 export type { PrunableSessionStore, PruneOptions, RetentionOptions } from './core/store/retention.js';
 export { exportCassette, formatCassette, parseCassette, readCassette, writeCassette, type Cassette } from './core/store/cassette.js';
 export type { LedgerEntry, LedgerState } from './core/tools/tool-ledger.js';
-export type { AgentRxConfig } from './core/config/agentrx.config.js';
+export type { AgentRxConfig, ProviderId } from './core/config/agentrx.config.js';
 export { ConfigSections } from './core/config/config-tokens.js';
 export type { ConfigSection } from './core/config/config-section.js';
 export { validateConfig } from './core/config/load-config.js';

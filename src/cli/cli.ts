@@ -378,7 +378,7 @@ async function demoCommand(prompt: string, flags: { json?: boolean }, io: CliIo)
   let rx: AgentRx | undefined;
   try {
     if (!flags.json) io.err.write(`agentrx demo: a rule-based demo model on ${emulator.baseUrl} (no keys, no network)\n`);
-    const config = { provider: 'local', providers: { local: { baseUrl: emulator.baseUrl, model: 'agentrx-demo' } }, limits: { runTimeoutMs: 30_000 } };
+    const config = { provider: 'local' as const, providers: { local: { baseUrl: emulator.baseUrl, model: 'agentrx-demo' } }, limits: { runTimeoutMs: 30_000 } };
     rx = await AgentRx.create({ config, env: io.env, modules: [demoToolsModule], consumers: consumersFor(flags.json === true, {}, io), handleSignals: true });
     const result = await rx.run({ prompt });
     return result.terminal === 'terminated' ? EXIT_FAILED : EXIT_OK;

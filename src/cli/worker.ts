@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { AgentRx } from '../agentrx.js';
+import { AgentRx, type AgentRxConfigInput } from '../agentrx.js';
 import { configError, configIssue, type ConfigIssue } from '../core/config/config-issue.js';
 import { readConfigFile } from '../core/config/read-config-file.js';
 import { AgentRxError, isAgentRxError, toAgentRxError } from '../core/errors.js';
@@ -72,7 +72,8 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
     const notRedis = storeType === 'redis' ? [] : [configIssue('store.type', 'type', 'agentrx worker needs the Redis store: every worker and client shares the sessions', storeType, "'redis' (with store.url)")];
     try {
       const user = await loadUserPlugins(flags.module ?? [], raw as Record<string, unknown>, flags.configFile, io.cwd);
-      rx = await AgentRx.create({ config: raw, env: io.env, modules: [...(flags.demoTools === true ? [demoToolsModule] : []), ...user.modules], tools: user.tools, consumers: user.consumers });
+      // A user's file may name any provider a module registers: checked when it is validated.
+      rx = await AgentRx.create<string>({ config: raw as AgentRxConfigInput, env: io.env, modules: [...(flags.demoTools === true ? [demoToolsModule] : []), ...user.modules], tools: user.tools, consumers: user.consumers });
     } catch (e) {
       // One list: the config's own problems and the worker's need for Redis.
       const issues = (e as AgentRxError).details?.['issues'];

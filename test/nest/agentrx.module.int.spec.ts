@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { Inject, Injectable, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { IsString } from 'class-validator';
-import { AgentRx } from '../../src/agentrx.js';
+import { AgentRx, type AgentRxConfigInput } from '../../src/agentrx.js';
 import { DEMO_PROMPT } from '../../src/cli/cli.js';
 import type { SessionResult } from '../../src/core/model.js';
 import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
@@ -50,7 +50,7 @@ class ShoutTool implements ToolHandler<ShoutInput> {
   }
 }
 
-const localConfig = (baseUrl: string): object => ({ provider: 'local', providers: { local: { baseUrl, model: 'agentrx-demo', maxRetries: 0 } }, limits: { runTimeoutMs: 10_000 } });
+const localConfig = (baseUrl: string): AgentRxConfigInput => ({ provider: 'local', providers: { local: { baseUrl, model: 'agentrx-demo', maxRetries: 0 } }, limits: { runTimeoutMs: 10_000 } });
 
 /** Reads an SSE body to its end and returns the AG-UI event types, in order. */
 async function sseTypes(res: Response): Promise<string[]> {

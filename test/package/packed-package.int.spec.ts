@@ -165,6 +165,10 @@ describe('the packed package', () => {
           'const tool = defineTool({ name: "echo", description: "Echoes.", inputSchema: { type: "object", properties: { text: { type: "string" } } }, handle: (input: unknown) => JSON.stringify(input) });',
           'export const used: unknown[] = [AgentRx, tool, startOpenAiEmulator, ScriptedProvider, startWorker, PoolMonitor];',
           'export type Used = [SessionResult, SessionWorkerOptions, PoolStatus];',
+          '// A typo in the provider id does not compile; a plugin provider is named as the type argument.',
+          "// @ts-expect-error: 'locl' is no provider id (tsc fails on an unused expect-error, so this checks it)",
+          "export const typo = () => AgentRx.create({ config: { provider: 'locl' } });",
+          "export const plugin = () => AgentRx.create<'my-host'>({ config: { provider: 'my-host' } });",
           '',
         ].join('\n'),
       );

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import type { AgentRxConfigInput } from '../../agentrx.js';
 import { aguiHttpModule } from '../../consumers/agui-http/agui-http.module.js';
 import { otelConsumerModule } from '../../consumers/otel/otel.module.js';
 import { demoToolsModule } from '../../plugins/tools/tools.module.js';
@@ -16,7 +17,7 @@ export type SampleEnv = Readonly<Record<string, string | undefined>>;
  * interpolation), else the `local` provider at `AGENTRX_BASE_URL` (default Ollama,
  * `http://127.0.0.1:11434/v1`) with model `AGENTRX_MODEL` (default `llama3.1`).
  */
-export function sampleConfig(env: SampleEnv): object | string {
+export function sampleConfig(env: SampleEnv): AgentRxConfigInput | string {
   if (env['AGENTRX_CONFIG']) return env['AGENTRX_CONFIG'];
   return {
     provider: 'local',

@@ -24,7 +24,7 @@ describe('OtelConsumer on a demo session', () => {
     const tracing = memoryTracing();
     emulator = await startOpenAiEmulator({ model: 'demo', faults: opts.faults });
     const config = {
-      provider: 'local',
+      provider: 'local' as const,
       providers: { local: { baseUrl: emulator.baseUrl, model: 'agentrx-demo', maxRetries: 0 } },
       limits: { runTimeoutMs: 10_000 },
       ...(opts.otel ? { otel: opts.otel } : {}),

@@ -58,7 +58,7 @@ const catalogModule = new ContainerModule((options) => {
 });
 
 async function create(provider: string): Promise<AgentRx> {
-  return AgentRx.create({ defaults: false, modules: [catalogModule], config: { provider, consumers: { terminal: false } } });
+  return AgentRx.create<string>({ defaults: false, modules: [catalogModule], config: { provider, consumers: { terminal: false } } });
 }
 
 describe('ProviderCatalog (through AgentRx)', () => {
@@ -103,7 +103,7 @@ describe('ProviderCatalog (through AgentRx)', () => {
   describe('when two registrations share an id', () => {
     it('should fail create with duplicate_plugin naming both classes', async () => {
       const twice = new ContainerModule((options) => bindProvider(options, 'alpha', BetaProvider));
-      await expect(AgentRx.create({ defaults: false, modules: [catalogModule, twice], config: { provider: 'alpha', consumers: { terminal: false } } })).rejects.toMatchObject({
+      await expect(AgentRx.create<'alpha'>({ defaults: false, modules: [catalogModule, twice], config: { provider: 'alpha', consumers: { terminal: false } } })).rejects.toMatchObject({
         code: 'duplicate_plugin',
         message: expect.stringMatching(/AlphaProvider.*BetaProvider/),
       });
