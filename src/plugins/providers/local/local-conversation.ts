@@ -132,6 +132,8 @@ function applyResume(s: StagedTurn, toolUses: readonly ToolUse[], results: reado
   for (const use of toolUses) {
     const r = byId.get(use.id);
     s.errorCounts.set(use.name, r && !r.isError ? 0 : (s.errorCounts.get(use.name) ?? 0) + 1);
+    // A call that failed has no result to repeat: the same call again (a retry) must run.
+    if (!r || r.isError) s.seen.delete(callKey(use.name, use.input));
   }
   const emitted = new Set<string>();
   for (const use of toolUses) {

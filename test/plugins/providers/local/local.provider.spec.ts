@@ -277,6 +277,29 @@ describe('LocalAgentProvider', () => {
       });
     });
 
+    describe('when the model repeats a call that failed (a retry of a transient failure)', () => {
+      it('should run it again: a failed call has no result to repeat', async () => {
+        await startEmu({
+          script: [
+            { toolCalls: [{ id: 'A', name: 'get_weather', arguments: '{"city":"Oslo"}' }] },
+            { toolCalls: [{ id: 'B', name: 'get_weather', arguments: '{"city":"Oslo"}' }] },
+            { toolCalls: [{ id: 'C', name: 'get_weather', arguments: '{"city":"Oslo"}' }] },
+            { text: 'done' },
+          ],
+        });
+        const provider = makeProvider(emu.baseUrl);
+        const ran: string[] = [];
+        const turns = await drive(provider, await open(provider), 'w', (u) => {
+          ran.push(u.id);
+          // The first run fails (a timeout, say); the retry succeeds; the third call repeats a success.
+          return u.id === 'A' ? { toolUseId: u.id, content: 'upstream timed out', isError: true } : { toolUseId: u.id, content: 'rain', isError: false };
+        });
+        expect(ran).toEqual(['A', 'B']);
+        expect(ofType(turns[2]!.events, 'local.duplicate_tool_call').map((e) => e['id'])).toEqual(['C']);
+        expect(turns.at(-1)!.terminal).toBe('end_turn');
+      });
+    });
+
     describe('when every call of a turn is a duplicate', () => {
       it('should report requires_action with continueWithoutTools, and continue on an empty resume', async () => {
         await startEmu({
