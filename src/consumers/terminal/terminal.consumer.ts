@@ -78,7 +78,7 @@ export class TerminalConsumer implements EventConsumer {
         break;
       case 'TEXT_MESSAGE_CONTENT':
         this.clearStatus();
-        this.write(ev.delta);
+        this.write(neutralizeControls(ev.delta));
         this.drawStatus();
         break;
       case 'TEXT_MESSAGE_END':
@@ -87,11 +87,11 @@ export class TerminalConsumer implements EventConsumer {
         this.drawStatus();
         break;
       case 'TOOL_CALL_START':
-        this.tools.set(ev.toolCallId, { id: ev.toolCallId, name: ev.toolCallName, args: '' });
+        this.tools.set(ev.toolCallId, { id: ev.toolCallId, name: neutralizeControls(ev.toolCallName), args: '' });
         break;
       case 'TOOL_CALL_ARGS': {
         const t = this.tools.get(ev.toolCallId);
-        if (t) t.args += ev.delta;
+        if (t) t.args += neutralizeControls(ev.delta);
         break;
       }
       case 'TOOL_CALL_END': {
@@ -104,16 +104,16 @@ export class TerminalConsumer implements EventConsumer {
         // A streamed call's final arguments replaced what its fragments spelled out.
         const replaced = toolCallArgsReplacedOf(ev);
         const t = replaced === undefined ? undefined : this.tools.get(replaced.toolCallId);
-        if (t && replaced) t.args = replaced.args;
+        if (t && replaced) t.args = neutralizeControls(replaced.args);
         break;
       }
       case 'TOOL_CALL_RESULT':
-        this.toolDone(ev.toolCallId, ev.content, (toolResultOf(ev) ?? hostToolResultOf(ev))?.result.isError === true);
+        this.toolDone(ev.toolCallId, neutralizeControls(ev.content), (toolResultOf(ev) ?? hostToolResultOf(ev))?.result.isError === true);
         break;
       case 'RUN_ERROR':
         this.clearStatus();
         this.endLine();
-        this.line(this.paint('31', `✗ error${ev.code ? ` [${ev.code}]` : ''}: ${ev.message}`));
+        this.line(this.paint('31', `✗ error${ev.code ? ` [${neutralizeControls(ev.code)}]` : ''}: ${neutralizeControls(ev.message)}`));
         this.settle();
         break;
       case 'RUN_FINISHED':
@@ -241,4 +241,18 @@ function truncateVisible(s: string, width: number): string {
     visible++;
   }
   return out;
+}
+
+/**
+ * `text` from a model, a tool or a file made safe for a terminal: every control character except
+ * tab and newline is shown as its Unicode control picture (ESC as ␛, CR as ␍, DEL as ␡) and C1
+ * controls as U+FFFD, so an escape sequence in the text (a title change, a screen clear, a
+ * hyperlink) is printed, never executed. The renderer's own colours are added after this.
+ */
+export function neutralizeControls(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x20 ? String.fromCharCode(0x2400 + code) : code === 0x7f ? '\u2421' : '\ufffd';
+  });
 }

@@ -82,6 +82,29 @@ describe('TerminalConsumer', () => {
       });
     });
 
+    describe('when the text, a tool call or its result carries terminal escape sequences (untrusted model or file text)', () => {
+      it('should print them as visible control pictures, never execute them', () => {
+        const screen = new Screen(false);
+        const title = '\u001b]0;pwned\u0007';
+        const clear = '\u001b[2J\u001b[H';
+        play(new TerminalConsumer({ out: screen, env: {} }), [
+          run[0]!,
+          { type: 'TEXT_MESSAGE_START', messageId: 'm1', role: 'assistant' },
+          { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `hi${title}${clear}\r\u009b31m` },
+          { type: 'TEXT_MESSAGE_END', messageId: 'm1' },
+          { type: 'TOOL_CALL_START', toolCallId: 'a', toolCallName: `read${clear}` },
+          { type: 'TOOL_CALL_ARGS', toolCallId: 'a', delta: `{"path":"${title}"}` },
+          { type: 'TOOL_CALL_END', toolCallId: 'a' },
+          { type: 'TOOL_CALL_RESULT', messageId: 'r1', toolCallId: 'a', content: `file${clear}` },
+          { type: 'RUN_ERROR', message: `bad${title}`, code: 'timeout' },
+        ]);
+        expect(screen.text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+        expect(screen.text).toContain('hi␛]0;pwned␇␛[2J␛[H␍\ufffd31m');
+        expect(screen.text).toContain('read␛[2J␛[H');
+        expect(screen.text).toContain('✗ error [timeout]: bad␛]0;pwned␇');
+      });
+    });
+
     describe('when stdout is a TTY', () => {
       beforeEach(() => jest.useFakeTimers());
       afterEach(() => jest.useRealTimers());
