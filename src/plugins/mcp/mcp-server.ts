@@ -390,15 +390,39 @@ export class McpServer {
     }
   }
 
-  /** `text` with every configured env/header value replaced by `[redacted]`. */
+  /**
+   * `text` with every configured env/header value, and the user, password and query values of the
+   * server's URL (as written and as URL-encoded), replaced by `[redacted]`: an SDK or fetch error
+   * may quote the URL.
+   */
   private redact(text: string): string {
     let out = text;
-    for (const s of [...Object.values(this.options.env ?? {}), ...Object.values(this.options.headers ?? {})]) {
-      const v = s.reveal();
+    for (const v of [...Object.values(this.options.env ?? {}), ...Object.values(this.options.headers ?? {})].map((s) => s.reveal()).concat(urlSecrets(this.options.url))) {
       if (v.length >= 4) out = out.split(v).join(REDACTED);
     }
     return out;
   }
+}
+
+/** The secret parts of an MCP server URL: its password and user (raw and decoded) and its query values. */
+function urlSecrets(url: string | undefined): string[] {
+  if (url === undefined) return [];
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return [];
+  }
+  const parts = [u.password, u.username, ...[...u.searchParams.values()]];
+  return parts.flatMap((p) => {
+    let decoded = p;
+    try {
+      decoded = decodeURIComponent(p);
+    } catch {
+      // Not percent-encoded text: the raw form is redacted.
+    }
+    return decoded === p ? [p] : [p, decoded];
+  }).filter((p) => p !== '');
 }
 
 async function closeQuietly(conn: Conn): Promise<void> {

@@ -79,6 +79,23 @@ describe('McpToolSource over Streamable HTTP', () => {
     });
   });
 
+  describe('when the URL carries a user, a password and a token in its query', () => {
+    it('should fail start-up without printing any of them', async () => {
+      const s = new McpToolSource(logger, mcpOptions({ tracker: { url: 'http://alice:s3cret-pw@127.0.0.1:9/mcp?token=qtoken-123' } }), undefined);
+      let err: Error | undefined;
+      try {
+        await s.start();
+      } catch (e) {
+        err = e as Error;
+      }
+      expect(err?.message).toMatch(/^MCP server tracker could not be started: /);
+      for (const secret of ['s3cret-pw', 'alice', 'qtoken-123']) {
+        expect(err?.message).not.toContain(secret);
+        expect(logger.lines.join('\n')).not.toContain(secret);
+      }
+    });
+  });
+
   describe('when server-everything runs in Streamable HTTP mode on a loopback port', () => {
     it('should list its tools and call them (text, image)', async () => {
       const http = await startEverythingHttp();
