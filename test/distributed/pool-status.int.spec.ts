@@ -261,10 +261,11 @@ describeWithRedis('worker pool operations', () => {
       }, 30_000);
     });
   });
+});
 
-  describe('formatAge', () => {
-    it('should print seconds, minutes and hours compactly', () => {
-      expect([950, 12_000, 303_000, 7_500_000].map(formatAge)).toEqual(['0s', '12s', '5m 03s', '2h 05m']);
-    });
+// Needs no redis-server: runs everywhere.
+describe('formatAge', () => {
+  it('should print seconds, minutes and hours compactly', () => {
+    expect([950, 12_000, 303_000, 7_500_000].map(formatAge)).toEqual(['0s', '12s', '5m 03s', '2h 05m']);
   });
 });

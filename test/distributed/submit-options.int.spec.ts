@@ -9,7 +9,7 @@ import { SessionQueue } from '../../src/distributed/session-queue.js';
 import { checkSubmitOptions } from '../../src/distributed/submit-options.js';
 import { describeWithRedis, freePort, startRedisServer as startRedis, type RedisServer as RedisProcess } from '../support/redis-server.js';
 
-describeWithRedis('checkSubmitOptions', () => {
+describe('checkSubmitOptions', () => {
   describe('when given functions and a signal', () => {
     it('should refuse each one, saying why and what to use instead', () => {
       let error: unknown;
@@ -43,13 +43,14 @@ describeWithRedis('checkSubmitOptions', () => {
 });
 
 describe('SessionQueue', () => {
-  let redis: RedisProcess | undefined;
-  afterEach(async () => {
-    await redis?.stop();
-    redis = undefined;
-  });
+  // The only test here that needs a redis-server (the others need none, so they run everywhere).
+  describeWithRedis('.submit with options a worker cannot receive', () => {
+    let redis: RedisProcess | undefined;
+    afterEach(async () => {
+      await redis?.stop();
+      redis = undefined;
+    });
 
-  describe('.submit with options a worker cannot receive', () => {
     it('should reject with invalid_options and enqueue nothing', async () => {
       redis = await startRedis();
       const store = new RedisSessionStore({ url: redis.url });

@@ -26,10 +26,8 @@ function io(signal?: AbortSignal): CliIo & { stderr: () => string } {
   return { out, err, env: { REDIS_PASSWORD: PASSWORD }, cwd: process.cwd(), ...(signal ? { signal } : {}), stderr: () => Buffer.concat(chunks).toString() };
 }
 
-describeWithRedis('runWorkerCommand', () => {
+describe('runWorkerCommand', () => {
   let dir: string;
-  let redis: RedisProcess | undefined;
-  let emu: OpenAiEmulator | undefined;
   const writeConfig = (config: object): string => {
     const file = join(dir, 'worker.json');
     writeFileSync(file, JSON.stringify(config));
@@ -38,14 +36,18 @@ describeWithRedis('runWorkerCommand', () => {
   beforeEach(() => {
     dir = tempDirSync('agentrx-worker-cmd-');
   });
-  afterEach(async () => {
-    await emu?.close();
-    await redis?.stop();
-    emu = undefined;
-    redis = undefined;
-  });
 
-  describe('when Redis requires a password and runs', () => {
+  // The only case that needs a redis-server; the others run without one.
+  describeWithRedis('when Redis requires a password and runs', () => {
+    let redis: RedisProcess | undefined;
+    let emu: OpenAiEmulator | undefined;
+    afterEach(async () => {
+      await emu?.close();
+      await redis?.stop();
+      emu = undefined;
+      redis = undefined;
+    });
+
     it('should run a submitted session, log one line per job start and end, and exit 0 on its signal', async () => {
       redis = await startRedis({ password: PASSWORD });
       emu = await startOpenAiEmulator({ script: [{ text: 'Hi from the worker.' }] });

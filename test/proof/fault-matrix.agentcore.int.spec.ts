@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { AgentRx } from '../../src/agentrx.js';
 import { agentCoreProviderModule } from '../../src/plugins/providers/bedrock-agentcore/agentcore.module.js';
-import { startAgentCoreEmulator, type AgentCoreFault, type AgentCoreFaultPlan, type AgentCoreScriptedTurn } from '../../src/testing/agentcore-emulator.js';
+import { startAgentCoreEmulator, type AgentCoreEmulator, type AgentCoreFault, type AgentCoreFaultPlan, type AgentCoreScriptedTurn } from '../../src/testing/agentcore-emulator.js';
 import { RecordingConsumer } from '../../src/testing/recording-consumer.js';
 import {
   allToolUseIds,
@@ -31,8 +31,14 @@ const PREFIX = 'tooluse_';
 const CREDS = { accessKeyId: 'AKIDFAULTMATRIX01', secretAccessKey: 'fault-matrix-secret-DO-NOT-LEAK' } as const;
 const REGION = 'eu-west-1';
 const HARNESS_ARN = 'arn:aws:bedrock-agentcore:eu-west-1:123456789012:harness/fault-matrix';
-const IDLE_MS = 150;
-const RUN_TIMEOUT_MS = 5_000;
+/**
+ * The provider's `idleTimeoutMs`. Its timer only ever fires during an emulated stall (see
+ * {@link stallDrivenIdleTimers}), so this is how long a stall lasts, not a bound on the machine.
+ * An odd value, which no other timer of a run uses: the shim recognizes the idle timer by it.
+ */
+const IDLE_MS = 137;
+/** A guard against a hung run (the property fails instead of jest timing out), never reached by a passing run. */
+const RUN_TIMEOUT_MS = 60_000;
 
 const agentCoreFaultArb: fc.Arbitrary<AgentCoreFault> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('status' as const), status: fc.constantFrom(500, 502, 503, 504, 429) }) },
@@ -116,8 +122,50 @@ interface AgentCoreObserved extends Observed {
   readonly frames: number[];
 }
 
+/** The emulator of the run in progress (runs are sequential): where the idle timers look for a stall. */
+let current: AgentCoreEmulator | undefined;
+/** Per invoke of `current`: the stalls an idle timer already fired for. */
+const firedFor = new Map<number, number>();
+
+/**
+ * The provider's idle timer (`setTimeout(…, idleTimeoutMs)`, re-armed on every frame) fires only
+ * while an invoke of the emulator is in a stall it has not fired for yet; at the deadline with no
+ * such stall it waits another `IDLE_MS` (`refresh`). A stall (the only fault with no frame and no
+ * end) is caught exactly as with a plain timer, after `IDLE_MS` of silence; what goes is the
+ * machine's speed: with a plain 150 ms timer, a loaded machine (an event loop held up by GC, the
+ * SDK's first import, other processes) fired it on healthy invokes too — an extra attempt the
+ * fault-free twin does not have, or an invoke index that no longer matches the fault plan. Each
+ * stall is fired for once: the client gives that invoke up, and its close may reach the
+ * emulator after the next attempt's timer started. Other timers are untouched.
+ */
+function stallDrivenIdleTimers(): () => void {
+  const real = globalThis.setTimeout;
+  const stalledNow = (): boolean => {
+    for (const r of current?.invokes() ?? []) {
+      const fired = firedFor.get(r.invoke!) ?? 0;
+      if (r.stalls > fired && !r.finished && !r.closed) {
+        firedFor.set(r.invoke!, fired + 1);
+        return true;
+      }
+    }
+    return false;
+  };
+  const shim = (callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]): NodeJS.Timeout => {
+    if (ms !== IDLE_MS) return real(callback, ms, ...args);
+    const timer: NodeJS.Timeout = real(() => {
+      if (stalledNow()) callback(...args);
+      else timer.refresh();
+    }, ms);
+    return timer;
+  };
+  globalThis.setTimeout = Object.assign(shim, real) as typeof setTimeout;
+  return () => void (globalThis.setTimeout = real);
+}
+
 async function run(script: FmScript, shapes: readonly AgentCoreTurnFaults[], faults: AgentCoreFaultPlan, chunkBytes: number): Promise<AgentCoreObserved> {
   const emu = await startAgentCoreEmulator({ credentials: CREDS, script: emulatorScript(script, shapes), faults, ...(chunkBytes > 0 ? { chunkBytes } : {}) });
+  current = emu;
+  firedFor.clear();
   try {
     const rec = new RecordingConsumer();
     const rx = await AgentRx.create({
@@ -148,11 +196,18 @@ async function run(script: FmScript, shapes: readonly AgentCoreTurnFaults[], fau
     const frames = emu.invokes().filter((r) => r.outcome === 'completed').map((r) => r.framesSent);
     return { ...o, invokeMessages, frames };
   } finally {
+    current = undefined;
     await emu.close();
   }
 }
 
 describe('fault matrix: Bedrock AgentCore provider through the AgentCore emulator', () => {
+  let restoreTimers: (() => void) | undefined;
+  beforeAll(() => {
+    restoreTimers = stallDrivenIdleTimers();
+  });
+  afterAll(() => restoreTimers?.());
+
   it('should give the fault-free SessionResult, gap-free seq, one terminal and one execution per tool use under truncations, stalls and transient HTTP errors', async () => {
     await fc.assert(
       fc.asyncProperty(caseArb, async ([script, turnFaults, chunkBytes]) => {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { describeWith, REDIS_SERVER } from './system-program.js';
+import { checkPrograms, describeWith, REDIS_SERVER } from './system-program.js';
 import { tempDir } from './temp-dir.js';
 
 /**
@@ -38,8 +38,15 @@ export interface RedisServerOptions {
 const live = new Set<ChildProcess>();
 let exitHook = false;
 
-/** Starts redis-server on a free loopback port and waits until it answers PING. */
+/**
+ * Starts redis-server on a free loopback port and waits until it answers PING. Only from a suite
+ * declared with {@link describeWithRedis}: when the program is missing, this throws that rule's
+ * message instead of spawning it (a suite outside the helper then fails naming the helper, rather
+ * than with `spawn … ENOENT`).
+ */
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const check = checkPrograms([REDIS_SERVER]);
+  if (!check.run) throw new Error(`startRedisServer called outside describeWithRedis: ${check.message}`);
   if (!exitHook) {
     exitHook = true;
     process.once('exit', () => {
@@ -54,6 +61,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', options.appendonly ? 'yes' : 'no', '--dir', dir, ...(options.password ? ['--requirepass', options.password] : []), ...(options.args ?? [])];
     const proc = spawn(REDIS_SERVER.path, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
+    // A failed spawn is reported by the exit check below, not as an unhandled 'error' event.
+    proc.once('error', (e) => (output += `${e.message}\n`));
     proc.stdout!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4_000)));
     proc.stderr!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4_000)));
     live.add(proc);

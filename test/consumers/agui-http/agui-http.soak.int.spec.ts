@@ -10,6 +10,7 @@ import { PassThrough } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { jest } from '@jest/globals';
+import { Agent } from 'undici';
 import { runCli } from '../../../src/cli/cli.js';
 import { driveSoak, type RunTally } from '../../../bench/soak.bench.js';
 import { tempDir } from '../../support/temp-dir.js';
@@ -24,6 +25,21 @@ const MAX_THREADS = 20;
  * keeps the journal of every session it saw (up to 1,000) in memory, which is growth by design.
  */
 const MAX_GROWTH_BYTES = 16 * 2 ** 20;
+
+/**
+ * The client's connections (the driver's HttpAgent and its own fetch both use the global fetch): a
+ * pool of its own per block, whose idle connections the client closes after 1 s, well within the
+ * server's keep-alive (`Keep-Alive: timeout=5`), so the server never closes a connection the
+ * client is about to reuse. A new pool per block: the heap sample between two blocks is three
+ * full GCs, which hold the event loop (no timer runs, the client's included) for as long as they
+ * take, several seconds on a loaded machine; a connection kept across that pause was idle past
+ * the server's keep-alive, and the first requests of the next block were sent on connections the
+ * server was closing (ECONNRESET: "fetch failed" on one run per connection). That is the client's
+ * part of HTTP keep-alive (a POST is not retried), not a fault of the endpoint.
+ */
+function clientPool(): Agent {
+  return new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
+}
 
 /** A full GC of this process (V8's `gc`, exposed at run time: jest's workers start without --expose-gc). */
 function heapAfterGc(): number {
@@ -63,15 +79,26 @@ describe('agentrx serve --demo under a soak', () => {
       const logged = jest.spyOn(console, 'error').mockImplementation(() => undefined);
       let refusals: unknown[][] = [];
       let tally: RunTally;
+      const globalFetch = globalThis.fetch;
+      let pool = clientPool();
+      globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: RequestInit) => globalFetch(input, { ...init, dispatcher: pool } as RequestInit)) as typeof fetch;
       try {
         tally = await driveSoak({
           endpoint: `${base}agent`,
           blocks: [WARMUP, RUNS],
           concurrency: 6,
           seed: 7,
-          afterBlock: async () => void heap.push(heapAfterGc()),
+          afterBlock: async () => {
+            heap.push(heapAfterGc());
+            // Nothing is in flight: the next block connects anew (see clientPool).
+            const used = pool;
+            pool = clientPool();
+            await used.close();
+          },
         });
       } finally {
+        globalThis.fetch = globalFetch;
+        await pool.close();
         stop.abort();
         refusals = logged.mock.calls.slice();
         logged.mockRestore();
