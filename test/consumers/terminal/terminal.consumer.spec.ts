@@ -98,6 +98,7 @@ describe('TerminalConsumer', () => {
           { type: 'TOOL_CALL_RESULT', messageId: 'r1', toolCallId: 'a', content: `file${clear}` },
           { type: 'RUN_ERROR', message: `bad${title}`, code: 'timeout' },
         ]);
+        // eslint-disable-next-line no-control-regex -- the test looks for the very characters the renderer must neutralize
         expect(screen.text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
         expect(screen.text).toContain('hi␛]0;pwned␇␛[2J␛[H␍\ufffd31m');
         expect(screen.text).toContain('read␛[2J␛[H');
