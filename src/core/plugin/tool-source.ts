@@ -46,8 +46,3 @@ export interface ToolSource {
    */
   onDidChangeTools(listener: () => void): ToolSourceSubscription;
 }
-
-/** True when `v` looks like a ToolSource (duck-typed: sources may be plain objects). */
-export function isToolSource(v: unknown): v is ToolSource {
-  return typeof v === 'object' && v !== null && typeof (v as ToolSource).tools === 'function' && typeof (v as ToolSource).onDidChangeTools === 'function';
-}

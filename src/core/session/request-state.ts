@@ -1,4 +1,3 @@
-import { EmptyError, firstValueFrom, type Observable } from 'rxjs';
 import { AgentRxError } from '../errors.js';
 import { addUsage, emptyUsage, type SessionResult, type ToolUse, type TurnResult, type Usage } from '../model.js';
 import type { TurnGuard } from './session-options.js';
@@ -111,11 +110,4 @@ export class RequestState {
       usage: this.usage,
     };
   }
-}
-
-/** The first result of `results$`; `session_closed` when it completes without one, its error when it fails. */
-export function firstResult(results$: Observable<SessionResult>): Promise<SessionResult> {
-  return firstValueFrom(results$).catch((e: unknown) => {
-    throw e instanceof EmptyError ? new AgentRxError('session_closed', 'the session closed before its first request finished') : e;
-  });
 }
