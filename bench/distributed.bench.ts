@@ -32,7 +32,7 @@ import { IsString } from 'class-validator';
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AgentRx } from '../src/agentrx.js';
-import { ContainerModule } from '../src/core/di/inversify.js';
+import { ContainerModule } from '../src/core/util/inversify.js';
 import { ToolHandler, type ToolContext } from '../src/core/plugin/tool-handler.js';
 import { RedisSessionStore } from '../src/core/store/redis/redis-session-store.js';
 import { SessionStore } from '../src/core/store/session-store.js';

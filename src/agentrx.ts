@@ -16,7 +16,7 @@ import type { ConfigSection } from './core/config/config-section.js';
 import { configError, unknownProviderIssue } from './core/config/config-issue.js';
 import { checkDecoratorMetadata } from './core/config/decorator-metadata.js';
 import { loadConfig, validateConfig, type ConfigEnv } from './core/config/load-config.js';
-import { Container, ContainerModule, type Newable } from './core/di/inversify.js';
+import { Container, ContainerModule, type Newable } from './core/util/inversify.js';
 import { bindPlugin } from './core/di/bind-plugin.js';
 import { AgentRxError, isAgentRxError, toAgentRxError } from './core/errors.js';
 import { Kernel } from './core/kernel/kernel.js';

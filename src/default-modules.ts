@@ -1,5 +1,5 @@
 import { aguiHttpModule } from './consumers/agui-http/agui-http.module.js';
-import { ContainerModule } from './core/di/inversify.js';
+import { ContainerModule } from './core/util/inversify.js';
 import { HttpClientFactory, HttpClientFactoryImpl } from './core/http/http-client-factory.js';
 import { mcpModule } from './plugins/mcp/mcp.module.js';
 import { agentCoreProviderModule } from './plugins/providers/bedrock-agentcore/agentcore.module.js';

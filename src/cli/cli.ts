@@ -12,7 +12,7 @@ import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
 import { readConfigFile } from '../core/config/read-config-file.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { ContainerModule } from '../core/di/inversify.js';
+import { ContainerModule } from '../core/util/inversify.js';
 import type { ConsumerContext, EventConsumer } from '../core/plugin/event-consumer.js';
 import type { Session } from '../core/session/session.js';
 import type { ConfirmTool } from '../core/session/session-options.js';

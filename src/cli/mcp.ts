@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { AgentRx } from '../agentrx.js';
 import { ToolRegistry } from '../core/di/core-module.js';
-import type { ContainerModule } from '../core/di/inversify.js';
+import type { ContainerModule } from '../core/util/inversify.js';
 import { AgentRxError } from '../core/errors.js';
 import type { ToolHandler } from '../core/plugin/tool-handler.js';
 import { inputKindOf } from '../core/tools/tool-input.js';

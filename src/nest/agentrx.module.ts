@@ -2,7 +2,7 @@ import { Inject, Module, Optional, type BeforeApplicationShutdown, type DynamicM
 import { AgentRx, type AgentRxCreateOptions } from '../agentrx.js';
 import { AgUiHttpOptions, type AgUiHttpOptionsInput } from '../consumers/agui-http/agui-http.config.js';
 import { createAgUiHandler, type AgUiHttpHandler } from '../consumers/agui-http/agui-http.handler.js';
-import { ContainerModule, type Newable } from '../core/di/inversify.js';
+import { ContainerModule, type Newable } from '../core/util/inversify.js';
 import { ToolHandler } from '../core/plugin/tool-handler.js';
 import { AGENTRX_AGUI_HANDLER, createAgUiController, type AgUiMount } from './agentrx.controller.js';
 

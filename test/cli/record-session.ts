@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { AgentRx } from '../../src/agentrx.js';
 import { TerminalConsumer } from '../../src/consumers/terminal/terminal.consumer.js';
-import { ContainerModule } from '../../src/core/di/inversify.js';
+import { ContainerModule } from '../../src/core/util/inversify.js';
 import type { AgUiEvent } from '../../src/core/events/agui-event.js';
 import type { SessionEvent } from '../../src/core/events/session-event.js';
 import { SessionStore } from '../../src/core/store/session-store.js';

@@ -1,5 +1,5 @@
 import { AgentRx } from '../../src/agentrx.js';
-import { ContainerModule, type Newable } from '../../src/core/di/inversify.js';
+import { ContainerModule, type Newable } from '../../src/core/util/inversify.js';
 import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import { RedisSessionStore } from '../../src/core/store/redis/redis-session-store.js';
 import { SessionStore } from '../../src/core/store/session-store.js';

@@ -4,7 +4,7 @@
  * released, job back in `wait`); another worker resumes them and answers later messages.
  */
 import { lastValueFrom, take, toArray } from 'rxjs';
-import { injectable } from '../../src/core/di/inversify.js';
+import { injectable } from '../../src/core/util/inversify.js';
 import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import { NoInput } from '../fakes/fake-tools.js';
 import { DistributedWorld, until } from './distributed-fixture.js';

@@ -4,7 +4,7 @@
  * output stream. Real redis-server, real BullMQ, the OpenAI emulator on loopback.
  */
 import { lastValueFrom, take, toArray } from 'rxjs';
-import { injectable } from '../../src/core/di/inversify.js';
+import { injectable } from '../../src/core/util/inversify.js';
 import type { ToolContext, ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import { NoInput } from '../fakes/fake-tools.js';
 import { DistributedWorld, until } from './distributed-fixture.js';

@@ -12,7 +12,7 @@ import { IsString } from 'class-validator';
 import type { Redis } from 'ioredis';
 import { runCli, type CliIo } from '../../src/cli/cli.js';
 import { formatAge } from '../../src/cli/workers.js';
-import { injectable } from '../../src/core/di/inversify.js';
+import { injectable } from '../../src/core/util/inversify.js';
 import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import { DistributedKeys } from '../../src/distributed/distributed-keys.js';
 import { PoolMonitor } from '../../src/distributed/pool-monitor.js';

@@ -7,7 +7,7 @@
  * publish the result from the log, once.
  */
 import { IsString } from 'class-validator';
-import { injectable } from '../../src/core/di/inversify.js';
+import { injectable } from '../../src/core/util/inversify.js';
 import type { ToolContext, ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import { describeWithRedis, startTcpProxy, type TcpProxy } from '../support/redis-server.js';
 import { DistributedWorld, until } from './distributed-fixture.js';

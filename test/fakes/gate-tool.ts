@@ -1,5 +1,5 @@
 import { IsString } from 'class-validator';
-import { injectable } from '../../src/core/di/inversify.js';
+import { injectable } from '../../src/core/util/inversify.js';
 import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
 
 export class GateInput {

@@ -12,7 +12,7 @@ import http from 'node:http';
 import 'reflect-metadata';
 import { filter, firstValueFrom } from 'rxjs';
 import { AgentRx } from '../../src/agentrx.js';
-import { ContainerModule, injectable } from '../../src/core/di/inversify.js';
+import { ContainerModule, injectable } from '../../src/core/util/inversify.js';
 import { Logger, MemoryLogger } from '../../src/core/logger.js';
 import type { ToolContext, ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import type { Session } from '../../src/core/session/session.js';

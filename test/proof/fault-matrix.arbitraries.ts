@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { AgentRx } from '../../src/agentrx.js';
-import { injectable } from '../../src/core/di/inversify.js';
+import { injectable } from '../../src/core/util/inversify.js';
 import type { AgUiEvent } from '../../src/core/events/agui-event.js';
 import type { SessionEvent } from '../../src/core/events/session-event.js';
 import type { SessionResult } from '../../src/core/model.js';

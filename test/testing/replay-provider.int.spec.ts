@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { AgentRx } from '../../src/agentrx.js';
 import { exportCassette, type Cassette } from '../../src/core/store/cassette.js';
-import { ContainerModule } from '../../src/core/di/inversify.js';
-import { injectable } from '../../src/core/di/inversify.js';
+import { ContainerModule } from '../../src/core/util/inversify.js';
+import { injectable } from '../../src/core/util/inversify.js';
 import type { AgUiEvent } from '../../src/core/events/agui-event.js';
 import type { SessionEvent } from '../../src/core/events/session-event.js';
 import { MemoryLogger } from '../../src/core/logger.js';

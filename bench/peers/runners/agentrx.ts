@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { IsInt, IsString } from 'class-validator';
 import { AgentRx } from '../../../src/agentrx.js';
 import { JsonlConsumer } from '../../../src/consumers/jsonl/jsonl.consumer.js';
-import { injectable } from '../../../src/core/di/inversify.js';
+import { injectable } from '../../../src/core/util/inversify.js';
 import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
 import type { ConsumerContext, EventConsumer } from '../../../src/core/plugin/event-consumer.js';
 import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';

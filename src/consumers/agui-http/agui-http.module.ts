@@ -1,5 +1,5 @@
 import { ConfigSections } from '../../core/config/config-tokens.js';
-import { ContainerModule } from '../../core/di/inversify.js';
+import { ContainerModule } from '../../core/util/inversify.js';
 import { aguiHttpConfigSection } from './agui-http.config.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Context } from '@opentelemetry/api';
 import { otelApi } from './otel-api.js';
 import type { AgentRxConfig } from '../../core/config/agentrx.config.js';
 import { AgentRxConfigToken } from '../../core/config/config-tokens.js';
-import { inject, injectable, optional } from '../../core/di/inversify.js';
+import { inject, injectable, optional } from '../../core/util/inversify.js';
 import type { AgUiEvent } from '../../core/events/agui-event.js';
 import type { Usage } from '../../core/model.js';
 import { stopReasonForCode, type ConsumerContext, type EventConsumer, type StopReason } from '../../core/plugin/event-consumer.js';

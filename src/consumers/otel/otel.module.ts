@@ -1,6 +1,6 @@
 import { ConfigSections } from '../../core/config/config-tokens.js';
 import { bindPlugin } from '../../core/di/bind-plugin.js';
-import { ContainerModule } from '../../core/di/inversify.js';
+import { ContainerModule } from '../../core/util/inversify.js';
 import { EventConsumer } from '../../core/plugin/event-consumer.js';
 import { OtelConsumerOptions, otelConfigSection } from './otel.config.js';
 import { OtelConsumer } from './otel.consumer.js';

@@ -1,6 +1,6 @@
 import type { AgentProvider } from '../plugin/agent-provider.js';
 import { ProviderRegistration } from '../plugin/provider-registration.js';
-import { ContainerModule, type ContainerModuleLoadOptions, type Newable, type ServiceIdentifier } from './inversify.js';
+import { ContainerModule, type ContainerModuleLoadOptions, type Newable, type ServiceIdentifier } from '../util/inversify.js';
 
 /**
  * Binds `impl` to itself in singleton scope, then each extension-point token to that one

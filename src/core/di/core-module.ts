@@ -16,7 +16,7 @@ import { RedisSessionStore } from '../store/redis/redis-session-store.js';
 import { SessionStore } from '../store/session-store.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { ToolRegistryImpl } from '../tools/tool-registry.js';
-import { ContainerModule, type ResolutionContext, type ServiceIdentifier } from './inversify.js';
+import { ContainerModule, type ResolutionContext, type ServiceIdentifier } from '../util/inversify.js';
 
 /**
  * The tools, by name: a `ToolRegistryImpl` merging the bound `ToolHandler`s with the current tools

@@ -2,7 +2,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Readable } from 'node:stream';
 import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
-import { injectable } from '../di/inversify.js';
+import { injectable } from '../util/inversify.js';
 import { directStream, rememberFactoryInstance } from './direct-stream.js';
 import { createStreamAdapter } from './stream-adapter.js';
 

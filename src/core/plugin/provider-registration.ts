@@ -1,4 +1,4 @@
-import type { Newable } from '../di/inversify.js';
+import type { Newable } from '../util/inversify.js';
 import type { AgentProvider } from './agent-provider.js';
 
 /**

@@ -1,4 +1,4 @@
-import { ContainerModule } from '../../core/di/inversify.js';
+import { ContainerModule } from '../../core/util/inversify.js';
 
 /**
  * Token of the {@link McpProgressOptions} the MCP tool source reports each server's start-up to

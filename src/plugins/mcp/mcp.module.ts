@@ -1,6 +1,6 @@
 import { ConfigSections } from '../../core/config/config-tokens.js';
 import { bindPlugin } from '../../core/di/bind-plugin.js';
-import { ContainerModule } from '../../core/di/inversify.js';
+import { ContainerModule } from '../../core/util/inversify.js';
 import { ToolSource } from '../../core/plugin/tool-source.js';
 import { mcpConfigSection } from './mcp.config.js';
 import { McpToolSource } from './mcp.source.js';

@@ -1,5 +1,5 @@
 import { AgentRxError, isAgentRxError } from '../../core/errors.js';
-import { inject, injectable, optional } from '../../core/di/inversify.js';
+import { inject, injectable, optional } from '../../core/util/inversify.js';
 import { Logger } from '../../core/logger.js';
 import type { ToolHandler } from '../../core/plugin/tool-handler.js';
 import type { ToolSource, ToolSourceSubscription } from '../../core/plugin/tool-source.js';

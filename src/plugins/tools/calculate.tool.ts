@@ -1,6 +1,6 @@
 import { IsString, Length } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
-import { injectable } from '../../core/di/inversify.js';
+import { injectable } from '../../core/util/inversify.js';
 import type { ToolContext, ToolHandler } from '../../core/plugin/tool-handler.js';
 import { evaluateExpression, MAX_EXPRESSION_LENGTH } from './expression.js';
 

@@ -1,6 +1,6 @@
 import { IsOptional, IsString, IsTimeZone, MaxLength } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
-import { inject, injectable } from '../../core/di/inversify.js';
+import { inject, injectable } from '../../core/util/inversify.js';
 import type { ToolContext, ToolHandler } from '../../core/plugin/tool-handler.js';
 import { Clock } from './tools.config.js';
 

@@ -3,7 +3,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
-import { inject, injectable } from '../../core/di/inversify.js';
+import { inject, injectable } from '../../core/util/inversify.js';
 import type { ToolContext, ToolHandler } from '../../core/plugin/tool-handler.js';
 import { ReadFileOptions, resolveReadFileOptions } from './tools.config.js';
 

@@ -1,5 +1,5 @@
 import { bindPlugin } from '../../core/di/bind-plugin.js';
-import { ContainerModule } from '../../core/di/inversify.js';
+import { ContainerModule } from '../../core/util/inversify.js';
 import { ToolHandler } from '../../core/plugin/tool-handler.js';
 import { CalculateToolHandler } from './calculate.tool.js';
 import { GetTimeToolHandler } from './get-time.tool.js';

@@ -2,7 +2,7 @@ import { HttpAgent, type AgentSubscriber } from '@ag-ui/client';
 import type { BaseEvent } from '@ag-ui/core';
 import { AgentRx } from '../../../src/agentrx.js';
 import { startAgUiServer, type AgUiServer } from '../../../src/consumers/agui-http/agui-http.server.js';
-import { injectable } from '../../../src/core/di/inversify.js';
+import { injectable } from '../../../src/core/util/inversify.js';
 import type { ToolContext, ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { startOpenAiEmulator, type EmulatorTurn, type FaultPlan, type OpenAiEmulator } from '../../../src/testing/openai-emulator.js';
 import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';

@@ -5,7 +5,7 @@ import { AGUI_MEDIA_TYPE } from '@ag-ui/encoder';
 import { AgentRx } from '../../../src/agentrx.js';
 import { startAgUiServer, type AgUiServer } from '../../../src/consumers/agui-http/agui-http.server.js';
 import type { AgUiHandlerOptions } from '../../../src/consumers/agui-http/agui-http.handler.js';
-import type { ContainerModule, Newable } from '../../../src/core/di/inversify.js';
+import type { ContainerModule, Newable } from '../../../src/core/util/inversify.js';
 import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import type { Session } from '../../../src/core/session/session.js';
 import type { ToolUse } from '../../../src/core/model.js';

@@ -1,5 +1,5 @@
 import { IsOptional, IsString } from 'class-validator';
-import { injectable } from '../../../src/core/di/inversify.js';
+import { injectable } from '../../../src/core/util/inversify.js';
 import type { ToolContext, ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { postJson, runInput, sseEvents, startStack, type Stack } from './agui-http.fixtures.js';
 

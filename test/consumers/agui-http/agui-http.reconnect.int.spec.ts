@@ -2,7 +2,7 @@ import { HttpAgent, type AgentSubscriber } from '@ag-ui/client';
 import type { BaseEvent } from '@ag-ui/core';
 import { AgentRx } from '../../../src/agentrx.js';
 import { startAgUiServer, type AgUiServer } from '../../../src/consumers/agui-http/agui-http.server.js';
-import { ContainerModule } from '../../../src/core/di/inversify.js';
+import { ContainerModule } from '../../../src/core/util/inversify.js';
 import type { Session } from '../../../src/core/session/session.js';
 import { MemorySessionStore } from '../../../src/core/store/memory-session-store.js';
 import { SessionStore } from '../../../src/core/store/session-store.js';

@@ -5,7 +5,7 @@ import type { BaseEvent } from '@ag-ui/core';
 import { AgUiEventStream } from '../../../src/consumers/agui-http/agui-http.stream.js';
 import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
 import type { ToolResultEvent } from '../../../src/core/events/session-event.js';
-import { injectable } from '../../../src/core/di/inversify.js';
+import { injectable } from '../../../src/core/util/inversify.js';
 import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { NoInput, resetFakeTools } from '../../fakes/fake-tools.js';
 import { postJson, ProtoHttpAgent, runInput, sseEvents, startStack, type Stack } from './agui-http.fixtures.js';

@@ -1,7 +1,7 @@
 import { context, ROOT_CONTEXT, trace, type Context, type ContextManager } from '@opentelemetry/api';
 import { OtelConsumer } from '../../../src/consumers/otel/otel.consumer.js';
 import type { OtelConsumerOptions } from '../../../src/consumers/otel/otel.config.js';
-import { Container } from '../../../src/core/di/inversify.js';
+import { Container } from '../../../src/core/util/inversify.js';
 import { AgentRxConfigToken } from '../../../src/core/config/config-tokens.js';
 import { AgentRxConfig } from '../../../src/core/config/agentrx.config.js';
 import { EventConsumer } from '../../../src/core/plugin/event-consumer.js';

@@ -2,7 +2,7 @@ import { Type } from 'class-transformer';
 import { IsString, ValidateNested } from 'class-validator';
 import { AgentRx } from '../../../src/agentrx.js';
 import { checkDecoratorMetadata } from '../../../src/core/config/decorator-metadata.js';
-import { injectable } from '../../../src/core/di/inversify.js';
+import { injectable } from '../../../src/core/util/inversify.js';
 import { AgentRxError } from '../../../src/core/errors.js';
 import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { inputSchemaOf } from '../../../src/core/tools/tool-schema.js';

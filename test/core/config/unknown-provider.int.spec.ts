@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import { AgentRx, type AgentRxCreateOptions } from '../../../src/agentrx.js';
 import type { ConfigIssue } from '../../../src/core/config/index.js';
-import { injectable } from '../../../src/core/di/inversify.js';
+import { injectable } from '../../../src/core/util/inversify.js';
 import { AgentRxError } from '../../../src/core/errors.js';
 import type { RawEvent } from '../../../src/core/model.js';
 import { ScriptedProvider } from '../../../src/testing/scripted-provider.js';

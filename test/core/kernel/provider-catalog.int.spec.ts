@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import { AgentRx } from '../../../src/agentrx.js';
 import { bindProvider } from '../../../src/core/di/bind-plugin.js';
-import { ContainerModule, inject, injectable } from '../../../src/core/di/inversify.js';
+import { ContainerModule, inject, injectable } from '../../../src/core/util/inversify.js';
 import type { RawEvent } from '../../../src/core/model.js';
 import { TestProviderBase } from '../session/session-parts.fixtures.js';
 import type { TurnProvider } from '../../../src/core/plugin/agent-provider.js';

@@ -1,5 +1,5 @@
 import { AgentRx } from '../../../src/agentrx.js';
-import { ContainerModule } from '../../../src/core/di/inversify.js';
+import { ContainerModule } from '../../../src/core/util/inversify.js';
 import type { SessionEvent } from '../../../src/core/events/session-event.js';
 import { MemorySessionStore } from '../../../src/core/store/memory-session-store.js';
 import { SessionStore } from '../../../src/core/store/session-store.js';

@@ -8,7 +8,7 @@ import { ScriptedProvider, ev, type ScriptedTurn } from '../../../src/testing/sc
 import { RecordingConsumer } from '../../../src/testing/recording-consumer.js';
 import { EchoToolHandler, HangingToolHandler, resetFakeTools, ThrowingToolHandler, RejectingToolHandler, MalformedToolHandler, AddToolHandler } from '../../fakes/fake-tools.js';
 import { HangingConsumer, ThrowingConsumer } from '../../fakes/fake-consumers.js';
-import { injectable } from '../../../src/core/di/inversify.js';
+import { injectable } from '../../../src/core/util/inversify.js';
 import { EchoInput } from '../../fakes/fake-tools.js';
 
 /** A tool that runs until the test opens its gate; `started` resolves when it has begun. */

@@ -1,5 +1,5 @@
 import { AgentRx } from '../../../src/agentrx.js';
-import { injectable } from '../../../src/core/di/inversify.js';
+import { injectable } from '../../../src/core/util/inversify.js';
 import { isAgentRxEvent, type SessionEvent } from '../../../src/core/events/session-event.js';
 import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { ScriptedProvider, ev } from '../../../src/testing/scripted-provider.js';

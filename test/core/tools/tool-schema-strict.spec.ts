@@ -5,7 +5,7 @@ import { Type } from 'class-transformer';
 import { ArrayMinSize, IsArray, IsBoolean, IsEnum, IsIn, IsInt, IsNumber, IsOptional, IsString, Length, Max, Min, ValidateNested } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { z } from 'zod';
-import { Container } from '../../../src/core/di/inversify.js';
+import { Container } from '../../../src/core/util/inversify.js';
 import { isAgentRxError } from '../../../src/core/errors.js';
 import { ToolHandler, type InputType, type JsonSchema, type StandardSchemaV1 } from '../../../src/core/plugin/tool-handler.js';
 import { defineTool } from '../../../src/core/tools/define-tool.js';

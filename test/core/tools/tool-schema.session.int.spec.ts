@@ -2,7 +2,7 @@ import { Ajv, type AnySchema } from 'ajv';
 import { Type } from 'class-transformer';
 import { IsArray, IsNumber, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { AgentRx } from '../../../src/agentrx.js';
-import { injectable } from '../../../src/core/di/inversify.js';
+import { injectable } from '../../../src/core/util/inversify.js';
 import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../../src/testing/openai-emulator.js';
 

@@ -1,5 +1,5 @@
 import { AgentRx } from '../../../src/agentrx.js';
-import { ContainerModule } from '../../../src/core/di/inversify.js';
+import { ContainerModule } from '../../../src/core/util/inversify.js';
 import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
 import { ToolSource, type ToolSourceSubscription } from '../../../src/core/plugin/tool-source.js';
 import { defineTool } from '../../../src/core/tools/define-tool.js';

@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentRx } from '../../../src/agentrx.js';
-import { ContainerModule } from '../../../src/core/di/inversify.js';
+import { ContainerModule } from '../../../src/core/util/inversify.js';
 import { isAgentRxError } from '../../../src/core/errors.js';
 import { Logger } from '../../../src/core/logger.js';
 import { ToolRegistryImpl } from '../../../src/core/tools/tool-registry.js';

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { Container } from '../../../src/core/di/inversify.js';
+import { Container } from '../../../src/core/util/inversify.js';
 import { ToolHandler, type ToolContext } from '../../../src/core/plugin/tool-handler.js';
 import { inputSchemaOf } from '../../../src/core/tools/tool-schema.js';
 import {

@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import type { HarnessContentBlock, HarnessMessage, HarnessToolUseBlock, InvokeHarnessCommandInput } from '@aws-sdk/client-bedrock-agentcore';
 import type { BedrockAgentCoreControlClient } from '@aws-sdk/client-bedrock-agentcore-control';
 import { Observable } from 'rxjs';
-import { inject, injectable } from '../../../core/di/inversify.js';
+import { inject, injectable } from '../../../core/util/inversify.js';
 import { AgentRxError } from '../../../core/errors.js';
 import { Logger } from '../../../core/logger.js';
 import type { AgentSpec, RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';

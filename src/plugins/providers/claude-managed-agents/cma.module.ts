@@ -1,6 +1,6 @@
 import { ConfigSections } from '../../../core/config/config-tokens.js';
 import { bindProvider } from '../../../core/di/bind-plugin.js';
-import { ContainerModule } from '../../../core/di/inversify.js';
+import { ContainerModule } from '../../../core/util/inversify.js';
 import { cmaConfigSection } from './cma.config.js';
 import { CmaAgentProvider } from './cma.provider.js';
 

@@ -1,7 +1,7 @@
 import { Observable, type Subscription } from 'rxjs';
 import type { AgentRxConfig } from '../../../core/config/agentrx.config.js';
 import { AgentRxConfigToken } from '../../../core/config/config-tokens.js';
-import { inject, injectable, optional } from '../../../core/di/inversify.js';
+import { inject, injectable, optional } from '../../../core/util/inversify.js';
 import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
 import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';

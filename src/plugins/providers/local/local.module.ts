@@ -1,5 +1,5 @@
 import { bindProvider } from '../../../core/di/bind-plugin.js';
-import { ContainerModule } from '../../../core/di/inversify.js';
+import { ContainerModule } from '../../../core/util/inversify.js';
 import { ConfigSections } from '../../../core/config/config-tokens.js';
 import { localConfigSection } from './local.config.js';
 import { LocalAgentProvider } from './local.provider.js';

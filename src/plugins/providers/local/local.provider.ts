@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Observable } from 'rxjs';
-import { inject, injectable } from '../../../core/di/inversify.js';
+import { inject, injectable } from '../../../core/util/inversify.js';
 import { AgentRxError, toAgentRxError } from '../../../core/errors.js';
 import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { AgentRx } from '../../../../src/agentrx.js';
 import { MemoryLogger, Logger } from '../../../../src/core/logger.js';
-import { ContainerModule } from '../../../../src/core/di/inversify.js';
+import { ContainerModule } from '../../../../src/core/util/inversify.js';
 import { agentCoreProviderModule } from '../../../../src/plugins/providers/bedrock-agentcore/agentcore.module.js';
 import { ATTEMPT_FAILED } from '../../../../src/plugins/providers/bedrock-agentcore/agentcore.provider.js';
 import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../../../src/testing/agentcore-emulator.js';

@@ -3,7 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { AgentRx } from '../../../../src/agentrx.js';
 import { AgentRxError } from '../../../../src/core/errors.js';
-import { Container } from '../../../../src/core/di/inversify.js';
+import { Container } from '../../../../src/core/util/inversify.js';
 import { HttpClientFactory, HttpClientFactoryImpl } from '../../../../src/core/http/http-client-factory.js';
 import { Logger, MemoryLogger } from '../../../../src/core/logger.js';
 import { ProviderRegistration } from '../../../../src/core/plugin/provider-registration.js';

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { Container } from '../../../../src/core/di/inversify.js';
+import { Container } from '../../../../src/core/util/inversify.js';
 import { HttpClientFactory, HttpClientFactoryImpl } from '../../../../src/core/http/http-client-factory.js';
 import { Logger, MemoryLogger } from '../../../../src/core/logger.js';
 import { ProviderRegistration } from '../../../../src/core/plugin/provider-registration.js';
