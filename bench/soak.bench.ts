@@ -61,8 +61,8 @@ export interface HeapSample {
  */
 export class InspectorClient {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
-  private readonly listeners = new Map<string, (params: any) => void>();
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly listeners = new Map<string, (params: unknown) => void>();
 
   private constructor(private readonly ws: WebSocket) {
     ws.addEventListener('message', (ev) => {
@@ -90,10 +90,11 @@ export class InspectorClient {
   }
 
   /** Sends one protocol command; resolves with its result. */
-  send<T = any>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+  send<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      // The protocol's result of `method` is the caller's to name (T).
+      this.pending.set(id, { resolve: (v) => resolve(v as T), reject });
       this.ws.send(JSON.stringify({ id, method, params }));
     });
   }
@@ -109,7 +110,7 @@ export class InspectorClient {
   /** Writes a heap snapshot of the inspected process to `file` (`.heapsnapshot`, for DevTools). */
   async heapSnapshot(file: string): Promise<void> {
     const chunks: string[] = [];
-    this.listeners.set('HeapProfiler.addHeapSnapshotChunk', (p: { chunk: string }) => chunks.push(p.chunk));
+    this.listeners.set('HeapProfiler.addHeapSnapshotChunk', (p) => chunks.push((p as { chunk: string }).chunk));
     try {
       await this.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
     } finally {

@@ -1,7 +1,7 @@
 import type { Subscription } from 'rxjs';
-import type { AgentRx } from '../agentrx.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
-import type { Session } from '../core/session/session.js';
+import type { LiveSession } from '../core/plugin/live-session.js';
+import type { SessionFactory } from '../core/plugin/session-placement.js';
 import type { SessionOptions } from '../core/session/session-options.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import type { SubmissionKeys } from './distributed-keys.js';
@@ -13,7 +13,8 @@ import type { SessionJobData } from './submit-options.js';
 
 /** What a job runner needs from its worker. */
 export interface JobRunnerDeps {
-  readonly rx: AgentRx;
+  /** Starts the submission's session in this process (the worker's AgentRx, or any factory the container binds). */
+  readonly sessions: SessionFactory;
   readonly store: SessionStore;
   /** The worker's command connection (not blocking), with the submission scripts defined. */
   readonly commands: SubmissionRedis;
@@ -48,7 +49,7 @@ type Cause = 'client' | 'idle' | 'handback';
  * publishing an end, so another worker resumes it from the log and the ledger.
  */
 export class JobRunner {
-  private session: Session | undefined;
+  private session: LiveSession | undefined;
   private readonly subs: Subscription[] = [];
   private stopInputs: (() => Promise<void>) | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -112,9 +113,9 @@ export class JobRunner {
     // the dead worker was killed before anything was stored — then the session starts from it.
     const prompt = this.data.options.prompt;
     const opts: SessionOptions = takeover ? { ...this.data.options, prompt: undefined, sessionId: storeId, ...(prompt !== undefined ? { freshPrompt: prompt } : {}) } : this.data.options;
-    let session: Session;
+    let session: LiveSession;
     try {
-      session = this.deps.rx.start(opts);
+      session = this.deps.sessions.start(opts);
     } catch (e) {
       // Refused before anything opened (a poisoned job): it fails once, reported to its handles.
       await this.publishEnd(0, toWireError(toAgentRxError(e)));

@@ -3,7 +3,8 @@ import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import { loadBullmq } from './bullmq.js';
 import type { Redis } from 'ioredis';
-import type { AgentRx } from '../agentrx.js';
+import type { SessionFactory } from '../core/plugin/session-placement.js';
+import type { SessionStore } from '../core/store/session-store.js';
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
 import { DEFAULT_KEY_PREFIX, DEFAULT_QUEUE_NAME, DistributedKeys } from './distributed-keys.js';
 import { registerPoolMetrics, type PoolMetrics, type PoolMetricsOptions } from './distributed-metrics.js';
@@ -15,12 +16,23 @@ import type { RedisLocation } from './distributed-keys.js';
 import { defineSubmissionScripts } from './submission-writer.js';
 import type { SessionJobData } from './submit-options.js';
 
+/**
+ * What a worker runs sessions on: a factory of sessions of this process sharing the pool's store
+ * (an `AgentRx` fits; the distributed module hands the container's own).
+ */
+export interface WorkerSessionHost extends SessionFactory {
+  /** The store the sessions' logs go to: the Redis engine shared by the pool. */
+  readonly sessionStore: SessionStore;
+  /** Ends the host (called by the worker for a host it built with `create`). */
+  stop(): Promise<void>;
+}
+
 /** Options of {@link startWorker}. */
 export interface SessionWorkerOptions {
   /** The AgentRx the sessions run on (its SessionStore must be shared: the Redis engine). The caller stops it. */
-  readonly rx?: AgentRx;
+  readonly rx?: WorkerSessionHost;
   /** Or: builds one; the worker then stops it on `stop()`. */
-  readonly create?: () => Promise<AgentRx>;
+  readonly create?: () => Promise<WorkerSessionHost>;
   /** The Redis of the queue and the submissions' streams (credentials never logged). */
   readonly redis: RedisLocation;
   /** Sessions run at once (default 10). */
@@ -94,7 +106,7 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
   // Redis first: an unreachable Redis fails before any AgentRx is built.
   const commands = defineSubmissionScripts(await openRedis(url, `agentrx-worker-${id}`));
   let bullConnection: Redis | undefined;
-  let rx: AgentRx;
+  let rx: WorkerSessionHost;
   try {
     bullConnection = await openRedis(url, `agentrx-worker-bull-${id}`);
     rx = opts.rx ?? (await opts.create!());
@@ -115,7 +127,7 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
   const processJob = async (job: Job<SessionJobData>, token?: string): Promise<string> => {
     const data = job.data;
     const runner = new JobRunner(data, {
-      rx,
+      sessions: rx,
       store: rx.sessionStore,
       commands,
       keys: keys.of(data.submissionId),

@@ -85,8 +85,9 @@ export class MalformedToolHandler implements ToolHandler<NoInput> {
   readonly name = 'malformed';
   readonly description = 'Returns undefined.';
   readonly inputType = NoInput;
-  handle(): any {
-    return undefined;
+  // Deliberately breaks the contract (a tool must return a ToolOutput): the dispatcher's check is under test.
+  handle(): never {
+    return undefined as never;
   }
 }
 

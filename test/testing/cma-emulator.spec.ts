@@ -3,6 +3,13 @@ import { startCmaEmulator, type CmaEmulator, type CmaEmulatorOptions } from '../
 const KEY = 'emu-key';
 const BETA = 'managed-agents-2026-04-01';
 
+/** The fields of the emulator's JSON bodies these tests read. */
+interface Json {
+  readonly id: string;
+  readonly data: unknown[];
+  readonly next_page: string | null;
+}
+
 describe('startCmaEmulator', () => {
   let emu: CmaEmulator;
   afterEach(async () => {
@@ -10,7 +17,7 @@ describe('startCmaEmulator', () => {
   });
 
   const headers = (extra: Record<string, string> = {}): Record<string, string> => ({ 'x-api-key': KEY, 'anthropic-beta': BETA, 'content-type': 'application/json', ...extra });
-  async function call(method: string, path: string, body?: unknown, h: Record<string, string> = headers()): Promise<{ status: number; json: any }> {
+  async function call(method: string, path: string, body?: unknown, h: Record<string, string> = headers()): Promise<{ status: number; json: Json }> {
     const res = await fetch(`${emu.baseUrl}${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();
     return { status: res.status, json: text === '' ? undefined : JSON.parse(text) };

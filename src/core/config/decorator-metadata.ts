@@ -20,15 +20,16 @@ const FIX =
  * Scalar rules (`@IsString()`, `@IsInt()`…) carry their own type, so a DTO of scalars works either
  * way and passes: that is how plain JavaScript applies the decorators by hand.
  */
-export function checkDecoratorMetadata(type: new () => object, owner: string): void {
+export function checkDecoratorMetadata(type: new () => unknown, owner: string): void {
   const metas = getMetadataStorage().getTargetValidationMetadatas(type, '', true, false);
   if (metas.length === 0) return;
-  const reflect = Reflect as unknown as { getMetadata?: (key: string, target: object, property: string) => unknown };
-  if (typeof reflect.getMetadata !== 'function') {
+  const reflect: { getMetadata?: (key: string, target: object, property: string) => unknown } = Reflect;
+  const getMetadata = reflect.getMetadata;
+  if (typeof getMetadata !== 'function') {
     throw new AgentRxError('invalid_config', `${owner}: Reflect.getMetadata is missing (reflect-metadata is not loaded), so its input class ${nameOf(type)} has no type metadata; ${FIX}`, { owner, inputType: nameOf(type) });
   }
   const nested = new Set(metas.filter((m) => m.type === ValidationTypes.NESTED_VALIDATION).map((m) => m.propertyName));
-  const untyped = [...nested].filter((p) => reflect.getMetadata!('design:type', type.prototype as object, p) === undefined);
+  const untyped = [...nested].filter((p) => getMetadata('design:type', type.prototype as object, p) === undefined);
   if (untyped.length === 0) return;
   throw new AgentRxError(
     'invalid_config',
@@ -38,6 +39,6 @@ export function checkDecoratorMetadata(type: new () => object, owner: string): v
   );
 }
 
-function nameOf(type: new () => object): string {
+function nameOf(type: new () => unknown): string {
   return type.name || '(anonymous class)';
 }

@@ -45,7 +45,8 @@ function interpolateString(text: string, path: string, env: ConfigEnv, issues: C
       issues.push(configIssue(path, key, 'malformed ${…} reference', text, 'a reference like ${NAME} or ${NAME:-default}'));
       return text;
     }
-    const [, name, fallback] = match as unknown as [string, string, string | undefined];
+    const name = match[1] ?? '';
+    const fallback = match[2];
     const set = env[name];
     if (fallback !== undefined && (set === undefined || set === '')) out += fallback;
     else if (set !== undefined) out += set;

@@ -33,7 +33,7 @@ export interface ToolOutcome {
 }
 
 /** A class whose instances class-validator validates (a DTO with decorators). */
-export type InputType<T = object> = new () => T;
+export type InputType<T = unknown> = new () => T;
 
 /**
  * A JSON Schema (draft-07, 2019-09 or 2020-12, chosen by its `$schema`; draft-07 when absent)
@@ -85,7 +85,7 @@ export type ToolInputSchema<I = unknown> = JsonSchema | StandardSchemaV1<unknown
  * a timeout or a malformed return all become an `is_error` result; a tool never hangs or crashes
  * the session.
  */
-export interface ToolHandler<I extends object = any> {
+export interface ToolHandler<I = unknown> {
   /** Name the model calls it by: `^[a-zA-Z0-9_-]{1,64}$`, unique across tools. */
   readonly name: string;
   readonly description: string;

@@ -117,7 +117,7 @@ function builtClassOf(owner: AnyClass, property: string, each: boolean): AnyClas
 }
 
 function designTypeOf(meta: ConverterMeta): unknown {
-  const reflect = Reflect as unknown as { getMetadata?: (key: string, target: object, property: string) => unknown };
+  const reflect: { getMetadata?: (key: string, target: object, property: string) => unknown } = Reflect;
   if (typeof meta.target !== 'function' || typeof reflect.getMetadata !== 'function') return undefined;
   return reflect.getMetadata('design:type', meta.target.prototype as object, meta.propertyName);
 }

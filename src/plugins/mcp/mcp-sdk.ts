@@ -39,13 +39,19 @@ export async function loadMcpSdk(importer: McpSdkImporter = defaultImporter): Pr
     throw new AgentRxError('unsupported', `@modelcontextprotocol/sdk could not be loaded: ${messageOf(e)}`);
   }
   const [client, stdio, http, types] = mods as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
-  const sdk = {
+  const found = {
     Client: client.Client,
     StdioClientTransport: stdio.StdioClientTransport,
     StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
   };
-  const missing = Object.entries(sdk).filter(([, v]) => v === undefined).map(([k]) => k);
+  const missing = Object.entries(found).filter(([, v]) => v === undefined).map(([k]) => k);
   if (missing.length > 0) throw new AgentRxError('unsupported', `@modelcontextprotocol/sdk lacks ${missing.join(', ')}; install a 1.x version ≥ 1.24`);
-  return sdk as unknown as McpSdk;
+  // Present, and of the SDK line the types were taken from (a 1.x ≥ 1.24, as the peer range says).
+  return {
+    Client: found.Client as McpSdk['Client'],
+    StdioClientTransport: found.StdioClientTransport as McpSdk['StdioClientTransport'],
+    StreamableHTTPClientTransport: found.StreamableHTTPClientTransport as McpSdk['StreamableHTTPClientTransport'],
+    ToolListChangedNotificationSchema: found.ToolListChangedNotificationSchema as McpSdk['ToolListChangedNotificationSchema'],
+  };
 }

@@ -56,7 +56,7 @@ export function checkSigV4(req: SignedRequest, expect: SigV4Expectations): SigV4
   if (typeof header !== 'string' || header === '') return { ok: false, reason: 'missing Authorization header', signatureVerified: false };
   const m = AUTH.exec(header);
   if (!m) return { ok: false, reason: 'Authorization is not an AWS4-HMAC-SHA256 header', signatureVerified: false };
-  const [, accessKeyId, date, region, service, signedList, signature] = m as unknown as [string, string, string, string, string, string, string];
+  const [accessKeyId, date, region, service, signedList, signature] = m.slice(1, 7).map((part) => part ?? '');
   const signedHeaders = signedList.split(';');
   const base = { accessKeyId, region, service, signedHeaders };
   if (service !== expect.service) return { ...base, ok: false, reason: `credential scope names service '${service}', expected '${expect.service}'`, signatureVerified: false };
