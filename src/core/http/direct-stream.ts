@@ -73,7 +73,7 @@ export function directStream(client: AxiosInstance, config: AxiosRequestConfig):
   if (!own || !callIsPlain(config) || !interceptorsAreOwn(client, own) || !shapeHolds(own.shape)) return undefined;
   const d = client.defaults;
   const method = String(config.method ?? d.method ?? 'get').toLowerCase();
-  const headers = defaultHeaders(d.headers as unknown as Record<string, unknown>, method);
+  const headers = defaultHeaders(d.headers, method);
   if (config.headers) headers.set(config.headers as Record<string, string>);
   let request = {
     baseURL: d.baseURL,
@@ -150,7 +150,7 @@ function handlersOf<V>(manager: AxiosInterceptorManager<V>): readonly unknown[] 
  * transforms are not axios's own.
  */
 function shapeOf(instance: AxiosInstance): Shape {
-  const d = instance.defaults as unknown as Record<string, unknown>;
+  const d: Record<string, unknown> = instance.defaults;
   const objects: Record<string, unknown>[] = [d];
   const headers = d['headers'];
   if (isObject(headers)) {

@@ -3,5 +3,8 @@ export { createStreamAdapter } from './stream-adapter.js';
 export type { HttpClientOptions } from './http-client-factory.js';
 export { isTransientError, isTransientStatus, retryAfterMs, withRetry } from './retry.js';
 export type { RetryAttemptInfo, RetryOptions } from './retry.js';
+export { readBodyText } from './read-body-text.js';
+export { SseFrameDecoder, type SseFrameHandlers, type SseMessage } from './sse-frame-decoder.js';
+export { readSse, type SseRead, type SseReadOptions, type SseStop } from './sse-reader.js';
 export { backoffDelay, DEFAULT_BACKOFF_MAX_MS, type BackoffOptions } from '../util/backoff.js';
 export { sleep } from '../util/async.js';

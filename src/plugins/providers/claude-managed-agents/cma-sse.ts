@@ -1,16 +1,18 @@
 import type { Readable } from 'node:stream';
-import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { Observable } from 'rxjs';
 import { AgentRxError, toAgentRxError } from '../../../core/errors.js';
+import { readSse, type SseRead, type SseStop } from '../../../core/http/sse-reader.js';
+import { SseFrameDecoder, type SseMessage } from '../../../core/http/sse-frame-decoder.js';
 import type { RawEvent } from '../../../core/model.js';
 import type { StreamItem } from '../../../core/plugin/agent-provider.js';
 import { CmaEventType, errorMessageOf, errorTypeOf, isMap, truncate, typeOf } from './cma-wire.js';
 
 /**
  * Reading the Claude Managed Agents event stream (`GET /v1/sessions/{id}/events/stream`, SSE).
- * Framing is done by `eventsource-parser` (LF/CRLF/CR line ends, multi-line `data:`, comments,
- * frames split anywhere across chunks). The event type is taken from the JSON `type` field, never
- * from the `event:` line; an `event: error` frame fails the stream and `event: ping` is ignored.
+ * Framing and the body's life (idle timer, end, break, disposal) are the shared SSE reader's
+ * (`readSse`); this file says what a frame means. The event type is taken from the JSON `type`
+ * field, never from the `event:` line; an `event: error` frame fails the stream and `event: ping`
+ * is ignored.
  */
 
 /** What the decoder reports for one SSE frame (or comment). */
@@ -34,8 +36,7 @@ export type CmaSseItem =
  * is kept until more text arrives (and dropped at the end of the body, as SSE requires).
  */
 export class CmaSseDecoder {
-  private readonly parser: EventSourceParser;
-  private stopped = false;
+  private readonly frames: SseFrameDecoder;
 
   /**
    * @param onItem Called once per complete frame or comment; must not throw.
@@ -43,57 +44,45 @@ export class CmaSseDecoder {
    *   the unfinished frame), counted in UTF-16 code units, which never exceed the UTF-8 bytes.
    *   Past it the decoder reports `{kind:'oversized'}` once and stops. Unset: no cap.
    */
-  constructor(
-    private readonly onItem: (item: CmaSseItem) => void,
-    maxFrameBytes?: number,
-  ) {
-    this.parser = createParser({
-      onEvent: (msg) => this.onFrame(msg),
-      onComment: () => this.onItem({ kind: 'heartbeat' }),
-      // eventsource-parser enforces the cap itself, on the partial line and the unfinished frame
-      // together, and drops what it buffered.
-      ...(maxFrameBytes !== undefined ? { maxBufferSize: maxFrameBytes } : {}),
-      onError: (e) => {
-        if (e.type !== 'max-buffer-size-exceeded' || maxFrameBytes === undefined) return;
-        this.stopped = true;
-        this.onItem({ kind: 'oversized', maxFrameBytes });
+  constructor(onItem: (item: CmaSseItem) => void, maxFrameBytes?: number) {
+    this.frames = new SseFrameDecoder(
+      {
+        onMessage: (message) => {
+          const item = cmaSseItemOf(message);
+          if (item) onItem(item);
+        },
+        onComment: () => onItem(HEARTBEAT),
+        onOversized: (max) => onItem({ kind: 'oversized', maxFrameBytes: max }),
       },
-    });
+      maxFrameBytes,
+    );
   }
 
   /** Feeds the next slice of body text (ignored after an oversized frame). */
   feed(text: string): void {
-    if (this.stopped) return;
-    this.parser.feed(text);
+    this.frames.feed(text);
   }
+}
 
-  private onFrame(msg: EventSourceMessage): void {
-    if (msg.event === 'ping') {
-      this.onItem({ kind: 'heartbeat' });
-      return;
-    }
-    if (msg.event === 'error') {
-      this.onItem({ kind: 'error', message: errorMessageOf(msg.data) || truncate(msg.data, 300), errorType: errorTypeOf(msg.data) });
-      return;
-    }
-    if (msg.data.trim() === '') return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(msg.data);
-    } catch {
-      this.onItem({ kind: 'diagnostic', message: `skipped a stream frame that is not JSON: ${truncate(msg.data, 120)}` });
-      return;
-    }
-    if (!isMap(parsed)) {
-      this.onItem({ kind: 'diagnostic', message: `skipped a stream frame that is not a JSON object: ${truncate(msg.data, 120)}` });
-      return;
-    }
-    if (typeOf(parsed) === undefined) {
-      this.onItem({ kind: 'diagnostic', message: `skipped a stream frame without a string "type": ${truncate(msg.data, 120)}` });
-      return;
-    }
-    this.onItem({ kind: 'event', event: parsed });
+const HEARTBEAT: CmaSseItem = { kind: 'heartbeat' };
+
+/**
+ * What one complete SSE frame of the Managed Agents stream is; `undefined` for a frame with blank
+ * data (nothing to report). Never `oversized`: that is the framing's to say.
+ */
+export function cmaSseItemOf(msg: SseMessage): CmaSseItem | undefined {
+  if (msg.event === 'ping') return HEARTBEAT;
+  if (msg.event === 'error') return { kind: 'error', message: errorMessageOf(msg.data) || truncate(msg.data, 300), errorType: errorTypeOf(msg.data) };
+  if (msg.data.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(msg.data);
+  } catch {
+    return { kind: 'diagnostic', message: `skipped a stream frame that is not JSON: ${truncate(msg.data, 120)}` };
   }
+  if (!isMap(parsed)) return { kind: 'diagnostic', message: `skipped a stream frame that is not a JSON object: ${truncate(msg.data, 120)}` };
+  if (typeOf(parsed) === undefined) return { kind: 'diagnostic', message: `skipped a stream frame without a string "type": ${truncate(msg.data, 120)}` };
+  return { kind: 'event', event: parsed };
 }
 
 /** Options of `cmaEventStream`. */
@@ -113,47 +102,21 @@ export interface CmaEventStreamOptions {
  * skipped frame.
  *
  * It errors with `stream_error` when the body breaks, when it is idle for longer than
- * `idleTimeoutMs`, on an `event: error` frame, when a frame grows past `maxFrameBytes`, and on a clean end before a terminal event
- * (`session.status_terminated` / `session.deleted`) — a clean close before a terminal is a drop.
- * After a terminal event a clean end completes. Unsubscribing aborts the request (the signal
- * given to `open`) and destroys the body.
+ * `idleTimeoutMs`, on an `event: error` frame, when a frame grows past `maxFrameBytes`, and on a
+ * clean end before a terminal event (`session.status_terminated` / `session.deleted`) — a clean
+ * close before a terminal is a drop. After a terminal event a clean end completes. The request is
+ * aborted (the signal given to `open`) when the stream errors, completes or is unsubscribed, and
+ * the body is destroyed.
  */
 export function cmaEventStream(open: (signal: AbortSignal) => Promise<Readable>, opts: CmaEventStreamOptions): Observable<StreamItem> {
   return new Observable<StreamItem>((subscriber) => {
     const ctrl = new AbortController();
-    let body: Readable | undefined;
-    let idleTimer: NodeJS.Timeout | undefined;
-    let done = false;
+    let read: SseRead | undefined;
+    let unsubscribed = false;
     let terminalSeen = false;
     let events = 0;
 
-    const finish = (error?: AgentRxError): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(idleTimer);
-      if (body) {
-        body.removeAllListeners('data');
-        body.on('error', noop);
-        if (!body.destroyed) body.destroy();
-      }
-      ctrl.abort();
-      if (error) subscriber.error(error);
-      else subscriber.complete();
-    };
-    const armIdle = (): void => {
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(() => {
-        finish(
-          new AgentRxError('stream_error', `the event stream ${opts.target} was idle for more than ${opts.idleTimeoutMs} ms (after ${events} events)`, {
-            idle: true,
-            idleTimeoutMs: opts.idleTimeoutMs,
-            events,
-          }),
-        );
-      }, opts.idleTimeoutMs);
-    };
-    const decoder = new CmaSseDecoder((item) => {
-      if (done) return;
+    const onItem = (item: CmaSseItem, r: SseRead): void => {
       switch (item.kind) {
         case 'event': {
           events++;
@@ -166,62 +129,89 @@ export function cmaEventStream(open: (signal: AbortSignal) => Promise<Readable>,
           subscriber.next({ kind: 'diagnostic', message: `claude-managed-agents: ${item.message}` });
           return;
         case 'error':
-          finish(new AgentRxError('stream_error', `the event stream ${opts.target} reported an error${item.errorType ? ` (${item.errorType})` : ''}: ${item.message}`, { errorType: item.errorType, events }));
-          return;
-        case 'oversized':
-          finish(
+          r.fail(
             new AgentRxError(
               'stream_error',
-              `an SSE frame exceeded maxFrameBytes (${item.maxFrameBytes} bytes); the event stream ${opts.target} sent that much without ending a frame (after ${events} events). The service never sends such frames: check what answers at the base URL, or raise providers.claude-managed-agents.maxFrameBytes`,
-              { maxFrameBytes: item.maxFrameBytes, events, oversized: true },
+              `the event stream ${opts.target} reported an error${item.errorType ? ` (${item.errorType})` : ''}: ${item.message}`,
+              { errorType: item.errorType, events },
             ),
           );
           return;
+        case 'oversized':
         case 'heartbeat':
           return;
       }
-    }, opts.maxFrameBytes);
+    };
+    const onStop = (stop: SseStop): Error | undefined => {
+      switch (stop.kind) {
+        case 'end':
+          return terminalSeen
+            ? undefined
+            : new AgentRxError('stream_error', `the event stream ${opts.target} closed before the session ended (after ${events} events)`, {
+                events,
+                closed: true,
+              });
+        case 'error':
+          return new AgentRxError('stream_error', `the event stream ${opts.target} broke off after ${events} events: ${toAgentRxError(stop.cause).message}`, {
+            events,
+          });
+        case 'idle':
+          return new AgentRxError('stream_error', `the event stream ${opts.target} was idle for more than ${stop.idleTimeoutMs} ms (after ${events} events)`, {
+            idle: true,
+            idleTimeoutMs: stop.idleTimeoutMs,
+            events,
+          });
+        case 'oversized':
+          return new AgentRxError(
+            'stream_error',
+            `an SSE frame exceeded maxFrameBytes (${stop.maxFrameBytes} bytes); the event stream ${opts.target} sent that much without ending a frame (after ${events} events). ` +
+              'The service never sends such frames: check what answers at the base URL, or raise providers.claude-managed-agents.maxFrameBytes',
+            { maxFrameBytes: stop.maxFrameBytes, events, oversized: true },
+          );
+        case 'close':
+        case 'aborted':
+          return new AgentRxError('stream_error', `the event stream ${opts.target} was closed after ${events} events`, { events });
+      }
+    };
 
     open(ctrl.signal).then(
-      (b) => {
-        if (done) {
-          b.on('error', noop);
-          b.destroy();
+      (body) => {
+        if (unsubscribed || subscriber.closed) {
+          body.on('error', noop);
+          body.destroy();
           return;
         }
-        body = b;
         subscriber.next({ kind: 'open' });
-        if (done) return;
-        b.setEncoding('utf8');
-        b.on('data', (chunk: string) => {
-          if (done) return;
-          armIdle();
-          decoder.feed(chunk);
+        if (subscriber.closed) {
+          body.on('error', noop);
+          body.destroy();
+          return;
+        }
+        read = readSse(body, {
+          idleTimeoutMs: opts.idleTimeoutMs,
+          ...(opts.maxFrameBytes !== undefined ? { maxFrameBytes: opts.maxFrameBytes } : {}),
+          onMessage: (message, r) => {
+            const item = cmaSseItemOf(message);
+            if (item) onItem(item, r);
+          },
+          onStop,
+          onDone: (error) => {
+            ctrl.abort();
+            if (error) subscriber.error(error);
+            else subscriber.complete();
+          },
         });
-        b.on('end', () => {
-          if (terminalSeen) finish();
-          else finish(new AgentRxError('stream_error', `the event stream ${opts.target} closed before the session ended (after ${events} events)`, { events, closed: true }));
-        });
-        b.on('error', (e: unknown) => finish(new AgentRxError('stream_error', `the event stream ${opts.target} broke off after ${events} events: ${toAgentRxError(e).message}`, { events })));
-        b.on('close', () => {
-          if (!done) finish(new AgentRxError('stream_error', `the event stream ${opts.target} was closed after ${events} events`, { events }));
-        });
-        armIdle();
       },
       (e: unknown) => {
-        if (!done) finish(toAgentRxError(e, 'stream_error'));
+        ctrl.abort();
+        if (!unsubscribed) subscriber.error(toAgentRxError(e, 'stream_error'));
       },
     );
 
     return () => {
-      if (done) return;
-      done = true;
-      clearTimeout(idleTimer);
+      unsubscribed = true;
       ctrl.abort();
-      if (body) {
-        body.on('error', noop);
-        body.destroy();
-      }
+      read?.cancel();
     };
   });
 }
