@@ -4,12 +4,12 @@ import { Subject } from 'rxjs';
 import { JsonlConsumer } from '../consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
 import { AgentRxError } from '../core/errors.js';
-import type { AgUiEvent } from '../core/events/agui-event.js';
-import { toAgUi } from '../core/events/operators/index.js';
+import { withAgUi } from '../core/events/translated-event.js';
 import { isAgentRxEvent, type SessionEvent } from '../core/events/session-event.js';
-import { stopReasonForCode, type ConsumerContext, type EventConsumer, type StopReason } from '../core/plugin/event-consumer.js';
+import { stopReasonForCode, type StopReason } from '../core/plugin/event-consumer.js';
 import { ConsumerHub, type ConsumerError } from '../core/session/consumer-hub.js';
-import { FileSessionStore } from '../core/store/file-session-store.js';
+import { coreStores } from '../core/store/core-stores.js';
+import { openStore as openEngine } from '../core/store/open-store.js';
 import type { SessionRecord, SessionStore } from '../core/store/session-store.js';
 import { exportCassette, formatCassette, readCassette, readWholeLog, writeCassette } from '../core/store/cassette.js';
 import type { CliIo } from './cli.js';
@@ -33,12 +33,13 @@ export interface OpenedStore {
   readonly exists: boolean;
 }
 
-/** The store the session commands read: `io.store`, else the file store at {@link storeLocation}. */
+/** The store the session commands read: `io.store`, else the file store at {@link storeLocation} (opened through its registration). */
 export function openStore(flag: string | undefined, io: SessionsIo): OpenedStore {
   if (io.store) return { store: io.store, where: 'the configured store', exists: true };
   const loc = storeLocation(flag, io.env, io.cwd);
   if (!loc) throw new AgentRxError('invalid_options', 'no state directory: pass --store <dir>, or set AGENTRX_STATE_DIR, XDG_STATE_HOME or HOME');
-  return { store: new FileSessionStore(loc.dir, (file, reason) => io.err.write(`agentrx: warning: ${file}: ${reason}\n`)), where: loc.dir, exists: existsSync(loc.dir) };
+  const store = openEngine({ type: 'file', dir: loc.dir }, coreStores, { onRepair: (file, reason) => io.err.write(`agentrx: warning: ${file}: ${reason}\n`) });
+  return { store, where: loc.dir, exists: existsSync(loc.dir) };
 }
 
 /** The record of `sessionId`, or a `store_error` naming the store and how to list what it holds. */
@@ -120,14 +121,12 @@ export async function renderLog(log: readonly SessionEvent[], format: RenderForm
     await feed((env) => io.out.write(`${JSON.stringify(env)}\n`));
     return;
   }
-  const consumer = format === 'agui' ? new JsonlConsumer(io.out) : recordedClockTerminal(io);
+  const consumer = format === 'agui' ? new JsonlConsumer(io.out) : new TerminalConsumer({ out: io.out, live: false, env: io.env, clock: 'events' });
   const errors = new Subject<ConsumerError>();
   errors.subscribe((e) => io.err.write(`agentrx: consumer '${e.consumerId}' ${e.phase}: ${e.message}\n`));
   const hub = new ConsumerHub([consumer], { handlerTimeoutMs: 10_000, queueLimit: 4 * log.length + 100, stopTimeoutMs: 10_000 }, errors);
   const envelopes = new Subject<SessionEvent>();
-  const agui$ = new Subject<AgUiEvent>();
-  envelopes.pipe(toAgUi()).subscribe(agui$);
-  const attachment = hub.attach(agui$, () => opts.sessionId);
+  const attachment = hub.attach(envelopes.pipe(withAgUi()), () => opts.sessionId);
   await feed((env) => envelopes.next(env));
   envelopes.complete();
   await attachment.close(stopReasonOf(log));
@@ -142,21 +141,6 @@ function stopReasonOf(log: readonly SessionEvent[]): StopReason {
     if (isAgentRxEvent(env, 'agentrx.run_finished')) return 'completed';
   }
   return 'completed';
-}
-
-/** The terminal renderer on the recorded clock: its durations are the recorded ones, not the replay's. */
-function recordedClockTerminal(io: SessionsIo): EventConsumer {
-  let clock = 0;
-  const terminal = new TerminalConsumer({ out: io.out, live: false, env: io.env, now: () => clock });
-  return {
-    id: terminal.id,
-    start: () => terminal.start(),
-    stop: (reason) => terminal.stop(reason),
-    onEvent: (ev: AgUiEvent, ctx: ConsumerContext) => {
-      clock = ctx.at;
-      terminal.onEvent(ev, ctx);
-    },
-  };
 }
 
 function resolveFrom(cwd: string, file: string): string {

@@ -4,6 +4,7 @@ import { configError, configIssue, type ConfigIssue } from '../core/config/confi
 import { readConfigFile } from '../core/config/read-config-file.js';
 import { AgentRxError, isAgentRxError, toAgentRxError } from '../core/errors.js';
 import { scrubUrl } from '../distributed/redis-link.js';
+import { redisStoreConfigOf } from '../distributed/redis-store/redis-store.config.js';
 import { startWorker, type SessionWorker } from '../distributed/session-worker.js';
 import { demoToolsModule } from '../plugins/tools/tools.module.js';
 import { EXIT_OK, exitCodeFor, isRedisUnreachable } from './exit-codes.js';
@@ -82,10 +83,11 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
     }
     if (notRedis.length > 0) throw configError(notRedis, flags.configFile);
     const { store, runtime } = rx.config;
-    url = store.url!;
+    const redis = redisStoreConfigOf(store, 'agentrx worker');
+    url = redis.url;
     worker = await startWorker({
       rx,
-      redis: { url, keyPrefix: store.keyPrefix },
+      redis: { url, keyPrefix: redis.keyPrefix },
       concurrency: concurrency ?? runtime.concurrency,
       queueName: runtime.queueName,
       idleMs: runtime.idleMs,

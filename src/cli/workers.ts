@@ -3,6 +3,9 @@ import { configError, configIssue } from '../core/config/config-issue.js';
 import { validateConfig } from '../core/config/load-config.js';
 import { readConfigFile } from '../core/config/read-config-file.js';
 import { toAgentRxError } from '../core/errors.js';
+import { coreStores } from '../core/store/core-stores.js';
+import { RedisStoreConfig } from '../distributed/redis-store/redis-store.config.js';
+import { redisStoreModule } from '../distributed/redis-store/redis-store.module.js';
 import { PoolMonitor } from '../distributed/pool-monitor.js';
 import type { PoolStatus } from '../distributed/pool-status.types.js';
 import { scrubUrl } from '../distributed/redis-link.js';
@@ -34,8 +37,9 @@ export async function runWorkersCommand(flags: WorkersCommandFlags, io: CliIo): 
     const file = isAbsolute(flags.configFile) ? flags.configFile : resolve(io.cwd, flags.configFile);
     const raw = (await readConfigFile(file)) as { store?: unknown; runtime?: unknown };
     // Only the sections this command uses are validated (with ${VAR} interpolation): the rest is the workers' business.
-    const { config } = validateConfig({ ...(raw.store !== undefined ? { store: raw.store } : {}), ...(raw.runtime !== undefined ? { runtime: raw.runtime } : {}) }, [], io.env);
-    if (config.store.type !== 'redis' || config.store.url === undefined) {
+    const stores = [...coreStores, redisStoreModule.registration];
+    const { config } = validateConfig({ ...(raw.store !== undefined ? { store: raw.store } : {}), ...(raw.runtime !== undefined ? { runtime: raw.runtime } : {}) }, [], io.env, undefined, stores);
+    if (!(config.store instanceof RedisStoreConfig)) {
       throw configError([configIssue('store.type', 'type', 'agentrx workers reads the worker pool from the Redis store the workers share', config.store.type, "'redis' (with store.url)")], flags.configFile);
     }
     url = config.store.url;

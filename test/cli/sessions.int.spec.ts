@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { formatCassette, parseCassette, type Cassette } from '../../src/core/store/cassette.js';
 import { runCli, type CliIo } from '../../src/cli/cli.js';
-import { MemorySessionStore } from '../../src/core/store/memory-session-store.js';
+import { MemorySessionStore } from '../../src/core/store/memory/memory-session-store.js';
 import type { SessionStore } from '../../src/core/store/session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { tempDir } from '../support/temp-dir.js';

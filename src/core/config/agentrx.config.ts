@@ -13,13 +13,17 @@ import {
   Matches,
   Max,
   Min,
-  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import type { InspectOptions, inspect as Inspect } from 'node:util';
 import type { LogLevel } from '../logger.js';
 import { CoerceBoolean, CoerceNumber } from './config-section.js';
 import { redactedView } from './secret.js';
+import { StoreConfig } from './store-config.js';
+import { MAX_TIMEOUT_MS, TimeoutMs } from './timeout-ms.js';
+
+export { STORE_TYPES, StoreConfig, StoreRetentionConfig, type StoreType } from './store-config.js';
+export { MAX_TIMEOUT_MS } from './timeout-ms.js';
 
 /** The loop hosts agentrx can drive; `AgentRxConfig.provider` picks one. */
 export const PROVIDER_IDS = ['local', 'claude-managed-agents', 'bedrock-agentcore'] as const;
@@ -27,16 +31,12 @@ export type ProviderId = (typeof PROVIDER_IDS)[number];
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly LogLevel[];
 
-export const STORE_TYPES = ['memory', 'file', 'redis'] as const;
 /** `runtime.mode`: sessions run in this process, or on a pool of workers (`agentrx worker`) placed through BullMQ. */
 export const RUNTIME_MODES = ['embedded', 'distributed'] as const;
 export type RuntimeMode = (typeof RUNTIME_MODES)[number];
-export type StoreType = (typeof STORE_TYPES)[number];
 
 const AGENT_NAME = /^[a-zA-Z0-9_-]+$/;
 
-/** Largest accepted `timeouts.*` value: a Node timer longer than 2^31 - 1 ms fires after 1 ms. */
-export const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /** The agent the host runs (`provision` input, together with the bound tools). */
 export class AgentConfig {
@@ -164,12 +164,6 @@ export class ConsumersConfig {
   stopTimeoutMs: number = 5_000;
 }
 
-/** A timeout option: a positive integer of milliseconds, at most `MAX_TIMEOUT_MS` (numeric strings accepted). */
-function TimeoutMs(): PropertyDecorator {
-  const decorators = [CoerceNumber(), IsInt(), Min(1), Max(MAX_TIMEOUT_MS)];
-  return (target, key) => decorators.forEach((d) => d(target, key));
-}
-
 /**
  * Bounds of process lifecycle and shutdown steps, in milliseconds. Each is a positive integer no
  * larger than `MAX_TIMEOUT_MS`. A step that overruns is logged and the rest go on; none of them
@@ -197,37 +191,6 @@ export class TimeoutsConfig {
    */
   @TimeoutMs()
   interruptMs: number = 2_000;
-}
-
-/**
- * When stored sessions are deleted (`store.retention`). Nothing is deleted unless `maxAgeDays` or
- * `maxSessions` is set; a session that is held (open in a live process) or `running` is never
- * deleted, whatever its age or rank.
- */
-export class StoreRetentionConfig {
-  /** Delete sessions whose last update (`updatedAt`) is older than this many days. */
-  @IsOptional()
-  @CoerceNumber()
-  @IsInt()
-  @Min(1)
-  @Max(36_500)
-  maxAgeDays?: number;
-
-  /** Keep at most this many sessions: the oldest by `updatedAt` beyond it are deleted. */
-  @IsOptional()
-  @CoerceNumber()
-  @IsInt()
-  @Min(1)
-  @Max(10_000_000)
-  maxSessions?: number;
-
-  /** How often the retention pass runs (the first runs at start). Default one hour. */
-  @IsOptional()
-  @CoerceNumber()
-  @IsInt()
-  @Min(1_000)
-  @Max(MAX_TIMEOUT_MS)
-  intervalMs?: number;
 }
 
 /**
@@ -274,77 +237,6 @@ export class RuntimeConfig {
 }
 
 /**
- * Where sessions and the tool ledger are kept. `memory` (the library's default) lives as long as
- * the process; `file` survives a restart on one machine; `redis` is shared by every process that
- * points at the same server (any node can resume or serve any session).
- */
-export class StoreConfig {
-  @IsIn(STORE_TYPES)
-  type: StoreType = 'memory';
-
-  /** Directory of the file store (a folder per session); required when `type` is `'file'`. */
-  @ValidateIf((o: StoreConfig) => o.type === 'file' || o.dir !== undefined)
-  @IsString({ context: { expected: "a directory path (required when store.type is 'file')" } })
-  @IsNotEmpty({ context: { expected: "a directory path (required when store.type is 'file')" } })
-  dir?: string;
-
-  /**
-   * `type: 'memory'` only: the most recent envelopes kept per session log (it holds at most twice
-   * as many; older ones are dropped in blocks, and reading before them is a `store_error`). Bounds
-   * a long live session's memory. 0 keeps every envelope. Default 10,000.
-   */
-  @CoerceNumber()
-  @IsInt()
-  @Min(0)
-  @Max(100_000_000)
-  memoryLogLimit: number = 10_000;
-
-  /**
-   * `type: 'memory'` only: sessions kept; once 10% more were saved, the least recently updated
-   * ones that are neither running nor open are dropped down to this many. Bounds a long-running
-   * process's memory. 0 keeps all. Default 1,000.
-   */
-  @CoerceNumber()
-  @IsInt()
-  @Min(0)
-  @Max(100_000_000)
-  memoryMaxSessions: number = 1_000;
-
-  /**
-   * `type: 'redis'`: the server, `redis://[user:pass@]host[:port][/db]` or `rediss://…` (TLS).
-   * Required for that type. Credentials in it are redacted in every error and log line. Needs the
-   * optional peer dependency `ioredis`.
-   */
-  @ValidateIf((o: StoreConfig) => o.type === 'redis' || o.url !== undefined)
-  @IsString({ context: { expected: "a redis:// or rediss:// URL (required when store.type is 'redis')" } })
-  @Matches(/^rediss?:\/\/\S+$/, { context: { expected: "a redis:// or rediss:// URL (required when store.type is 'redis')" } })
-  url?: string;
-
-  /** `type: 'redis'`: the prefix of every key (several deployments may share one server). Default `agentrx:`. */
-  @IsString()
-  @Matches(/^\S{1,64}$/, { context: { expected: 'a prefix of 1 to 64 characters without spaces, e.g. "agentrx:"' } })
-  keyPrefix: string = 'agentrx:';
-
-  /**
-   * `type: 'redis'`: how long a session's lease lasts without renewal (ms; renewed every third of
-   * it while the session runs). A process that stops renewing loses its sessions to another after
-   * this long; a write with its stale fencing epoch is refused. Default 10,000.
-   */
-  @CoerceNumber()
-  @IsInt()
-  @Min(1_000)
-  @Max(600_000)
-  leaseMs: number = 10_000;
-
-  /** Deletion of old sessions by age and count; absent: sessions are kept forever. */
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => StoreRetentionConfig)
-  retention?: StoreRetentionConfig;
-}
-
-/**
  * The whole agentrx configuration, as validated by `loadConfig`/`validateConfig`. Every field
  * has a default, so `{}` is a valid config; a provider section its plugin requires (the selected
  * provider's) is then validated from `{}`, with that section's own defaults. Unknown keys are
@@ -375,9 +267,11 @@ export class AgentRxConfig {
   @Type(() => ConsumersConfig)
   consumers: ConsumersConfig = new ConsumersConfig();
 
+  /**
+   * Where sessions are kept. Validated apart, by the section class of the engine `store.type`
+   * names (see `StoreConfig`), so after validation it is that class's instance.
+   */
   @IsObject()
-  @ValidateNested()
-  @Type(() => StoreConfig)
   store: StoreConfig = new StoreConfig();
 
   @IsObject()

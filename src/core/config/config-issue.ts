@@ -270,7 +270,8 @@ export function lastKey(path: string): string {
   return dot < 0 ? path : path.slice(dot + 1);
 }
 
-function closest(key: string, known: readonly string[]): string | undefined {
+/** The entry of `known` closest to `key` (a likely misspelling of it), or undefined when none is close. */
+export function closest(key: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const k of known) {

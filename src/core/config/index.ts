@@ -5,6 +5,7 @@ export {
   LimitsConfig,
   ConsumersConfig,
   StoreConfig,
+  StoreRetentionConfig,
   TimeoutsConfig,
   MAX_TIMEOUT_MS,
   PROVIDER_IDS,
@@ -13,6 +14,7 @@ export {
   type ProviderId,
   type StoreType,
 } from './agentrx.config.js';
+export { type StoreSection, validateStoreSection } from './store-config.js';
 export { type ConfigSection, type ConfigSectionScope, sectionPath, CoerceNumber, CoerceBoolean } from './config-section.js';
 export {
   loadConfig,

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
-import { validateSync, type ValidatorOptions } from 'class-validator';
+import { validateSync } from 'class-validator';
 import { AgentRxError } from '../errors.js';
 import { AgentRxConfig } from './agentrx.config.js';
 import { type ConfigSection, sectionPath } from './config-section.js';
@@ -9,6 +9,8 @@ import { type ConfigEnv, interpolateEnv } from './interpolate-env.js';
 import { describeType, isPlainObject } from './plain-object.js';
 import { readConfigFile } from './read-config-file.js';
 import { isSecretKey, Secret } from './secret.js';
+import { type StoreSection, validateStoreSection } from './store-config.js';
+import { CONFIG_VALIDATOR_OPTIONS } from './validator-options.js';
 
 export type { ConfigEnv } from './interpolate-env.js';
 export type { ConfigIssue } from './config-issue.js';
@@ -24,6 +26,12 @@ export interface LoadConfigOptions {
    * them is one more issue of the same `invalid_config` (`AgentRx.create` passes them).
    */
   providerIds?: readonly string[];
+  /**
+   * The registered store engines (`AgentRx.create` passes them): the `store` section is validated
+   * by the class of the one its `type` names. Without them only the fields every engine shares
+   * are checked.
+   */
+  stores?: readonly StoreSection[];
 }
 
 /** A validated configuration: the core config plus each validated section instance by key. */
@@ -31,13 +39,6 @@ export interface LoadedConfig {
   config: AgentRxConfig;
   sections: Map<string, object>;
 }
-
-const VALIDATOR_OPTIONS: ValidatorOptions = {
-  whitelist: true,
-  forbidNonWhitelisted: true,
-  forbidUnknownValues: true,
-  validationError: { target: true, value: true },
-};
 
 /**
  * Loads, interpolates and validates the configuration.
@@ -55,26 +56,34 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
 export async function loadConfig(input: object | string | undefined, opts: LoadConfigOptions = {}): Promise<LoadedConfig> {
   if (typeof input === 'string') {
     const plain = await readConfigFile(input);
-    return validate(plain, opts.sections ?? [], opts.env ?? process.env, input, opts.providerIds);
+    return validate(plain, opts.sections ?? [], opts.env ?? process.env, input, opts.providerIds, opts.stores);
   }
-  return validateConfig(input ?? {}, opts.sections ?? [], opts.env ?? process.env, opts.providerIds);
+  return validateConfig(input ?? {}, opts.sections ?? [], opts.env ?? process.env, opts.providerIds, opts.stores);
 }
 
 /**
  * The synchronous core of `loadConfig` for callers that hold an object: interpolates,
  * validates, and returns validated instances with defaults filled. Throws like `loadConfig`;
- * `providerIds` as in {@link LoadConfigOptions.providerIds}.
+ * `providerIds` and `stores` as in {@link LoadConfigOptions}.
  */
 export function validateConfig(
   plain: object,
   sections: readonly ConfigSection[] = [],
   env: ConfigEnv = process.env,
   providerIds?: readonly string[],
+  stores?: readonly StoreSection[],
 ): LoadedConfig {
-  return validate(plain, sections, env, undefined, providerIds);
+  return validate(plain, sections, env, undefined, providerIds, stores);
 }
 
-function validate(plain: object, sections: readonly ConfigSection[], env: ConfigEnv, source: string | undefined, providerIds: readonly string[] | undefined): LoadedConfig {
+function validate(
+  plain: object,
+  sections: readonly ConfigSection[],
+  env: ConfigEnv,
+  source: string | undefined,
+  providerIds: readonly string[] | undefined,
+  stores: readonly StoreSection[] | undefined,
+): LoadedConfig {
   if (!isPlainObject(plain)) {
     throw new AgentRxError('invalid_config', `invalid configuration${inSource(source)}: expected an object, got ${describeType(plain)}`, { source });
   }
@@ -86,9 +95,11 @@ function validate(plain: object, sections: readonly ConfigSection[], env: Config
   const unresolved = new Set(issues.map((i) => i.path));
 
   const rootKeys = new Set(sections.filter((s) => s.scope === 'root').map((s) => s.key));
-  const coreRaw = Object.fromEntries(Object.entries(raw).filter(([k]) => !rootKeys.has(k)));
+  // The store section is validated apart, by its engine's class: the core class only declares it.
+  const coreRaw = Object.fromEntries(Object.entries(raw).filter(([k]) => !rootKeys.has(k) && k !== 'store'));
   const config = plainToInstance(AgentRxConfig, coreRaw, { exposeDefaultValues: true });
-  collectIssues(validateSync(config, VALIDATOR_OPTIONS), '', issues, [...rootKeys]);
+  collectIssues(validateSync(config, CONFIG_VALIDATOR_OPTIONS), '', issues, [...rootKeys]);
+  config.store = validateStoreSection(raw.store, stores, issues);
   if (config.runtime?.mode === 'distributed' && config.store?.type !== 'redis' && !issues.some((i) => i.path.startsWith('runtime') || i.path.startsWith('store'))) {
     issues.push(configIssue('runtime.mode', 'mode', "'distributed' needs store.type 'redis' (the queue and the sessions live on that server)", 'distributed', "'embedded', or set store: { type: 'redis', url }"));
   }
@@ -108,7 +119,7 @@ function validate(plain: object, sections: readonly ConfigSection[], env: Config
       continue;
     }
     const instance = plainToInstance(section.options, value ?? {}, { exposeDefaultValues: true });
-    collectIssues(validateSync(instance, VALIDATOR_OPTIONS), path, issues);
+    collectIssues(validateSync(instance, CONFIG_VALIDATOR_OPTIONS), path, issues);
     validated.set(section.key, instance);
   }
   for (const [key, value] of Object.entries(providersRaw)) {

@@ -10,10 +10,10 @@ import { ProviderRegistration } from '../plugin/provider-registration.js';
 import { ToolHandler } from '../plugin/tool-handler.js';
 import { ToolSource } from '../plugin/tool-source.js';
 import { ConsumerHub, type ConsumerError } from '../session/consumer-hub.js';
-import { FileSessionStore } from '../store/file-session-store.js';
-import { MemorySessionStore } from '../store/memory-session-store.js';
-import { RedisSessionStore } from '../store/redis/redis-session-store.js';
+import { coreStores } from '../store/core-stores.js';
+import { openStore } from '../store/open-store.js';
 import { SessionStore } from '../store/session-store.js';
+import { StoreRegistration } from '../store/store-registration.js';
 import { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { ToolRegistryImpl } from '../tools/tool-registry.js';
 import { ContainerModule, type ResolutionContext, type ServiceIdentifier } from '../util/inversify.js';
@@ -30,8 +30,9 @@ export const ConsumerErrors = Symbol('ConsumerErrors');
 
 /**
  * The core services of one AgentRx instance, each a lazy singleton built from the validated config
- * (`AgentRxConfigToken`): Logger, SessionStore, the tool and consumer registries, ToolDispatcher,
- * ConsumerHub and the ProviderCatalog. Loaded last by `AgentRx.create`, and binding only what is
+ * (`AgentRxConfigToken`): Logger, SessionStore (opened through the `StoreRegistration` that
+ * `store.type` names; memory and file are registered here), the tool and consumer registries,
+ * ToolDispatcher, ConsumerHub and the ProviderCatalog. Loaded last by `AgentRx.create`, and binding only what is
  * not bound yet, so a host module can bind its own (a Redis SessionStore, a Logger…).
  */
 export const coreModule = new ContainerModule((options) => {
@@ -39,26 +40,20 @@ export const coreModule = new ContainerModule((options) => {
     if (!options.isBound(token)) options.bind<T>(token).toDynamicValue((ctx) => build(ctx, ctx.get<AgentRxConfig>(AgentRxConfigToken))).inSingletonScope();
   };
   bindOnce<Logger>(Logger, (_ctx, config) => new StderrLogger(config.logLevel));
+  // The built-in engines; others come with their modules (bindStore), loaded before this one.
+  for (const registration of coreStores) options.bind<StoreRegistration>(StoreRegistration).toConstantValue(registration);
   if (!options.isBound(SessionStore)) {
     options
       .bind<SessionStore>(SessionStore)
       .toDynamicValue((ctx) => {
-        const config = ctx.get<AgentRxConfig>(AgentRxConfigToken);
         const logger = ctx.get<Logger>(Logger);
         const onRepair = (where: string, what: string): void => logger.warn(`session store: ${what} (${where})`);
-        switch (config.store.type) {
-          case 'file':
-            return new FileSessionStore(config.store.dir!, onRepair);
-          case 'redis':
-            return new RedisSessionStore({ url: config.store.url!, keyPrefix: config.store.keyPrefix, leaseMs: config.store.leaseMs, onRepair });
-          default:
-            return new MemorySessionStore(config.store.memoryLogLimit, config.store.memoryMaxSessions);
-        }
+        return openStore(ctx.get<AgentRxConfig>(AgentRxConfigToken).store, ctx.getAll<StoreRegistration>(StoreRegistration), { onRepair });
       })
       .inSingletonScope()
       // A store with connections (Redis) closes them when the instance stops.
       .onDeactivation(async (store) => {
-        await (store as SessionStore & { close?: () => Promise<void> }).close?.();
+        await store.close?.();
       });
   }
   bindOnce(ToolRegistry, (ctx) => new ToolRegistryImpl(ctx.getAll<ToolHandler>(ToolHandler), ctx.getAll<ToolSource>(ToolSource), ctx.get<Logger>(Logger)));

@@ -1,4 +1,4 @@
-import type { StoreRetentionConfig } from '../config/agentrx.config.js';
+import type { StoreRetentionConfig } from '../config/store-config.js';
 import type { Logger } from '../logger.js';
 
 /** What `prune` deletes. Without `maxAgeMs` and `maxSessions` it deletes nothing. */

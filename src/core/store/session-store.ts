@@ -58,8 +58,9 @@ export interface StoreLease {
 
 /**
  * Persists sessions: a record, a ledger and an append-only log of envelopes per session, whose
- * `seq` is the log's own offset (1-based, gap-free). One contract, several engines (memory, files,
- * later Redis); `test/core/store/session-store.conformance.ts` holds what every engine must do.
+ * `seq` is the log's own offset (1-based, gap-free). One contract, several engines (memory, file,
+ * Redis, each registered with `bindStore`); `test/core/store/session-store.conformance.ts` holds
+ * what every engine must do, and `store-engines.spec.ts` runs it over every registered engine.
  * Every failure is an AgentRxError `store_error` naming the session (and the file, for files).
  *
  * Ordering: the writes of one session (`save`, `transition`, `append`) take effect in call order,
@@ -123,4 +124,9 @@ export interface SessionStore {
    * held; resolves with the deleted ids. Optional: without it, `store.retention` does nothing.
    */
   prune?(options: PruneOptions): Promise<string[]>;
+  /**
+   * Releases what the engine holds open (the Redis engine: its connections). Optional; called once
+   * by whoever opened the store (the container, when the instance stops); later calls fail.
+   */
+  close?(): Promise<void>;
 }

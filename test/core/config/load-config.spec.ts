@@ -19,6 +19,7 @@ import {
   validateConfig,
 } from '../../../src/core/config/index.js';
 import { AgentRxError, isAgentRxError } from '../../../src/core/errors.js';
+import { coreStores } from '../../../src/core/store/core-stores.js';
 import { tempDir } from '../../support/temp-dir.js';
 
 /** Distinctive, so a leak anywhere is found by a plain substring search. */
@@ -143,7 +144,7 @@ describe('load-config', () => {
           interruptMs: 2_000,
         });
         expect(config.store.type).toBe('memory');
-        expect(config.store.dir).toBeUndefined();
+        expect(config.store).not.toHaveProperty('dir');
         expect(config.retainEvents).toBe(true);
         expect(config.logLevel).toBe('warn');
         expect(config.providers).toEqual({});
@@ -191,6 +192,8 @@ describe('load-config', () => {
             },
             [],
             {},
+            undefined,
+            coreStores,
           ),
         );
       });
@@ -395,7 +398,7 @@ describe('load-config', () => {
 
       it('should substitute ${VAR} from env', () => {
         expect(config.agent.model).toBe('llama3');
-        expect(config.store.dir).toBe('/var/agentrx/sessions');
+        expect(config.store).toMatchObject({ dir: '/var/agentrx/sessions' });
       });
 
       it('should use ${VAR:-default} when the variable is unset or empty, and the variable when set', () => {

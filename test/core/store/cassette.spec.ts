@@ -1,6 +1,6 @@
 import { exportCassette, formatCassette, parseCassette, readWholeLog, type Cassette } from '../../../src/core/store/cassette.js';
 import type { SessionEvent } from '../../../src/core/events/session-event.js';
-import { MemorySessionStore } from '../../../src/core/store/memory-session-store.js';
+import { MemorySessionStore } from '../../../src/core/store/memory/memory-session-store.js';
 import { SESSION_LOG_VERSION, type SessionRecord } from '../../../src/core/store/session-store.js';
 
 const record: SessionRecord = { version: SESSION_LOG_VERSION, sessionId: 's1', provider: 'local', threadId: 's1', status: 'completed', createdAt: 1, updatedAt: 2, ledger: [] };

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { MemoryLogger } from '../../../src/core/logger.js';
 import { StoreRetentionConfig } from '../../../src/core/config/agentrx.config.js';
-import { MemorySessionStore } from '../../../src/core/store/memory-session-store.js';
+import { MemorySessionStore } from '../../../src/core/store/memory/memory-session-store.js';
 import { retentionFromConfig, selectForPrune, startRetention, type PrunableSessionStore, type PruneOptions } from '../../../src/core/store/retention.js';
 import { SessionStoreFixtures as F } from './session-store.fixtures.js';
 

@@ -40,8 +40,9 @@ export async function storeErrorOf(p: Promise<unknown>): Promise<Error> {
 }
 
 /**
- * The SessionStore contract, written once: every engine runs it from its own spec with a factory
- * of fresh, empty stores. Engines with `prune` also run the retention cases.
+ * The SessionStore contract, written once: `store-engines.spec.ts` runs it over every registered
+ * engine with a factory of fresh, empty stores opened through the engine's registration. Engines
+ * with `prune` also run the retention cases.
  */
 export function describeSessionStore(name: string, makeStore: () => Promise<StoreUnderTest>): void {
   describe(`${name} (SessionStore conformance)`, () => {

@@ -1,5 +1,5 @@
-import { AgentRxError } from '../../errors.js';
-import type { StoreLease } from '../session-store.js';
+import { AgentRxError } from '../../core/errors.js';
+import type { StoreLease } from '../../core/store/session-store.js';
 
 /**
  * A `StoreLease` that can be lost: what this engine proposes for the contract (see

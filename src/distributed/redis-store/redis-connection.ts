@@ -1,6 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { AgentRxError } from '../../errors.js';
-import { isModuleNotFound, missingPeerError } from '../../util/optional-peer.js';
+import { AgentRxError } from '../../core/errors.js';
+import { isModuleNotFound, missingPeerError } from '../../core/util/optional-peer.js';
 
 /** The ioredis client class, as the dynamic import gives it. */
 type RedisClass = new (url: string, options: RedisOptions) => Redis;
@@ -13,9 +13,8 @@ let loaded: Promise<RedisClass> | undefined;
  */
 export function loadIoredis(): Promise<RedisClass> {
   loaded ??= import('ioredis').then(
-    (mod) => {
-      const m = mod as unknown as { Redis?: RedisClass; default?: RedisClass | { Redis?: RedisClass } };
-      const cls = m.Redis ?? (typeof m.default === 'function' ? m.default : m.default?.Redis);
+    (mod: unknown) => {
+      const cls = redisClassIn(mod);
       if (!cls) throw new Error('the ioredis module exports no Redis class');
       return cls;
     },
@@ -28,6 +27,22 @@ export function loadIoredis(): Promise<RedisClass> {
     },
   );
   return loaded;
+}
+
+/**
+ * The client class in what `import('ioredis')` gave: its `Redis` export, or its default export
+ * (the class itself, or the CommonJS exports holding it), depending on how the module was loaded.
+ */
+function redisClassIn(mod: unknown, depth = 0): RedisClass | undefined {
+  if (isClass(mod)) return mod;
+  if (typeof mod !== 'object' || mod === null || depth > 2) return undefined;
+  if ('Redis' in mod && isClass(mod.Redis)) return mod.Redis;
+  return 'default' in mod ? redisClassIn(mod.default, depth + 1) : undefined;
+}
+
+/** A function found where ioredis exports its client class is that class. */
+function isClass(value: unknown): value is RedisClass {
+  return typeof value === 'function';
 }
 
 /** `url` with its user name and password replaced by `***`: the only form a message or log may carry. */

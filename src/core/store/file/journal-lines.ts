@@ -1,7 +1,8 @@
-import type { SessionEvent } from '../events/session-event.js';
-import type { RawEvent } from '../model.js';
-import type { LedgerEntry } from '../tools/tool-ledger.js';
-import type { SessionRecord } from './session-store.js';
+import type { SessionEvent } from '../../events/session-event.js';
+import type { RawEvent } from '../../model.js';
+import type { LedgerEntry } from '../../tools/tool-ledger.js';
+import type { SessionRecord } from '../session-store.js';
+import { storeError } from './store-error.js';
 
 /**
  * The layout version of `journal.jsonl`, in its header line. Version 2 was the layout before the
@@ -31,6 +32,28 @@ export type JournalLine =
 /** The header line (with its newline). */
 export function headerLine(sessionId: string): string {
   return JSON.stringify({ version: JOURNAL_VERSION, sessionId } satisfies JournalHeader) + '\n';
+}
+
+/**
+ * Checks the header line `text` of the journal `file` of `sessionId`: returns why it does not
+ * parse (possibly a torn line, decided by what follows); throws a `store_error` for a header of
+ * another layout version or another session, or a first line that is no header at all.
+ */
+export function checkHeaderLine(text: string, file: string, sessionId: string): string | undefined {
+  let header: { version?: unknown; sessionId?: unknown } | null;
+  try {
+    header = JSON.parse(text) as typeof header;
+  } catch (e) {
+    return (e as Error).message;
+  }
+  const version = header?.version;
+  if (typeof version !== 'number') throw storeError(file, `line 1 is not a journal header ({"version":${JOURNAL_VERSION},"sessionId":…}); this is not an agentrx session journal`, undefined, { line: 1 });
+  if (version > JOURNAL_VERSION) {
+    throw storeError(file, `the journal was written by a newer agentrx (journal version ${version}; this build reads version ${JOURNAL_VERSION}); upgrade agentrx to open it`, undefined, { line: 1, version });
+  }
+  if (version !== JOURNAL_VERSION) throw storeError(file, `unsupported journal version ${version} (this build reads version ${JOURNAL_VERSION})`, undefined, { line: 1, version });
+  if (header?.sessionId !== sessionId) throw storeError(file, `the journal holds session '${String(header?.sessionId)}', not '${sessionId}' as its folder says`, undefined, { line: 1 });
+  return undefined;
 }
 
 /** The line of one envelope (with its newline). */
@@ -66,7 +89,9 @@ export class JournalFold {
   /** The folded record (undefined: no save yet). The same object until the next change. */
   get record(): SessionRecord | undefined {
     if (!this.fields) return undefined;
-    this.cached ??= { ...this.fields, ledger: [...this.ledger.values()], ...(this.transcript ? { transcript: this.transcript } : {}) } as unknown as SessionRecord;
+    // The fields are what saves of whole records left (the first save of a journal carries all of them).
+    const fields = this.fields as Omit<SessionRecord, 'ledger' | 'transcript'>;
+    this.cached ??= { ...fields, ledger: [...this.ledger.values()], ...(this.transcript ? { transcript: this.transcript } : {}) };
     return this.cached;
   }
 

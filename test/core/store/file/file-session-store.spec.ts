@@ -3,18 +3,15 @@ import { once } from 'node:events';
 import { link, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileSessionStore } from '../../../src/core/store/file-session-store.js';
-import { JOURNAL_VERSION } from '../../../src/core/store/journal-lines.js';
-import type { RawEvent } from '../../../src/core/model.js';
-import { describeSessionStore, recorder, seqs, storeErrorOf } from './session-store.conformance.js';
-import { SessionStoreFixtures as F } from './session-store.fixtures.js';
+import { FileSessionStore } from '../../../../src/core/store/file/file-session-store.js';
+import { JOURNAL_VERSION } from '../../../../src/core/store/file/journal-lines.js';
+import type { RawEvent } from '../../../../src/core/model.js';
+import { recorder, seqs, storeErrorOf } from '../session-store.conformance.js';
+import { SessionStoreFixtures as F } from '../session-store.fixtures.js';
 
 const tempDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'agentrx-store-'));
 
-describeSessionStore('FileSessionStore', async () => {
-  const dir = await tempDir();
-  return { store: new FileSessionStore(dir, undefined, { pollMs: 20 }), cleanup: () => rm(dir, { recursive: true, force: true }) };
-});
+// The SessionStore contract runs over the registered engine in ../store-engines.spec.ts.
 
 const lines = (...values: unknown[]): string => values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)) + '\n').join('');
 const header = (id: string): { version: number; sessionId: string } => ({ version: JOURNAL_VERSION, sessionId: id });

@@ -1,4 +1,4 @@
-import { AgentRxError } from '../errors.js';
+import { AgentRxError } from '../../errors.js';
 
 /** A `store_error` saying what failed and naming the file (and the errno code of `cause`, if any). */
 export function storeError(file: string, what: string, cause?: unknown, details?: Record<string, unknown>): AgentRxError {

@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { defer, Observable, switchMap } from 'rxjs';
-import { AgentRxError } from '../../errors.js';
-import type { SessionEvent } from '../../events/session-event.js';
-import type { LedgerEntry, LedgerState } from '../../tools/tool-ledger.js';
-import { followLog } from '../follow-log.js';
-import { selectForPrune, type PrunableSessionStore, type PruneOptions } from '../retention.js';
-import { SESSION_LOG_VERSION, type SessionRecord, type SessionStore, type WriteOptions } from '../session-store.js';
+import { AgentRxError } from '../../core/errors.js';
+import type { SessionEvent } from '../../core/events/session-event.js';
+import type { LedgerEntry, LedgerState } from '../../core/tools/tool-ledger.js';
+import { followLog } from '../../core/store/follow-log.js';
+import { selectForPrune, type PrunableSessionStore, type PruneOptions } from '../../core/store/retention.js';
+import { SESSION_LOG_VERSION, type SessionRecord, type SessionStore, type WriteOptions } from '../../core/store/session-store.js';
 import { connectRedis, redactUrl, redisStoreError } from './redis-connection.js';
 import { RedisLease, type LosableStoreLease } from './redis-lease.js';
-import { defineScripts, RedisKeys, type ScriptedRedis } from './redis-scripts.js';
+import { defineScripts, RedisKeys, scriptedPipeline, type ScriptedRedis } from './redis-scripts.js';
 import { RedisStreamReader } from './redis-stream-reader.js';
 
 /** How the Redis engine is built (`store: { type: 'redis', url, keyPrefix }` in the config). */
@@ -329,12 +329,12 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
   private async loadMany(ids: readonly string[]): Promise<SessionRecord[]> {
     if (ids.length === 0) return [];
     const res = await this.call('*', 'cannot list the sessions', (c) => {
-      const p = c.pipeline() as unknown as ScriptedRedis;
+      const p = scriptedPipeline(c.pipeline());
       for (const id of ids) {
         const k = this.keys.of(id);
-        void p.rxLoad(k.record, k.ledger, k.order);
+        p.rxLoad(k.record, k.ledger, k.order);
       }
-      return (p as unknown as ReturnType<Redis['pipeline']>).exec();
+      return p.exec();
     });
     const out: SessionRecord[] = [];
     ids.forEach((id, i) => {

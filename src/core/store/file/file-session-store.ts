@@ -2,41 +2,22 @@ import { closeSync, fstatSync, mkdirSync, openSync } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { defer, type Observable } from 'rxjs';
-import { AgentRxError } from '../errors.js';
-import type { SessionEvent } from '../events/session-event.js';
-import type { LedgerEntry, LedgerState } from '../tools/tool-ledger.js';
-import { followLog } from './follow-log.js';
+import { AgentRxError } from '../../errors.js';
+import type { SessionEvent } from '../../events/session-event.js';
+import type { LedgerEntry, LedgerState } from '../../tools/tool-ledger.js';
+import { followLog } from '../follow-log.js';
 import { transitionLine } from './journal-lines.js';
 import { lockHeld, OwnerFile, ownerState, readOwner, takeLock } from './owner-lock.js';
-import { selectForPrune, type PrunableSessionStore, type PruneOptions } from './retention.js';
-import { FolderSyncs, KeyedQueue, nodeJournalIo, type JournalIo, type NewName } from './journal-io.js';
+import { selectForPrune, type PrunableSessionStore, type PruneOptions } from '../retention.js';
+import { FolderSyncs, KeyedQueue, type NewName } from './journal-io.js';
+import { fileStoreTuning, type FileSessionStoreOptions } from './file-session-store-options.js';
 import { SessionJournalFile } from './session-journal-file.js';
 import { quickRecord, writeSnapshot } from './session-record-file.js';
-import type { SessionRecord, SessionStore, StoreLease, WriteOptions } from './session-store.js';
+import type { SessionRecord, SessionStore, StoreLease, WriteOptions } from '../session-store.js';
 import { folderOf, parentsToSync, sessionIds, ThreadIndex } from './session-folder.js';
 import { storeError } from './store-error.js';
 
-/** Tuning of the file engine; the defaults suit a server and the CLI alike. */
-export interface FileSessionStoreOptions {
-  /** Buffered appends (bytes of JSON) that make `append` write before the next write of the session. Default 64 KiB. */
-  readonly bufferBytes?: number;
-  /** How often a `tail` looks for appends made by another process (only while subscribed). Default 100 ms. */
-  readonly pollMs?: number;
-  /**
-   * Session journals whose folded record and envelope offsets stay in memory (with the file open,
-   * for held sessions); idle ones beyond it are dropped, those used longest ago first (read again
-   * on use). Default 100.
-   */
-  readonly maxOpenLogs?: number;
-  /** The write and sync calls (tests count syncs and inject faults through it). Default: node:fs. */
-  readonly io?: JournalIo;
-  /**
-   * Journals of at least this many bytes get a `record.json` snapshot at release; `list` and
-   * `prune` fold a smaller one from its text (its envelope lines left unparsed) in less time than
-   * the snapshot costs to write (a new file and a rename per session). Default 512 KiB.
-   */
-  readonly snapshotBytes?: number;
-}
+export type { FileSessionStoreOptions } from './file-session-store-options.js';
 
 const JOURNAL = 'journal.jsonl';
 const SNAPSHOT = 'record.json';
@@ -87,13 +68,7 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     private readonly onRepair: (file: string, what: string) => void = () => undefined,
     options: FileSessionStoreOptions = {},
   ) {
-    this.options = {
-      bufferBytes: options.bufferBytes ?? 64 * 1024,
-      pollMs: options.pollMs ?? 100,
-      maxOpenLogs: options.maxOpenLogs ?? 100,
-      io: options.io ?? nodeJournalIo,
-      snapshotBytes: options.snapshotBytes ?? 512 * 1024,
-    };
+    this.options = fileStoreTuning(options);
     this.folderSyncs = new FolderSyncs(this.options.io);
     this.threads = new ThreadIndex(dir);
     this.owners = new OwnerFile(join(dir, '%owners'));

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { AgentRxError } from '../errors.js';
+import { AgentRxError } from '../../errors.js';
 import { JOURNAL_VERSION } from './journal-lines.js';
 import { storeError } from './store-error.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { foldJournalText } from './journal-lines.js';
-import type { SessionRecord } from './session-store.js';
+import type { SessionRecord } from '../session-store.js';
 
 /**
  * `record.json` beside a session's journal: the folded record as of `journalSize` bytes of

@@ -2,11 +2,11 @@ import { readlinkSync, realpathSync, writeFileSync, writeSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileSessionStore } from '../../../src/core/store/file-session-store.js';
-import { nodeJournalIo, type JournalIo } from '../../../src/core/store/journal-io.js';
-import type { LedgerEntry } from '../../../src/core/tools/tool-ledger.js';
-import { seqs, storeErrorOf } from './session-store.conformance.js';
-import { SessionStoreFixtures as F } from './session-store.fixtures.js';
+import { FileSessionStore } from '../../../../src/core/store/file/file-session-store.js';
+import { nodeJournalIo, type JournalIo } from '../../../../src/core/store/file/journal-io.js';
+import type { LedgerEntry } from '../../../../src/core/tools/tool-ledger.js';
+import { seqs, storeErrorOf } from '../session-store.conformance.js';
+import { SessionStoreFixtures as F } from '../session-store.fixtures.js';
 
 /** The node:fs journal calls, counting fdatasyncs and folder fsyncs; a sync can be held back, a write can fail. */
 class ScriptedIo implements JournalIo {

@@ -1,10 +1,8 @@
 import { firstValueFrom, take, toArray } from 'rxjs';
-import { MemorySessionStore } from '../../../src/core/store/memory-session-store.js';
-import { describeSessionStore } from './session-store.conformance.js';
-import { SessionStoreFixtures as F } from './session-store.fixtures.js';
+import { MemorySessionStore } from '../../../../src/core/store/memory/memory-session-store.js';
+import { SessionStoreFixtures as F } from '../session-store.fixtures.js';
 
-describeSessionStore('MemorySessionStore', async () => ({ store: new MemorySessionStore(), cleanup: async () => undefined }));
-describeSessionStore('MemorySessionStore with a log limit', async () => ({ store: new MemorySessionStore(10_000), cleanup: async () => undefined }));
+// The SessionStore contract runs over the registered engine in ../store-engines.spec.ts.
 
 describe('MemorySessionStore', () => {
   describe('with a log limit of 10, after 25 envelopes', () => {

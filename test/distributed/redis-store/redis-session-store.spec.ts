@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { redactUrl } from '../../../src/core/store/redis/redis-connection.js';
-import { RedisSessionStore } from '../../../src/core/store/redis/redis-session-store.js';
+import { redactUrl } from '../../../src/distributed/redis-store/redis-connection.js';
+import { RedisSessionStore } from '../../../src/distributed/redis-store/redis-session-store.js';
 import { describeWithRedis, startRedisServer, type RedisServer } from '../../support/redis-server.js';
-import { describeSessionStore, recorder, seqs } from './session-store.conformance.js';
-import { SessionStoreFixtures as F } from './session-store.fixtures.js';
+import { recorder, seqs } from '../../core/store/session-store.conformance.js';
+import { SessionStoreFixtures as F } from '../../core/store/session-store.fixtures.js';
 
 describeWithRedis('RedisSessionStore', () => {
   let server: RedisServer;
@@ -16,11 +16,7 @@ describeWithRedis('RedisSessionStore', () => {
     await server?.stop();
   });
 
-  // A fresh, empty store per test: its own key prefix on the file's server.
-  describeSessionStore('RedisSessionStore', async () => {
-    const store = new RedisSessionStore({ url: server.url, keyPrefix: `t-${randomUUID()}:`, tailPollMs: 200 });
-    return { store, cleanup: () => store.close() };
-  });
+  // The SessionStore contract runs over the registered engine in test/core/store/store-engines.spec.ts.
 
   describe('across store instances', () => {
     let prefix: string;

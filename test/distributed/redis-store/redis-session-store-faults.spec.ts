@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { isAgentRxError } from '../../../src/core/errors.js';
-import { RedisSessionStore } from '../../../src/core/store/redis/redis-session-store.js';
+import { RedisSessionStore } from '../../../src/distributed/redis-store/redis-session-store.js';
 import { describeWithRedis, startRedisServer, startTcpProxy, type RedisServer, type TcpProxy } from '../../support/redis-server.js';
-import { recorder, seqs, storeErrorOf } from './session-store.conformance.js';
-import { SessionStoreFixtures as F } from './session-store.fixtures.js';
+import { recorder, seqs, storeErrorOf } from '../../core/store/session-store.conformance.js';
+import { SessionStoreFixtures as F } from '../../core/store/session-store.fixtures.js';
 
 /** Polls `attempt` until it gives a value (not undefined) or the deadline passes. */
 async function eventually<T>(attempt: () => Promise<T | undefined>, what: string, deadlineMs = 10_000): Promise<T> {

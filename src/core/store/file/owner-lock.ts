@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { closeSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { link, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentRxError } from '../errors.js';
+import { AgentRxError } from '../../errors.js';
 import { storeError } from './store-error.js';
 
 /** What `owner.lock` holds. */

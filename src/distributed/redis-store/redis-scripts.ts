@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 
 /**
  * The keys of one session: every one carries the hash tag `{<encoded id>}`, so a session's keys
@@ -195,4 +195,19 @@ export function defineScripts(client: Redis): ScriptedRedis {
   ];
   for (const [name, lua, numberOfKeys] of scripts) client.defineCommand(name, { lua, numberOfKeys });
   return client as ScriptedRedis;
+}
+
+/** A pipeline of a client with the store's scripts: ioredis queues them like its built-in commands. */
+export interface ScriptedPipeline extends ChainableCommander {
+  rxLoad(record: string, ledger: string, order: string): ScriptedPipeline;
+}
+
+/** `pipeline` of a client `defineScripts` prepared, typed with the scripts it carries. */
+export function scriptedPipeline(pipeline: ChainableCommander): ScriptedPipeline {
+  if (!hasScripts(pipeline)) throw new Error('the pipeline has no store scripts: its client was not prepared by defineScripts');
+  return pipeline;
+}
+
+function hasScripts(pipeline: ChainableCommander): pipeline is ScriptedPipeline {
+  return 'rxLoad' in pipeline && typeof pipeline.rxLoad === 'function';
 }

@@ -1,9 +1,9 @@
 import { Observable, Subject } from 'rxjs';
-import { AgentRxError } from '../errors.js';
-import type { SessionEvent } from '../events/session-event.js';
-import type { LedgerEntry, LedgerState } from '../tools/tool-ledger.js';
-import { selectForPrune, type PrunableSessionStore, type PruneOptions } from './retention.js';
-import type { SessionRecord, SessionStore, StoreLease } from './session-store.js';
+import { AgentRxError } from '../../errors.js';
+import type { SessionEvent } from '../../events/session-event.js';
+import type { LedgerEntry, LedgerState } from '../../tools/tool-ledger.js';
+import { selectForPrune, type PrunableSessionStore, type PruneOptions } from '../retention.js';
+import type { SessionRecord, SessionStore, StoreLease } from '../session-store.js';
 
 interface Stored {
   record: SessionRecord | undefined;
@@ -30,10 +30,10 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
 
   /**
    * @param logLimit Most recent envelopes always kept per session; 0 keeps all. Default 0 (tests);
-   *   the facade passes `store.memoryLogLimit`.
+   *   the memory engine's registration passes `store.memoryLogLimit`.
    * @param maxSessions Sessions kept: once 10% more are saved, the least recently updated ones
    *   that are neither running nor held are dropped down to this many. 0 keeps all. Default 0;
-   *   the facade passes `store.memoryMaxSessions`.
+   *   the registration passes `store.memoryMaxSessions`.
    */
   constructor(
     private readonly logLimit = 0,

@@ -2,9 +2,9 @@ import { fstatSync, ftruncateSync, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Subject } from 'rxjs';
-import { AgentRxError } from '../errors.js';
-import type { SessionEvent } from '../events/session-event.js';
-import { envelopeLine, headerLine, JOURNAL_VERSION, JournalFold, parseLine } from './journal-lines.js';
+import { AgentRxError } from '../../errors.js';
+import type { SessionEvent } from '../../events/session-event.js';
+import { checkHeaderLine, envelopeLine, headerLine, JournalFold, parseLine } from './journal-lines.js';
 import type { JournalHooks, JournalIo, NewName } from './journal-io.js';
 import { refuseOldLayout } from './session-folder.js';
 import { storeError } from './store-error.js';
@@ -352,19 +352,8 @@ export class SessionJournalFile {
   private accept(text: string, offset: number, bytes: number): string | undefined {
     const lineNo = this.lines + 1;
     if (offset === 0) {
-      let header: { version?: unknown; sessionId?: unknown } | null;
-      try {
-        header = JSON.parse(text) as typeof header;
-      } catch (e) {
-        return (e as Error).message;
-      }
-      const version = header?.version;
-      if (typeof version !== 'number') throw storeError(this.file, `line 1 is not a journal header ({"version":${JOURNAL_VERSION},"sessionId":…}); this is not an agentrx session journal`, undefined, { line: 1 });
-      if (version > JOURNAL_VERSION) {
-        throw storeError(this.file, `the journal was written by a newer agentrx (journal version ${version}; this build reads version ${JOURNAL_VERSION}); upgrade agentrx to open it`, undefined, { line: 1, version });
-      }
-      if (version !== JOURNAL_VERSION) throw storeError(this.file, `unsupported journal version ${version} (this build reads version ${JOURNAL_VERSION})`, undefined, { line: 1, version });
-      if (header!.sessionId !== this.sessionId) throw storeError(this.file, `the journal holds session '${String(header!.sessionId)}', not '${this.sessionId}' as its folder says`, undefined, { line: 1 });
+      const reason = checkHeaderLine(text, this.file, this.sessionId);
+      if (reason) return reason;
     } else {
       const line = parseLine(text);
       if (typeof line === 'string') return line;

@@ -1,0 +1,6 @@
+import { bindStore } from '../bind-store.js';
+import { MemoryStoreConfig } from './memory-store.config.js';
+import { MemorySessionStore } from './memory-session-store.js';
+
+/** The memory engine (`store.type: 'memory'`, the default), registered from core. */
+export const memoryStoreModule = bindStore('memory', (section) => new MemorySessionStore(section.memoryLogLimit, section.memoryMaxSessions), MemoryStoreConfig);
