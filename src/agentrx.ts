@@ -8,9 +8,10 @@ import { ProviderCatalog } from './core/kernel/provider-catalog.js';
 import { attachLog, type LogAttachment } from './core/session/log-attachment.js';
 import { retentionFromConfig, startRetention } from './core/store/retention.js';
 import { AgentRxConfigToken, ConfigSections } from './core/config/config-tokens.js';
-import type { AgentRxConfig, ProviderId } from './core/config/agentrx.config.js';
+import type { AgentRxConfig } from './core/config/agentrx.config.js';
 import type { RemoteSession } from './distributed/remote-session.js';
-import type { SessionQueue } from './distributed/session-queue.js';
+import { RemoteSessionsToken } from './distributed/distributed.module.js';
+import type { RemoteSessions } from './distributed/distributed-placement.js';
 import type { SubmitOptions } from './distributed/submit-options.js';
 import type { ConfigSection } from './core/config/config-section.js';
 import { configError, unknownProviderIssue } from './core/config/config-issue.js';
@@ -30,10 +31,13 @@ import { ToolHandler } from './core/plugin/tool-handler.js';
 import { Session } from './core/session/session.js';
 import { resolveSessionOptions, type SessionOptions } from './core/session/session-options.js';
 import { SessionStore } from './core/store/session-store.js';
+import { StoreRegistration } from './core/store/store-registration.js';
+import { SessionFactoryToken, SessionPlacementToken, type SessionFactory, type SessionPlacement } from './core/plugin/session-placement.js';
+import { InProcessPlacement } from './core/session/in-process-placement.js';
 import { ToolDispatcher } from './core/tools/tool-dispatcher.js';
 import type { ToolRegistryImpl } from './core/tools/tool-registry.js';
 import { declarationOf } from './core/tools/tool-schema.js';
-import { defaultModules } from './default-modules.js';
+import { defaultModules, type ProviderId } from './default-modules.js';
 
 /**
  * A config object as `AgentRx.create` takes it: every section optional, defaults filled at
@@ -82,8 +86,6 @@ export class AgentRx {
   private stopped = false;
   /** The store's retention schedule (`store.retention`), stopped with the instance. */
   private retention: { stop(): void } | undefined;
-  /** `runtime.mode: 'distributed'`: the queue `submit` uses, connected at first use. */
-  private sessionQueue: Promise<SessionQueue> | undefined;
 
   private constructor(
     readonly container: Container,
@@ -119,12 +121,29 @@ export class AgentRx {
     const providerIds = knownProviderIds(container, opts);
     container.load(hostModule(opts), coreModule);
     const sections = container.isBound(ConfigSections) ? container.getAll<ConfigSection>(ConfigSections) : [];
+    const stores = container.getAll<StoreRegistration>(StoreRegistration);
     const loaded =
       typeof opts.config === 'string'
-        ? await loadConfig(opts.config, { sections, env: opts.env, providerIds })
-        : validateConfig(opts.config ?? {}, sections, opts.env, providerIds);
+        ? await loadConfig(opts.config, { sections, env: opts.env, providerIds, stores })
+        : validateConfig(opts.config ?? {}, sections, opts.env, providerIds, stores);
     const config = loaded.config;
     container.bind(AgentRxConfigToken).toConstantValue(config);
+    // Placements and workers start sessions of this process through the instance, built below.
+    let built: AgentRx | undefined;
+    const factory: SessionFactory = {
+      start: (o) => {
+        if (!built) throw new AgentRxError('session_closed', 'this AgentRx instance is still starting');
+        return built.start(o);
+      },
+    };
+    container.bind<SessionFactory>(SessionFactoryToken).toConstantValue(factory);
+    // Without the distributed module (defaults: false), sessions run in this process.
+    if (!container.isBound(SessionPlacementToken)) {
+      container
+        .bind<SessionPlacement>(SessionPlacementToken)
+        .toDynamicValue((ctx) => new InProcessPlacement(factory, ctx.get<SessionStore>(SessionStore)))
+        .inSingletonScope();
+    }
     for (const section of sections) {
       // A section that was neither given nor required still gets its defaults when they are valid.
       const value = loaded.sections.get(section.key) ?? defaultsOf(section);
@@ -165,6 +184,7 @@ export class AgentRx {
       container.get(ConsumerHub),
       container.get<Subject<ConsumerError>>(ConsumerErrors),
     );
+    built = rx;
     await kernel.start();
     // The kernel only logs failed hooks; a tool source that did not start (an MCP server that
     // never answered) fails start-up instead, after stopping what did start.
@@ -230,25 +250,28 @@ export class AgentRx {
    * `close`), fed from Redis. Its `id` re-opens it from any process with `remote(id)`.
    */
   async submit(opts: SubmitOptions = {}): Promise<RemoteSession> {
-    return (await this.queue()).submit(opts);
+    return this.remoteSessions().submit(opts);
   }
 
   /** A handle on a submitted session by its id (`submit()`'s `handle.id`), from any process; `afterSeq` as in `attach`. */
   async remote(submissionId: string, opts: { readonly afterSeq?: number } = {}): Promise<RemoteSession> {
-    return (await this.queue()).open(submissionId, opts);
+    return this.remoteSessions().open(submissionId, opts);
   }
 
-  /** The BullMQ queue of `runtime.mode: 'distributed'`, connected at first use (BullMQ is loaded only then). */
-  private queue(): Promise<SessionQueue> {
-    if (this.config.runtime.mode !== 'distributed') {
-      return Promise.reject(new AgentRxError('invalid_config', "submit() needs runtime: { mode: 'distributed' } and store: { type: 'redis', url } in the config; use start() to run a session in this process"));
+  /**
+   * Where this instance's sessions run, as the config chose (`runtime.mode`): in this process, or
+   * on the worker pool. Servers open, find and follow sessions through it (`createAgUiHandler`).
+   */
+  get placement(): SessionPlacement {
+    return this.container.get<SessionPlacement>(SessionPlacementToken);
+  }
+
+  /** The queue link of the distributed module (`runtime.mode: 'distributed'`; it refuses otherwise). */
+  private remoteSessions(): RemoteSessions {
+    if (!this.container.isBound(RemoteSessionsToken)) {
+      throw new AgentRxError('invalid_config', "submit() needs the distributed module (a default module: leave defaults on, or pass distributedModule in modules), runtime: { mode: 'distributed' } and store: { type: 'redis', url }");
     }
-    this.sessionQueue ??= import('./distributed/session-queue.js').then(({ SessionQueue }) =>
-      SessionQueue.connect({ redis: { url: this.config.store.url!, keyPrefix: this.config.store.keyPrefix }, store: this.store, queueName: this.config.runtime.queueName }),
-    );
-    // A failed connect is not cached: the next call tries again.
-    this.sessionQueue.catch(() => (this.sessionQueue = undefined));
-    return this.sessionQueue;
+    return this.container.get<RemoteSessions>(RemoteSessionsToken);
   }
 
   /** Cancels every running session, as a shutdown: their `results$` complete, their `result` rejects with `cancelled`. */
@@ -296,9 +319,6 @@ export class AgentRx {
       await Promise.all(closing);
     }
     this.retention?.stop();
-    const queue = this.sessionQueue;
-    this.sessionQueue = undefined;
-    await queue?.then((q) => q.close()).catch(() => undefined);
     await this.kernel.stop();
     this.consumerErrors.complete();
   }
@@ -331,7 +351,7 @@ export class AgentRx {
         spec,
         logger: this.logger,
         provision: () => this.providers.ready(provider).then(() => this.provision(provider, spec)),
-        attachConsumers: (agui$, sessionId) => this.hub.attach(agui$, sessionId),
+        attachConsumers: (translated$, sessionId) => this.hub.attach(translated$, sessionId),
         interruptTimeoutMs: this.config.timeouts.interruptMs,
         onClosed: () => this.sessions.delete(session),
       },

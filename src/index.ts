@@ -2,6 +2,7 @@
 export { AgentRx, type AgentRxConfigInput, type AgentRxCreateOptions } from './agentrx.js';
 export { Session } from './core/session/session.js';
 export type { LogAttachment, SequencedAgUiEvent } from './core/session/log-attachment.js';
+export { InProcessPlacement } from './core/session/in-process-placement.js';
 export type { ConfirmTool, SessionOptions, ToolDecision, TurnGuard } from './core/session/session-options.js';
 export { AgentRxError, isAgentRxError, type ErrorCode } from './core/errors.js';
 export type { AgentSpec, Outcome, RawEvent, SessionResult, ToolConfirmation, ToolDeclaration, ToolResult, ToolUse, TurnResult, TurnTerminal, Usage } from './core/model.js';
@@ -79,12 +80,21 @@ export {
 export type { ConsumerError } from './core/session/consumer-hub.js';
 export { Logger, MemoryLogger, StderrLogger, type LogLevel } from './core/logger.js';
 export { SessionStore, type SessionRecord, type SessionStatus, type StoreLease } from './core/store/session-store.js';
-export { MemorySessionStore } from './core/store/memory-session-store.js';
-export { FileSessionStore, type FileSessionStoreOptions } from './core/store/file-session-store.js';
+export { MemorySessionStore } from './core/store/memory/memory-session-store.js';
+export { FileSessionStore, type FileSessionStoreOptions } from './core/store/file/file-session-store.js';
+export { StoreRegistration, defineStore, type StoreFactory, type StoreOpenOptions } from './core/store/store-registration.js';
+export { bindStore, type StoreModule } from './core/store/bind-store.js';
+export { openStore } from './core/store/open-store.js';
+export { StoreConfig, StoreRetentionConfig } from './core/config/store-config.js';
+export { MemoryStoreConfig } from './core/store/memory/memory-store.config.js';
+export { FileStoreConfig } from './core/store/file/file-store.config.js';
+export { RedisStoreConfig } from './distributed/redis-store/redis-store.config.js';
+export { redisStoreModule } from './distributed/redis-store/redis-store.module.js';
 export type { PrunableSessionStore, PruneOptions, RetentionOptions } from './core/store/retention.js';
 export { exportCassette, formatCassette, parseCassette, readCassette, writeCassette, type Cassette } from './core/store/cassette.js';
 export type { LedgerEntry, LedgerState } from './core/tools/tool-ledger.js';
-export type { AgentRxConfig, ProviderId } from './core/config/agentrx.config.js';
+export type { AgentRxConfig } from './core/config/agentrx.config.js';
+export type { ProviderId } from './default-modules.js';
 export { ConfigSections } from './core/config/config-tokens.js';
 export type { ConfigSection } from './core/config/config-section.js';
 export { validateConfig } from './core/config/load-config.js';
@@ -106,14 +116,12 @@ export {
   type AgUiHttpHandler,
   type AgUiHttpOptions,
   type AgUiHttpOptionsInput,
-  type AgUiLiveSession,
   type AgUiPage,
   type AgUiRunRequest,
   type AgUiServer,
   type AgUiServerOptions,
   type AgUiSessionHost,
-  type AgUiSessionPlacement,
-} from './consumers/agui-http/index.js';
+} from './servers/agui-http/index.js';
 export { OtelConsumer, type OtelStopContext } from './consumers/otel/otel.consumer.js';
 export type { OtelConsumerOptions, OtelConfig } from './consumers/otel/otel.config.js';
 export { otelConsumerModule } from './consumers/otel/otel.module.js';

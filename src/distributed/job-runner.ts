@@ -261,6 +261,9 @@ export class JobRunner {
       case 'cancel':
         this.cause ??= 'client';
         return session.cancel();
+      case 'state':
+        // Replaces the agent's state before the session's next request, as setState does in process.
+        return session.setState(input.state);
       case 'close':
         this.cause ??= 'client';
         // Taken over mid-request: the resumed session finishes that request first (as it would

@@ -25,10 +25,6 @@ import { MAX_TIMEOUT_MS, TimeoutMs } from './timeout-ms.js';
 export { STORE_TYPES, StoreConfig, StoreRetentionConfig, type StoreType } from './store-config.js';
 export { MAX_TIMEOUT_MS } from './timeout-ms.js';
 
-/** The loop hosts agentrx can drive; `AgentRxConfig.provider` picks one. */
-export const PROVIDER_IDS = ['local', 'claude-managed-agents', 'bedrock-agentcore'] as const;
-export type ProviderId = (typeof PROVIDER_IDS)[number];
-
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly LogLevel[];
 
 /** `runtime.mode`: sessions run in this process, or on a pool of workers (`agentrx worker`) placed through BullMQ. */
@@ -249,8 +245,8 @@ export class AgentRxConfig {
    * with the list of known ids.
    */
   @IsString()
-  @Matches(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/, { context: { expected: `a kebab-case provider id, e.g. ${PROVIDER_IDS.join(', ')}` } })
-  provider: ProviderId | (string & {}) = 'local';
+  @Matches(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/, { context: { expected: 'the kebab-case id of a registered provider, e.g. local' } })
+  provider: string = 'local';
 
   @IsObject()
   @ValidateNested()

@@ -8,10 +8,8 @@ export {
   StoreRetentionConfig,
   TimeoutsConfig,
   MAX_TIMEOUT_MS,
-  PROVIDER_IDS,
   LOG_LEVELS,
   STORE_TYPES,
-  type ProviderId,
   type StoreType,
 } from './agentrx.config.js';
 export { type StoreSection, validateStoreSection } from './store-config.js';

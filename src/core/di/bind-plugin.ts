@@ -1,5 +1,5 @@
 import type { AgentProvider } from '../plugin/agent-provider.js';
-import { ProviderRegistration } from '../plugin/provider-registration.js';
+import { ProviderRegistration, type ProviderRegistrationExtras } from '../plugin/provider-registration.js';
 import { ContainerModule, type ContainerModuleLoadOptions, type Newable, type ServiceIdentifier } from '../util/inversify.js';
 
 /**
@@ -26,7 +26,7 @@ export function pluginModule(token: ServiceIdentifier<unknown>, ...impls: Newabl
  * Registers a provider class under its id without resolving it: one singleton, built only when a
  * session selects `id` (see {@link ProviderRegistration}).
  */
-export function bindProvider(options: ContainerModuleLoadOptions, id: string, impl: Newable<AgentProvider>): void {
+export function bindProvider(options: ContainerModuleLoadOptions, id: string, impl: Newable<AgentProvider>, extras: ProviderRegistrationExtras = {}): void {
   options.bind(impl).toSelf().inSingletonScope();
-  options.bind<ProviderRegistration>(ProviderRegistration).toConstantValue({ id, service: impl });
+  options.bind<ProviderRegistration>(ProviderRegistration).toConstantValue({ id, service: impl, ...extras });
 }

@@ -14,4 +14,14 @@ export interface ProviderRegistration {
   readonly id: string;
   /** The class, bound to itself in singleton scope by the same module. */
   readonly service: Newable<AgentProvider>;
+  /**
+   * The host's name in telemetry: OpenTelemetry's GenAI `gen_ai.provider.name` (a well-known
+   * value such as `anthropic`, `aws.bedrock`, `openai`). Default: the id.
+   */
+  readonly telemetryName?: string;
+}
+
+/** What a provider module may say of its provider besides its id and class (see {@link ProviderRegistration}). */
+export interface ProviderRegistrationExtras {
+  readonly telemetryName?: string;
 }

@@ -4,6 +4,9 @@ import { ConfigSections } from '../../../core/config/config-tokens.js';
 import { agentCoreConfigSection } from './agentcore.config.js';
 import { AgentCoreAgentProvider } from './agentcore.provider.js';
 
+/** The id of the provider for Bedrock AgentCore (what `provider` in the config names). */
+export const AGENTCORE_PROVIDER_ID = 'bedrock-agentcore';
+
 /**
  * Registers the `bedrock-agentcore` provider by id (built and started only when a session selects
  * it) and contributes its config section (`providers.bedrock-agentcore`). The facade binds the
@@ -11,6 +14,6 @@ import { AgentCoreAgentProvider } from './agentcore.provider.js';
  * selects another provider.
  */
 export const agentCoreProviderModule = new ContainerModule((options) => {
-  bindProvider(options, 'bedrock-agentcore', AgentCoreAgentProvider);
+  bindProvider(options, AGENTCORE_PROVIDER_ID, AgentCoreAgentProvider, { telemetryName: 'aws.bedrock' });
   options.bind(ConfigSections).toConstantValue(agentCoreConfigSection);
 });

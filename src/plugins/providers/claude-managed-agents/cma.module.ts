@@ -4,6 +4,9 @@ import { ContainerModule } from '../../../core/util/inversify.js';
 import { cmaConfigSection } from './cma.config.js';
 import { CmaAgentProvider } from './cma.provider.js';
 
+/** The id of the provider for Claude Managed Agents (what `provider` in the config names). */
+export const CMA_PROVIDER_ID = 'claude-managed-agents';
+
 /**
  * Registers the `claude-managed-agents` provider by id (built and started only when a session
  * selects it) and contributes its config section (`providers.claude-managed-agents`), which is
@@ -12,6 +15,6 @@ import { CmaAgentProvider } from './cma.provider.js';
  * selects another provider.
  */
 export const cmaProviderModule = new ContainerModule((options) => {
-  bindProvider(options, 'claude-managed-agents', CmaAgentProvider);
+  bindProvider(options, CMA_PROVIDER_ID, CmaAgentProvider, { telemetryName: 'anthropic' });
   options.bind(ConfigSections).toConstantValue(cmaConfigSection);
 });

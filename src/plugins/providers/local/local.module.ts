@@ -4,12 +4,15 @@ import { ConfigSections } from '../../../core/config/config-tokens.js';
 import { localConfigSection } from './local.config.js';
 import { LocalAgentProvider } from './local.provider.js';
 
+/** The id of the provider for an OpenAI-compatible chat endpoint (what `provider` in the config names). */
+export const LOCAL_PROVIDER_ID = 'local';
+
 /**
  * Registers the `local` provider by id (built and started only when a session selects it) and
  * contributes its config section (`providers.local`). The facade binds the validated
  * `LocalProviderOptions`, `HttpClientFactory` and `Logger`.
  */
 export const localProviderModule = new ContainerModule((options) => {
-  bindProvider(options, 'local', LocalAgentProvider);
+  bindProvider(options, LOCAL_PROVIDER_ID, LocalAgentProvider, { telemetryName: 'openai' });
   options.bind(ConfigSections).toConstantValue(localConfigSection);
 });
