@@ -1,6 +1,4 @@
 import 'reflect-metadata';
-import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
 import { Subject, type Observable } from 'rxjs';
 import { ConsumerHub, type ConsumerError } from './core/session/consumer-hub.js';
 import { ConsumerErrors, ConsumerRegistry, ToolRegistry, coreModule } from './core/di/core-module.js';
@@ -18,7 +16,6 @@ import { configError, unknownProviderIssue } from './core/config/config-issue.js
 import { checkDecoratorMetadata } from './core/config/decorator-metadata.js';
 import { loadConfig, validateConfig, type ConfigEnv } from './core/config/load-config.js';
 import { Container, ContainerModule, type Newable } from './core/util/inversify.js';
-import { bindPlugin } from './core/di/bind-plugin.js';
 import { AgentRxError, isAgentRxError, toAgentRxError } from './core/errors.js';
 import { Kernel } from './core/kernel/kernel.js';
 import { PluginRegistry } from './core/kernel/plugin-registry.js';
@@ -26,14 +23,13 @@ import { Logger } from './core/logger.js';
 import type { AgentSpec, SessionResult, ToolDeclaration } from './core/model.js';
 import { AgentProvider } from './core/plugin/agent-provider.js';
 import { EventConsumer } from './core/plugin/event-consumer.js';
-import { ProviderRegistration } from './core/plugin/provider-registration.js';
 import { ToolHandler } from './core/plugin/tool-handler.js';
 import { Session } from './core/session/session.js';
 import { resolveSessionOptions, type SessionOptions } from './core/session/session-options.js';
 import { SessionStore } from './core/store/session-store.js';
 import { StoreRegistration } from './core/store/store-registration.js';
-import { SessionFactoryToken, SessionPlacementToken, type SessionFactory, type SessionPlacement } from './core/plugin/session-placement.js';
-import { InProcessPlacement } from './core/session/in-process-placement.js';
+import { SessionPlacementToken, type SessionPlacement } from './core/plugin/session-placement.js';
+import { bindSessionFactory, defaultsOf, hostModule, knownProviderIds } from './core/di/host-module.js';
 import { ToolDispatcher } from './core/tools/tool-dispatcher.js';
 import type { ToolRegistryImpl } from './core/tools/tool-registry.js';
 import { declarationOf } from './core/tools/tool-schema.js';
@@ -129,21 +125,8 @@ export class AgentRx {
     const config = loaded.config;
     container.bind(AgentRxConfigToken).toConstantValue(config);
     // Placements and workers start sessions of this process through the instance, built below.
-    let built: AgentRx | undefined;
-    const factory: SessionFactory = {
-      start: (o) => {
-        if (!built) throw new AgentRxError('session_closed', 'this AgentRx instance is still starting');
-        return built.start(o);
-      },
-    };
-    container.bind<SessionFactory>(SessionFactoryToken).toConstantValue(factory);
-    // Without the distributed module (defaults: false), sessions run in this process.
-    if (!container.isBound(SessionPlacementToken)) {
-      container
-        .bind<SessionPlacement>(SessionPlacementToken)
-        .toDynamicValue((ctx) => new InProcessPlacement(factory, ctx.get<SessionStore>(SessionStore)))
-        .inSingletonScope();
-    }
+    const built: { rx?: AgentRx } = {};
+    bindSessionFactory(container, () => built.rx);
     for (const section of sections) {
       // A section that was neither given nor required still gets its defaults when they are valid.
       const value = loaded.sections.get(section.key) ?? defaultsOf(section);
@@ -184,7 +167,7 @@ export class AgentRx {
       container.get(ConsumerHub),
       container.get<Subject<ConsumerError>>(ConsumerErrors),
     );
-    built = rx;
+    built.rx = rx;
     await kernel.start();
     // The kernel only logs failed hooks; a tool source that did not start (an MCP server that
     // never answered) fails start-up instead, after stopping what did start.
@@ -418,40 +401,4 @@ export class AgentRx {
     }
     return h;
   }
-}
-
-/** A section's default instance, or undefined when its defaults alone are not valid. */
-function defaultsOf(section: ConfigSection): object | undefined {
-  const value = plainToInstance(section.options, {}, { exposeDefaultValues: true });
-  return validateSync(value, { forbidUnknownValues: false }).length === 0 ? value : undefined;
-}
-
-/**
- * The provider ids known before the config is validated (bound by `bindProvider`, or instances
- * passed as `providers`), so that an unknown `provider` is listed with the other config issues.
- * Undefined when a provider is bound as a class under `AgentProvider`: its id is known only once
- * it is built, which needs the config.
- */
-function knownProviderIds(container: Container, opts: AgentRxCreateOptions): string[] | undefined {
-  if (container.isBound(AgentProvider) || (opts.providers ?? []).some((p) => typeof p === 'function')) return undefined;
-  const registered = container.isBound(ProviderRegistration) ? container.getAll<ProviderRegistration>(ProviderRegistration).map((r) => r.id) : [];
-  return [...registered, ...(opts.providers ?? []).map((p) => (p as AgentProvider).id)];
-}
-
-/** Binds what the caller passed to `create` as classes or instances. */
-function hostModule(opts: AgentRxCreateOptions): ContainerModule {
-  return new ContainerModule((options) => {
-    for (const t of opts.tools ?? []) {
-      if (typeof t === 'function') bindPlugin(options, t, ToolHandler);
-      else options.bind(ToolHandler).toConstantValue(t);
-    }
-    for (const c of opts.consumers ?? []) {
-      if (typeof c === 'function') bindPlugin(options, c, EventConsumer);
-      else options.bind(EventConsumer).toConstantValue(c);
-    }
-    for (const p of opts.providers ?? []) {
-      if (typeof p === 'function') bindPlugin(options, p, AgentProvider);
-      else options.bind(AgentProvider).toConstantValue(p);
-    }
-  });
 }

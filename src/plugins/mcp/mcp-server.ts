@@ -1,17 +1,16 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { REDACTED } from '../../core/config/secret.js';
 import { AgentRxError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { ToolContext, ToolHandler, ToolOutcome } from '../../core/plugin/tool-handler.js';
-import { TOOL_NAME_PATTERN } from '../../core/tools/define-tool.js';
-import { compileToolInput } from '../../core/tools/tool-input.js';
 import { messageOf } from '../../core/util/async.js';
 import { backoffDelay } from '../../core/util/backoff.js';
 import type { McpServerOptions } from './mcp.config.js';
 import { DEFAULT_MCP_QUIET_MS, type McpProgressEvent } from './mcp-progress.js';
 import { toToolOutcome, type McpCallResult } from './mcp-result.js';
 import type { McpSdk } from './mcp-sdk.js';
+import { describeTarget, redactSecrets } from './mcp-secrets.js';
+import { mcpToolHandlers, type McpListedTool } from './mcp-tools.js';
 
 /** How much of a server's stderr is kept for start-up errors (characters). */
 const STDERR_TAIL_CHARS = 2_000;
@@ -23,7 +22,6 @@ const STABLE_AFTER_MS = 60_000;
 const CLIENT_INFO = { name: 'agentrx', version: '0.1.0' };
 
 /** Longest command line shown in a `starting` progress event (characters). */
-const TARGET_CHARS = 120;
 
 /** An event of {@link McpProgressEvent} without what the server adds (its name, the time). */
 type McpProgressStep = McpProgressEvent extends infer E ? (E extends McpProgressEvent ? Omit<E, 'server' | 'elapsedMs'> : never) : never;
@@ -43,15 +41,6 @@ interface Conn {
   readonly since: number;
   /** Set when the transport closed without `stop()` asking (the server exited or dropped us). */
   exited: boolean;
-}
-
-/** A tool as the server lists it (the fields read). */
-interface ListedTool {
-  readonly name: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly inputSchema: Record<string, unknown>;
-  readonly execution?: { readonly taskSupport?: string };
 }
 
 /**
@@ -111,7 +100,7 @@ export class McpServer {
     const o = this.options;
     const began = Date.now();
     const report = (step: McpProgressStep): void => this.startup.report({ server: this.name, elapsedMs: Date.now() - began, ...step } as McpProgressEvent);
-    report({ state: 'starting', target: this.target(), transport: o.url !== undefined ? 'http' : 'stdio' });
+    report({ state: 'starting', target: describeTarget(this.options), transport: o.url !== undefined ? 'http' : 'stdio' });
     // A stdio server that has not answered `initialize` after `quietMs` (a first `npx` run is
     // still downloading): said once.
     const quiet = o.command === undefined ? undefined : setTimeout(() => report({ state: 'waiting', startTimeoutMs: o.startTimeoutMs }), this.startup.quietMs ?? DEFAULT_MCP_QUIET_MS);
@@ -169,7 +158,7 @@ export class McpServer {
     } catch (e) {
       if (conn.exited && !this.stopping) return { content: `MCP server ${this.name} exited while tool '${tool}' was running; it is being restarted`, isError: true };
       if (ctx.signal.aborted) throw ctx.signal.reason;
-      return { content: `MCP server ${this.name}: tool '${tool}' failed: ${this.redact(messageOf(e))}`, isError: true };
+      return { content: `MCP server ${this.name}: tool '${tool}' failed: ${redactSecrets(this.options, messageOf(e))}`, isError: true };
     }
   }
 
@@ -184,7 +173,7 @@ export class McpServer {
     const conn: Conn = { client, transport, since: Date.now(), exited: false };
     client.onclose = () => this.onClosed(conn);
     // Transport errors also surface as failed requests or a close; logging them is enough here.
-    client.onerror = (e) => this.logger.debug(`MCP server ${this.name}: ${this.redact(messageOf(e))}`);
+    client.onerror = (e) => this.logger.debug(`MCP server ${this.name}: ${redactSecrets(this.options, messageOf(e))}`);
     client.setNotificationHandler(this.sdk.ToolListChangedNotificationSchema, () => this.refresh());
     try {
       // The SDK's own request timeout (60 s by default) only backs ours up: ours names the option.
@@ -205,21 +194,6 @@ export class McpServer {
     const o = this.options;
     const ms = Math.max(1, deadline - Date.now());
     return within(this.listHandlers(conn, ms + 5_000), ms, () => new AgentRxError('timeout', `did not list its tools within ${o.startTimeoutMs} ms of starting (raise mcp.servers.${this.name}.startTimeoutMs if it needs longer to start)`));
-  }
-
-  /** What `starting` shows: the command line (shortened; secrets redacted) or the URL without query. */
-  private target(): string {
-    const o = this.options;
-    if (o.url !== undefined) {
-      try {
-        const u = new URL(o.url);
-        return `${u.origin}${u.pathname}`;
-      } catch {
-        return 'its url';
-      }
-    }
-    const line = this.redact([o.command!, ...(o.args ?? [])].map((w) => (w === '' || /[\s'"\\$`]/.test(w) ? JSON.stringify(w) : w)).join(' '));
-    return line.length > TARGET_CHARS ? `${line.slice(0, TARGET_CHARS - 1)}…` : line;
   }
 
   private transport(): Conn['transport'] {
@@ -255,58 +229,20 @@ export class McpServer {
             ? `could not be started: HTTP ${status}${hint}: ${messageOf(e)}`
             : `could not be started: ${messageOf(e)}`;
     const tail = this.stderrTail.trim();
-    const message = this.redact(`MCP server ${this.name} ${what}${tail ? `; its stderr ended with:\n${tail}` : ''}`);
+    const message = redactSecrets(this.options, `MCP server ${this.name} ${what}${tail ? `; its stderr ended with:\n${tail}` : ''}`);
     return new AgentRxError(e instanceof AgentRxError ? e.code : code === 'ENOENT' ? 'invalid_config' : 'provider_error', message, { server: this.name });
   }
 
   /** The server's tools (every page), filtered and mapped to handlers; `timeoutMs`: the SDK's bound of each request. */
   private async listHandlers(conn: Conn, timeoutMs?: number): Promise<ToolHandler[]> {
-    const listed: ListedTool[] = [];
+    const listed: McpListedTool[] = [];
     let cursor: string | undefined;
     do {
       const page = await conn.client.listTools(cursor === undefined ? undefined : { cursor }, timeoutMs === undefined ? undefined : { timeout: timeoutMs });
-      listed.push(...(page.tools as ListedTool[]));
+      listed.push(...(page.tools as McpListedTool[]));
       cursor = page.nextCursor;
     } while (cursor !== undefined && listed.length < 10_000);
-    return this.toHandlers(listed);
-  }
-
-  private toHandlers(listed: readonly ListedTool[]): ToolHandler[] {
-    const o = this.options;
-    const names = new Set(listed.map((t) => t.name));
-    for (const n of [...(o.allow ?? []), ...(o.deny ?? [])]) if (!names.has(n)) this.warnOnce(`allow/deny names tool '${n}', which the server does not list`);
-    const handlers: ToolHandler[] = [];
-    for (const t of listed) {
-      if ((o.allow !== undefined && !o.allow.includes(t.name)) || o.deny?.includes(t.name)) continue;
-      const name = `${this.name}__${t.name}`;
-      const skip = (why: string): void => this.warnOnce(`tool '${t.name}' is left out: ${why}`);
-      if (t.execution?.taskSupport === 'required') {
-        skip('it can only run as a task, which agentrx does not support');
-        continue;
-      }
-      if (!TOOL_NAME_PATTERN.test(name)) {
-        skip(`'${name}' is not a valid tool name (${String(TOOL_NAME_PATTERN)})`);
-        continue;
-      }
-      const requireApproval = o.requireApproval === true || (Array.isArray(o.requireApproval) && o.requireApproval.includes(t.name));
-      const handler: ToolHandler = {
-        name,
-        description: t.description ?? t.title ?? '',
-        inputSchema: t.inputSchema,
-        source: `mcp:${this.name}`,
-        ...(requireApproval ? { requireApproval } : {}),
-        ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
-        handle: (input, ctx) => this.call(t.name, input as Record<string, unknown>, ctx),
-      };
-      try {
-        compileToolInput(handler);
-      } catch (e) {
-        skip(messageOf(e));
-        continue;
-      }
-      handlers.push(Object.freeze(handler));
-    }
-    return handlers;
+    return mcpToolHandlers(this.name, this.options, listed, { call: (tool, input, ctx) => this.call(tool, input, ctx), warn: (what) => this.warnOnce(what) });
   }
 
   private warnOnce(what: string): void {
@@ -329,7 +265,7 @@ export class McpServer {
         this.handlers = handlers;
         this.onToolsChanged();
       })
-      .catch((e: unknown) => this.logger.warn(`MCP server ${this.name}: refreshing its tool list failed; keeping the previous one`, { error: this.redact(messageOf(e)) }))
+      .catch((e: unknown) => this.logger.warn(`MCP server ${this.name}: refreshing its tool list failed; keeping the previous one`, { error: redactSecrets(this.options, messageOf(e)) }))
       .finally(() => {
         this.refreshing = undefined;
         if (this.refreshAgain) {
@@ -389,40 +325,6 @@ export class McpServer {
       this.scheduleRestart();
     }
   }
-
-  /**
-   * `text` with every configured env/header value, and the user, password and query values of the
-   * server's URL (as written and as URL-encoded), replaced by `[redacted]`: an SDK or fetch error
-   * may quote the URL.
-   */
-  private redact(text: string): string {
-    let out = text;
-    for (const v of [...Object.values(this.options.env ?? {}), ...Object.values(this.options.headers ?? {})].map((s) => s.reveal()).concat(urlSecrets(this.options.url))) {
-      if (v.length >= 4) out = out.split(v).join(REDACTED);
-    }
-    return out;
-  }
-}
-
-/** The secret parts of an MCP server URL: its password and user (raw and decoded) and its query values. */
-function urlSecrets(url: string | undefined): string[] {
-  if (url === undefined) return [];
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return [];
-  }
-  const parts = [u.password, u.username, ...[...u.searchParams.values()]];
-  return parts.flatMap((p) => {
-    let decoded = p;
-    try {
-      decoded = decodeURIComponent(p);
-    } catch {
-      // Not percent-encoded text: the raw form is redacted.
-    }
-    return decoded === p ? [p] : [p, decoded];
-  }).filter((p) => p !== '');
 }
 
 async function closeQuietly(conn: Conn): Promise<void> {
