@@ -16,8 +16,9 @@ import { configError, unknownProviderIssue } from './core/config/config-issue.js
 import { checkDecoratorMetadata } from './core/config/decorator-metadata.js';
 import { loadConfig, validateConfig, type ConfigEnv } from './core/config/load-config.js';
 import { Container, ContainerModule, type Newable } from './core/util/inversify.js';
-import { AgentRxError, isAgentRxError, toAgentRxError } from './core/errors.js';
+import { AgentRxError, isAgentRxError } from './core/errors.js';
 import { Kernel } from './core/kernel/kernel.js';
+import { Provisions } from './core/kernel/provisions.js';
 import { PluginRegistry } from './core/kernel/plugin-registry.js';
 import { Logger } from './core/logger.js';
 import type { AgentSpec, SessionResult, ToolDeclaration } from './core/model.js';
@@ -78,7 +79,7 @@ export class AgentRx {
   /** Consumer faults (throws, rejections, hung hooks, overflow) of every session. */
   readonly consumerErrors$: Observable<ConsumerError>;
   private readonly sessions = new Set<Session>();
-  private readonly handles = new Map<string, Promise<unknown>>();
+  private readonly provisions = new Provisions();
   private stopped = false;
   /** The store's retention schedule (`store.retention`), stopped with the instance. */
   private retention: { stop(): void } | undefined;
@@ -271,26 +272,7 @@ export class AgentRx {
    * are reported together in one `provider_error`.
    */
   async teardown(signal: AbortSignal = AbortSignal.timeout(this.config.limits.runTimeoutMs)): Promise<void> {
-    const failures: string[] = [];
-    for (const [id, pending] of [...this.handles]) {
-      this.handles.delete(id);
-      const provider = this.providers.get(id);
-      if (!provider?.teardown) continue;
-      let handle: unknown;
-      try {
-        handle = await pending;
-      } catch {
-        continue; // provisioning failed: nothing was created
-      }
-      try {
-        await provider.teardown(handle, signal);
-      } catch (e) {
-        failures.push(`${id}: ${toAgentRxError(e).message}`);
-      }
-    }
-    if (failures.length > 0) {
-      throw new AgentRxError('provider_error', `teardown failed for ${failures.length} provider(s):\n${failures.map((f) => `- ${f}`).join('\n')}`, { failures });
-    }
+    await this.provisions.teardown((id) => this.providers.get(id), signal);
   }
 
   /** Cancels running sessions, waits for them to close, then stops the kernel. Idempotent. */
@@ -333,7 +315,7 @@ export class AgentRx {
         store: this.store,
         spec,
         logger: this.logger,
-        provision: () => this.providers.ready(provider).then(() => this.provision(provider, spec)),
+        provision: () => this.providers.ready(provider).then(() => this.provisions.provision(provider, spec, this.config.limits.runTimeoutMs)),
         attachConsumers: (translated$, sessionId) => this.hub.attach(translated$, sessionId),
         interruptTimeoutMs: this.config.timeouts.interruptMs,
         onClosed: () => this.sessions.delete(session),
@@ -388,17 +370,5 @@ export class AgentRx {
         return tools();
       },
     };
-  }
-
-  /** Provisions the provider-side agent once per provider (content-addressed by the provider). */
-  private provision(provider: AgentProvider, spec: AgentSpec): Promise<unknown> {
-    if (!provider.provision) return Promise.resolve(undefined);
-    let h = this.handles.get(provider.id);
-    if (!h) {
-      h = provider.provision(spec, AbortSignal.timeout(this.config.limits.runTimeoutMs));
-      h.catch(() => this.handles.delete(provider.id));
-      this.handles.set(provider.id, h);
-    }
-    return h;
   }
 }
