@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { AgentRx } from '../../src/agentrx.js';
 import { runCli, type CliIo } from '../../src/cli/cli.js';
-import { mcpProgressTo, withMcpFlags } from '../../src/cli/mcp.js';
+import { mcpProgressTo, withMcpFlags } from '../../src/cli/mcp-flags.js';
 import { demoToolsModule } from '../../src/plugins/tools/tools.module.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { EVERYTHING } from '../plugins/mcp/mcp-helpers.js';

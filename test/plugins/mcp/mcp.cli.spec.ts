@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { AgentRx } from '../../../src/agentrx.js';
-import { listTools, parseMcpFlag, summarizeSchema, toolRows, withMcpFlags } from '../../../src/cli/mcp.js';
+import { listTools, summarizeSchema, toolRows } from '../../../src/cli/commands/tools.js';
+import { parseMcpFlag, withMcpFlags } from '../../../src/cli/mcp-flags.js';
 import { isAgentRxError } from '../../../src/core/errors.js';
 import { defineTool } from '../../../src/core/tools/define-tool.js';
 import { mcpModule } from '../../../src/plugins/mcp/mcp.module.js';

@@ -1,16 +1,16 @@
 import { isAbsolute, resolve } from 'node:path';
-import { configError, configIssue } from '../core/config/config-issue.js';
-import { validateConfig } from '../core/config/load-config.js';
-import { readConfigFile } from '../core/config/read-config-file.js';
-import { toAgentRxError } from '../core/errors.js';
-import { coreStores } from '../core/store/core-stores.js';
-import { RedisStoreConfig } from '../distributed/redis-store/redis-store.config.js';
-import { redisStoreModule } from '../distributed/redis-store/redis-store.module.js';
-import { PoolMonitor } from '../distributed/pool-monitor.js';
-import type { PoolStatus } from '../distributed/pool-status.types.js';
-import { scrubUrl } from '../distributed/redis-link.js';
-import { EXIT_OK, exitCodeFor, isRedisUnreachable } from './exit-codes.js';
-import type { CliIo } from './cli.js';
+import { configError, configIssue } from '../../core/config/config-issue.js';
+import { validateConfig } from '../../core/config/load-config.js';
+import { readConfigFile } from '../../core/config/read-config-file.js';
+import { toAgentRxError } from '../../core/errors.js';
+import { coreStores } from '../../core/store/core-stores.js';
+import { RedisStoreConfig } from '../../distributed/redis-store/redis-store.config.js';
+import { redisStoreModule } from '../../distributed/redis-store/redis-store.module.js';
+import { PoolMonitor } from '../../distributed/pool-monitor.js';
+import type { PoolStatus } from '../../distributed/pool-status.types.js';
+import { scrubUrl } from '../../distributed/redis-link.js';
+import type { CliIo, RegisterCommand } from '../cli-io.js';
+import { EXIT_OK, exitCodeFor, isRedisUnreachable } from '../exit-codes.js';
 
 /** Flags of `agentrx workers`. */
 export interface WorkersCommandFlags {
@@ -20,6 +20,17 @@ export interface WorkersCommandFlags {
   readonly json?: boolean;
 }
 
+/** `agentrx workers`: the worker pool's live workers and queue depth, once. */
+export const registerWorkersCommand: RegisterCommand = (program, ctx) => {
+  program
+    .command('workers')
+    .description('list the live workers of the pool (sessions, lease ages, last heartbeat) and the queue depth')
+    .requiredOption('-c, --config <file>', 'JSON config file of the workers (store: { type: "redis", url }, runtime.queueName)')
+    .option('--json', 'print one JSON object { at, queue, workers } instead of a table')
+    .action(async (flags: { config: string; json?: boolean }) => {
+      ctx.exit(await runWorkersCommand({ configFile: flags.config, json: flags.json === true }, ctx.io));
+    });
+};
 
 /**
  * `agentrx workers --config <file> [--json]`: the worker pool now. A table of the live workers

@@ -1,15 +1,17 @@
 import { isAbsolute, resolve } from 'node:path';
-import { AgentRx, type AgentRxConfigInput } from '../agentrx.js';
-import { configError, configIssue, type ConfigIssue } from '../core/config/config-issue.js';
-import { readConfigFile } from '../core/config/read-config-file.js';
-import { AgentRxError, isAgentRxError, toAgentRxError } from '../core/errors.js';
-import { scrubUrl } from '../distributed/redis-link.js';
-import { redisStoreConfigOf } from '../distributed/redis-store/redis-store.config.js';
-import { startWorker, type SessionWorker } from '../distributed/session-worker.js';
-import { demoToolsModule } from '../plugins/tools/tools.module.js';
-import { EXIT_OK, exitCodeFor, isRedisUnreachable } from './exit-codes.js';
-import type { CliIo } from './cli.js';
-import { loadUserPlugins } from './user-modules.js';
+import { AgentRx, type AgentRxConfigInput } from '../../agentrx.js';
+import { configError, configIssue, type ConfigIssue } from '../../core/config/config-issue.js';
+import { readConfigFile } from '../../core/config/read-config-file.js';
+import { AgentRxError, isAgentRxError, toAgentRxError } from '../../core/errors.js';
+import { scrubUrl } from '../../distributed/redis-link.js';
+import { redisStoreConfigOf } from '../../distributed/redis-store/redis-store.config.js';
+import { startWorker, type SessionWorker } from '../../distributed/session-worker.js';
+import { demoToolsModule } from '../../plugins/tools/tools.module.js';
+import type { CliIo, RegisterCommand } from '../cli-io.js';
+import { EXIT_OK, exitCodeFor, isRedisUnreachable } from '../exit-codes.js';
+import { collect, DEMO_TOOLS_HELP, MODULE_HELP } from '../flags.js';
+import { untilStopped } from '../until-stopped.js';
+import { loadUserPlugins } from '../user-modules.js';
 
 /** Flags of `agentrx worker`. */
 export interface WorkerCommandFlags {
@@ -35,7 +37,7 @@ export interface WorkerCommandFlags {
  * `--lock-ms` / `--stalled-ms` of `agentrx worker`, as shown by its `--help` (the command's flags
  * are declared with these texts).
  */
-export const WORKER_TIMING_FLAGS = {
+const WORKER_TIMING_FLAGS = {
   lockMs: ['--lock-ms <ms>', "BullMQ job lock: a worker that stops renewing it for this long has stalled and its sessions go to other workers (default 30000; a takeover also waits for the store's leaseMs)"],
   stalledMs: ['--stalled-ms <ms>', 'how often the worker looks for jobs of stalled workers (default 30000)'],
 } as const;
@@ -44,6 +46,22 @@ export const WORKER_TIMING_FLAGS = {
 const MIN_TIMING_MS = 100;
 const MAX_TIMING_MS = 3_600_000;
 
+/** `agentrx worker`: one worker of the pool, running sessions from the queue until stopped. */
+export const registerWorkerCommand: RegisterCommand = (program, ctx) => {
+  program
+    .command('worker')
+    .description('run sessions from the queue (Redis + BullMQ) until SIGTERM; config needs store: { type: "redis", url }')
+    .requiredOption('-c, --config <file>', 'JSON config file (store: { type: "redis", url }, runtime: { queueName, concurrency, idleMs, graceMs })')
+    .option('--concurrency <n>', 'sessions run at once (default runtime.concurrency, 10)')
+    .option(...WORKER_TIMING_FLAGS.lockMs)
+    .option(...WORKER_TIMING_FLAGS.stalledMs)
+    .option('--module <file>', MODULE_HELP, collect, [])
+    .option('--demo-tools', DEMO_TOOLS_HELP)
+    .action(async (flags: { config: string; concurrency?: string; lockMs?: string; stalledMs?: string; module: string[]; demoTools?: boolean }) => {
+      const { config, ...rest } = flags;
+      ctx.exit(await runWorkerCommand({ configFile: config, ...rest }, ctx.io));
+    });
+};
 
 /**
  * `agentrx worker --config <file> [--concurrency N] [--lock-ms MS] [--stalled-ms MS]`: runs sessions of the pool from the queue
@@ -122,20 +140,4 @@ function timingFlag(flag: string, value: number | string | undefined): number | 
     throw new AgentRxError('invalid_options', `${flag} must be an integer number of milliseconds from ${MIN_TIMING_MS} to ${MAX_TIMING_MS}; got ${JSON.stringify(value)}`);
   }
   return ms;
-}
-
-/** Resolves on SIGINT, SIGTERM or when `signal` aborts; removes its listeners. */
-export function untilStopped(signal: AbortSignal | undefined): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      signal?.removeEventListener('abort', stop);
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    signal?.addEventListener('abort', stop, { once: true });
-    if (signal?.aborted) stop();
-  });
 }
