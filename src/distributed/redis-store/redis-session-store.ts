@@ -5,9 +5,10 @@ import { defer, Observable, switchMap } from 'rxjs';
 import { AgentRxError } from '../../core/errors.js';
 import type { SessionEvent } from '../../core/events/session-event.js';
 import type { LedgerEntry, LedgerState } from '../../core/tools/tool-ledger.js';
+import { decodeEnvelope, decodeRecord } from './redis-records.js';
 import { followLog } from '../../core/store/follow-log.js';
 import { selectForPrune, type PrunableSessionStore, type PruneOptions } from '../../core/store/retention.js';
-import { SESSION_LOG_VERSION, type SessionRecord, type SessionStore, type WriteOptions } from '../../core/store/session-store.js';
+import type { SessionRecord, SessionStore, WriteOptions } from '../../core/store/session-store.js';
 import { connectRedis, redactUrl, redisStoreError } from './redis-connection.js';
 import { RedisLease, type LosableStoreLease } from './redis-lease.js';
 import { defineScripts, RedisKeys, scriptedPipeline, type ScriptedRedis } from './redis-scripts.js';
@@ -85,7 +86,7 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
   async load(sessionId: string): Promise<SessionRecord | undefined> {
     const k = this.keys.of(sessionId);
     const res = await this.call(sessionId, 'cannot load the record', (c) => c.rxLoad(k.record, k.ledger, k.order));
-    return this.decodeRecord(sessionId, ...res);
+    return decodeRecord(sessionId, this.keys.of(sessionId).record, ...res);
   }
 
   async save(record: SessionRecord, _options?: WriteOptions): Promise<void> {
@@ -166,7 +167,7 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
     const after = Math.max(0, Math.floor(afterSeq));
     const k = this.keys.of(sessionId);
     const entries = await this.call(sessionId, 'cannot read the log', (c) => c.xrange(k.log, after === 0 ? '-' : `(${after}-0`, '+', 'COUNT', String(Math.max(1, limit))));
-    return entries.map(([id, fields]) => this.decodeEnvelope(sessionId, id, fields));
+    return entries.map(([id, fields]) => decodeEnvelope(sessionId, id, fields));
   }
 
   async lastSeq(sessionId: string): Promise<number> {
@@ -340,43 +341,9 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
     ids.forEach((id, i) => {
       const [err, value] = res![i]!;
       if (err) throw redisStoreError(this.url, `session '${id}': cannot load the record`, err, { sessionId: id });
-      const r = this.decodeRecord(id, ...(value as [string[], string[], string[]]));
+      const r = decodeRecord(id, this.keys.of(id).record, ...(value as [string[], string[], string[]]));
       if (r) out.push(r);
     });
     return out;
   }
-
-  /** The record from `rxLoad`'s flat replies; undefined when there is none. */
-  private decodeRecord(sessionId: string, flatRecord: string[], flatLedger: string[], order: string[]): SessionRecord | undefined {
-    const hash = pairs(flatRecord);
-    const ledgerHash = pairs(flatLedger);
-    if (hash.data === undefined) return undefined;
-    try {
-      const data = JSON.parse(hash.data) as Omit<SessionRecord, 'ledger' | 'updatedAt'>;
-      if (typeof data.version !== 'number' || data.version > SESSION_LOG_VERSION) {
-        throw new Error(`it has version ${String(data.version)}, this build reads up to ${SESSION_LOG_VERSION}; upgrade agentrx`);
-      }
-      const ledger = order.flatMap((id) => (ledgerHash[id] === undefined ? [] : [JSON.parse(ledgerHash[id]!) as LedgerEntry]));
-      return { ...data, updatedAt: Number(hash.updatedAt), ledger } as SessionRecord;
-    } catch (e) {
-      throw new AgentRxError('store_error', `session '${sessionId}': the record in Redis is unreadable (${(e as Error).message}); delete the session if it cannot be repaired`, { sessionId, key: this.keys.of(sessionId).record });
-    }
-  }
-
-  private decodeEnvelope(sessionId: string, id: string, fields: string[]): SessionEvent {
-    const i = fields.indexOf('e');
-    try {
-      if (i < 0 || i % 2 !== 0) throw new Error('no field e');
-      return JSON.parse(fields[i + 1]!) as SessionEvent;
-    } catch (e) {
-      throw new AgentRxError('store_error', `session '${sessionId}': log entry ${id} in Redis is unreadable (${(e as Error).message})`, { sessionId, id });
-    }
-  }
-}
-
-/** A flat HGETALL reply as an object. */
-function pairs(flat: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i]!] = flat[i + 1]!;
-  return out;
 }
