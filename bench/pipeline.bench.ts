@@ -7,7 +7,8 @@
 import 'reflect-metadata';
 import { Subject, filter, map, share } from 'rxjs';
 import type { AgUiEvent } from '../src/core/events/agui-event.js';
-import { dedupeById, extractTextDeltas, groupTurns, toAgUi } from '../src/core/events/operators/index.js';
+import { dedupeById, extractTextDeltas, groupTurns } from '../src/core/events/operators/index.js';
+import { withAgUi } from '../src/core/events/translated-event.js';
 import type { EventDraft, ProviderEnvelope, SessionEvent } from '../src/core/events/session-event.js';
 import { defaultEventId } from '../src/core/plugin/agent-provider.js';
 import { Ingestion } from '../src/core/session/ingestion.js';
@@ -70,7 +71,7 @@ async function viaOperators(events: RawEvent[]): Promise<{ ms: number; delivered
     share(),
   );
   const turnsSub = bus.pipe(filter((e): e is ProviderEnvelope => e.source === 'provider'), groupTurns(isBoundary)).subscribe(() => turns++);
-  const attachment = hub.attach(bus.pipe(toAgUi()), () => 's');
+  const attachment = hub.attach(bus.pipe(withAgUi()), () => 's');
   const t0 = performance.now();
   drafts.next({ source: 'agentrx', raw: { type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false }, turn: 0 });
   for (const raw of events) drafts.next({ source: 'provider', id: raw['id'] as string, raw, turn: 1 });
@@ -87,12 +88,12 @@ async function viaOperators(events: RawEvent[]): Promise<{ ms: number; delivered
  * the consumer lanes.
  */
 async function viaIngestion(events: RawEvent[]): Promise<{ ms: number; delivered: number }> {
-  const ingestion = new Ingestion({ providerId: 'bench', eventId: defaultEventId, textDelta, dedupeWindow: WINDOW, retainEvents: false });
+  const ingestion = new Ingestion({ providerId: 'bench', eventId: defaultEventId, decode: (e) => { const d = textDelta(e); return d ? [{ kind: 'text', ...d }] : []; }, dedupeWindow: WINDOW, retainEvents: false });
   const consumers = [new Counter('a'), new Counter('b'), new Counter('c')];
   const hub = new ConsumerHub(consumers, { handlerTimeoutMs: 5_000, queueLimit: N * 4, stopTimeoutMs: 60_000 }, new Subject());
   let turns = 0;
   const turnsSub = ingestion.events$.pipe(filter((e): e is ProviderEnvelope => e.source === 'provider'), groupTurns(isBoundary)).subscribe(() => turns++);
-  const attachment = hub.attach(ingestion.events$.pipe(toAgUi(), share()), () => 's');
+  const attachment = hub.attach(ingestion.events$.pipe(withAgUi(), share()), () => 's');
   const t0 = performance.now();
   ingestion.emit({ type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false });
   for (const raw of events) ingestion.ingest(raw);

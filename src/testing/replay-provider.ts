@@ -5,6 +5,7 @@ import type { TurnEnd } from '../core/events/session-event.js';
 import { StderrLogger, type Logger } from '../core/logger.js';
 import type { KickoffOptions, OpenOptions, TurnProvider } from '../core/plugin/agent-provider.js';
 import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../core/model.js';
+import { NO_HOST_EVENTS, type HostEvent } from '../core/plugin/host-event.js';
 
 /** A tool whose result in the replay differs from the recorded one. */
 export interface ReplayMismatch {
@@ -50,7 +51,7 @@ export type ReplayInput =
  * Plays a recorded session (a {@link Cassette}) back as a request/response provider, whatever
  * host recorded it: each input yields the next recorded turn's provider events verbatim (turns
  * are delimited by the recorded `agentrx.turn_end` envelopes), `normalize` rebuilds the turn's
- * outcome from its recorded `agentrx.turn_end`, `textDelta` and `eventId` return what was
+ * outcome from its recorded `agentrx.turn_end`, `decode` and `eventId` return what was
  * recorded for each event. Its `id` is the recorded provider's, so bind it with `defaults: false`
  * (`AgentRx.create({ defaults: false, providers: [replay], tools, config: { provider: replay.id } })`).
  *
@@ -228,25 +229,40 @@ export class ReplayProvider implements TurnProvider<ReplayConn, ReplayInput> {
     };
   }
 
+  /** What the recording derived from `event` (a host tool result, reasoning, text, tool-call fragments), as HostEvents. */
+  decode(conn: ReplayConn, event: RawEvent): readonly HostEvent[] {
+    const host: HostEvent[] = [];
+    const result = this.hostToolResult(conn, event);
+    if (result) host.push({ kind: 'host_tool_result', ...result });
+    const reasoning = this.reasoningDelta(conn, event);
+    if (reasoning) host.push({ kind: 'reasoning', ...reasoning });
+    const text = this.textDelta(conn, event);
+    if (text) host.push({ kind: 'text', ...text });
+    for (const delta of this.toolCallDelta(conn, event) ?? []) host.push({ kind: 'tool_call_delta', ...delta });
+    return host.length > 0 ? host : NO_HOST_EVENTS;
+  }
+
+  /** The text delta recorded right after `event`. */
   textDelta(_conn: ReplayConn, event: RawEvent): { text: string; messageId: string } | undefined {
     return this.deltaOf.get(event);
   }
 
-  /** The reasoning recorded right after `event` (see `AgentProvider.reasoningDelta`). */
+  /** The reasoning recorded right after `event`. */
   reasoningDelta(_conn: ReplayConn, event: RawEvent): { text: string; messageId: string } | undefined {
     return this.reasoningOf.get(event);
   }
 
-  /** The tool-call fragments recorded right after `event` (see `AgentProvider.toolCallDelta`). */
+  /** The tool-call fragments recorded right after `event`. */
   toolCallDelta(_conn: ReplayConn, event: RawEvent): readonly { toolUseId: string; name?: string; argsDelta: string; parentMessageId?: string }[] | undefined {
     return this.callDeltasOf.get(event);
   }
 
-  /** The host-run tool result recorded right after `event` (see `AgentProvider.hostToolResult`). */
+  /** The host-run tool result recorded right after `event`. */
   hostToolResult(_conn: ReplayConn, event: RawEvent): { toolUseId: string; content: string; isError: boolean } | undefined {
     return this.hostResultOf.get(event);
   }
 
+  /** The id the recording's envelope gave `event`. */
   eventId(event: RawEvent): string | undefined {
     return this.idOf.get(event);
   }

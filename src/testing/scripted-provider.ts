@@ -1,7 +1,8 @@
 import { Observable, Subject } from 'rxjs';
 import { AgentRxError } from '../core/errors.js';
 import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../core/model.js';
-import { missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderBase, type ProviderMode, type Reconnected, type StreamItem, type StreamingProvider, type TurnProvider } from '../core/plugin/agent-provider.js';
+import { NO_HOST_EVENTS, type HostEvent } from '../core/plugin/host-event.js';
+import { defaultEventId, missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderBase, type ProviderMode, type Reconnected, type StreamItem, type StreamingProvider, type TurnProvider } from '../core/plugin/agent-provider.js';
 
 /**
  * Event vocabulary of the ScriptedProvider (a small, CMA-like wire):
@@ -14,6 +15,10 @@ import { missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, 
  * - `{type:'tool_result', id, tool_use_id}` — the host's echo of a posted result
  * - `{type:'host_tool_result', id, tool_use_id, content, is_error?}` — the result of a tool the
  *   host ran itself (a `server_tool_use`), reported by `hostToolResult`
+ *
+ * `decode` reports a `text` as text, a `tool_use` as a caller's tool use, a `tool_result` as its
+ * answer, a `host_tool_result` as a host-run tool's result and an `idle` as a turn's end (one with
+ * `stop_reason: 'requires_action'` names `tool_use_ids`, or, without them, every use before it).
  */
 export type ScriptedEvent = RawEvent & { readonly type: string };
 
@@ -191,8 +196,39 @@ export class ScriptedProvider
     });
   }
 
+  /** True for an `idle` (what `decode` reports as a turn's end). */
   isTurnBoundary(event: RawEvent): boolean {
     return event['type'] === 'idle';
+  }
+
+  /** The scripted vocabulary as HostEvents (see {@link ScriptedEvent}). */
+  decode(conn: ScriptedConn, event: RawEvent): readonly HostEvent[] {
+    switch (event['type']) {
+      case 'text': {
+        const delta = this.textDelta(conn, event);
+        return delta && delta.text !== '' ? [{ kind: 'text', ...delta }] : NO_HOST_EVENTS;
+      }
+      case 'host_tool_result': {
+        const result = this.hostToolResult(conn, event);
+        return result ? [{ kind: 'host_tool_result', ...result }] : NO_HOST_EVENTS;
+      }
+      case 'tool_use':
+        return [{ kind: 'tool_use', runBy: 'caller', use: toToolUse(event) }];
+      case 'tool_result':
+        return [{ kind: 'tool_answered', toolUseId: String(event['tool_use_id']), by: 'result' }];
+      case 'idle': {
+        if (event['stop_reason'] !== 'requires_action') return [{ kind: 'turn_end' }];
+        const ids = event['tool_use_ids'];
+        return [{ kind: 'turn_end', requiresAction: Array.isArray(ids) ? { toolUseIds: ids.map(String) } : {} }];
+      }
+      default:
+        return NO_HOST_EVENTS;
+    }
+  }
+
+  /** The event's string `id`. */
+  eventId(event: RawEvent): string | undefined {
+    return defaultEventId(event);
   }
 
   async reconnect(_conn: ScriptedConn, cursor: IngestCursor): Promise<Reconnected> {
@@ -230,6 +266,7 @@ export class ScriptedProvider
     return { terminal, stopReason, text, customToolUses, serverToolUses, usage, events: [...events], ...requested, ...(idle?.['continue'] === true ? { continueWithoutTools: true } : {}) };
   }
 
+  /** Every `tool_use` of `history` no `tool_result` answers (what `reconnect` reports as pending). */
   pendingToolUses(history: readonly RawEvent[]): ToolUse[] {
     const answered = new Set(history.filter((e) => e['type'] === 'tool_result').map((e) => String(e['tool_use_id'])));
     const pending = new Map<string, ToolUse>();
@@ -237,6 +274,7 @@ export class ScriptedProvider
     return [...pending.values()];
   }
 
+  /** The text a `text` event carries (what `decode` reports), unless `textDeltas` is false. */
   textDelta(_conn: ScriptedConn, event: RawEvent): { text: string; messageId: string } | undefined {
     if (this.options.textDeltas === false || event['type'] !== 'text') return undefined;
     return { text: String(event['text']), messageId: String(event['message_id'] ?? event['id']) };

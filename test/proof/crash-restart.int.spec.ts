@@ -7,7 +7,7 @@
  * appended to one execution log, so re-executions are counted across processes.
  */
 import { join, resolve } from 'node:path';
-import { FileSessionStore } from '../../src/core/store/file-session-store.js';
+import { FileSessionStore } from '../../src/core/store/file/file-session-store.js';
 import { forkChild, useProofWorkspace, type ProofChild } from './child-process.js';
 import { startCmaEmulator, type CmaEmulator, type CmaWireEvent } from '../../src/testing/cma-emulator.js';
 

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { FileSessionStore } from '../../src/core/store/file-session-store.js';
+import { FileSessionStore } from '../../src/core/store/file/file-session-store.js';
 import { forkChild, useProofWorkspace } from './child-process.js';
 
 const CHILD = join(resolve(process.cwd()), 'test/proof/fixtures/journal-child.mjs');

@@ -5,7 +5,7 @@
  * both processes. Children import the built package (dist/) and share one file store directory.
  */
 import { join, resolve } from 'node:path';
-import { FileSessionStore } from '../../src/core/store/file-session-store.js';
+import { FileSessionStore } from '../../src/core/store/file/file-session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { forkChild, useProofWorkspace, type ProofChild } from './child-process.js';
 

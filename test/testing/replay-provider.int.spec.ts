@@ -7,7 +7,7 @@ import type { AgUiEvent } from '../../src/core/events/agui-event.js';
 import type { SessionEvent } from '../../src/core/events/session-event.js';
 import { MemoryLogger } from '../../src/core/logger.js';
 import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
-import { MemorySessionStore } from '../../src/core/store/memory-session-store.js';
+import { MemorySessionStore } from '../../src/core/store/memory/memory-session-store.js';
 import { SESSION_LOG_VERSION, SessionStore } from '../../src/core/store/session-store.js';
 import { startAgentCoreEmulator } from '../../src/testing/agentcore-emulator.js';
 import { startCmaEmulator } from '../../src/testing/cma-emulator.js';

@@ -12,7 +12,7 @@ describe('ScriptedProvider', () => {
       const shapes = providers.map((p) => {
         if (p.mode === 'streaming') {
           const s: StreamingProvider = p;
-          return [s.mode, typeof s.stream, typeof s.pushInput, typeof s.isTurnBoundary];
+          return [s.mode, typeof s.stream, typeof s.pushInput, typeof s.decode];
         }
         const t: TurnProvider = p;
         return [t.mode, typeof t.pollTurn];

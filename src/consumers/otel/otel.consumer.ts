@@ -4,9 +4,17 @@ import type { AgentRxConfig } from '../../core/config/agentrx.config.js';
 import { AgentRxConfigToken } from '../../core/config/config-tokens.js';
 import { inject, injectable, optional } from '../../core/util/inversify.js';
 import type { AgUiEvent } from '../../core/events/agui-event.js';
+import type { RunFinished, TurnEnd } from '../../core/events/session-event.js';
 import type { Usage } from '../../core/model.js';
-import { stopReasonForCode, type ConsumerContext, type EventConsumer, type StopReason } from '../../core/plugin/event-consumer.js';
-import { runOutcomeOf } from '../agentrx-payloads.js';
+import {
+  stopReasonForCode,
+  type ConsumerContext,
+  type ConsumerContextOf,
+  type EventConsumer,
+  type StopReason,
+  type ToolCallResult,
+  type ToolResultSource,
+} from '../../core/plugin/event-consumer.js';
 import { Attr, fail, genAiProviderName, sectionModel, sessionAttributes, type Failure } from './otel.attributes.js';
 import { OtelConfig, OtelConsumerOptions } from './otel.config.js';
 import { end, RunSpans, type RunSpansOptions, type Timed } from './otel.run-spans.js';
@@ -142,30 +150,87 @@ export class OtelConsumer implements EventConsumer {
     if (s) this.endSession(s, reason, Date.now());
   }
 
-  /** Maps one AG-UI event onto spans. Never throws on malformed input (it is ignored). */
-  onEvent(ev: AgUiEvent, ctx: ConsumerContext): void {
-    const at = timeOf(ev, ctx);
+  /**
+   * Called first for every event: opens the session span at the session's first event (with its
+   * time) and marks the session active. The typed hooks below map the events onto spans.
+   */
+  onEvent(_ev: AgUiEvent, ctx: ConsumerContext): void {
     const s = this.sessions.get(ctx.threadId) ?? this.openSession(ctx.threadId, ctx.sessionId);
-    const session = this.sessionSpan(s, at);
+    this.sessionSpan(s, timeOf(ctx));
     s.lastSeen = ++this.eventCount;
-    if (ev.type === 'RUN_STARTED') {
-      if (s.run) this.failRun(s, s.run, { type: 'incomplete', message: 'a new run started before this one ended' }, at);
-      s.run = new RunSpans(this.opts, session.ctx, s.threadId, ev.runId, at);
-      return;
-    }
-    const run = s.run;
-    if (!run) return;
-    switch (ev.type) {
-      case 'RUN_FINISHED':
-        return this.endRun(s, run.finish(runOutcomeOf(ev), at));
-      case 'RUN_ERROR': {
-        const errorType = ev.code ?? '_OTHER';
-        s.errorCode = errorType;
-        return this.failRun(s, run, { type: errorType, message: ev.message }, at);
-      }
-      default:
-        return run.onEvent(ev, at);
-    }
+  }
+
+  /** Opens the run's `invoke_agent` span (a run still open is failed first: it never ended). */
+  onRunStarted(_threadId: string, runId: string, ctx: ConsumerContext): void {
+    const at = timeOf(ctx);
+    const s = this.sessionOf(ctx);
+    if (s.run) this.failRun(s, s.run, { type: 'incomplete', message: 'a new run started before this one ended' }, at);
+    s.run = new RunSpans(this.opts, this.sessionSpan(s, at).ctx, s.threadId, runId, at);
+  }
+
+  /** A text message starts in the open turn's model request. */
+  onTextStart(_messageId: string, _role: string, ctx: ConsumerContext): void {
+    this.runOf(ctx)?.textStart(timeOf(ctx));
+  }
+
+  /** A text fragment of the open turn's model request. */
+  onTextContent(_messageId: string, delta: string, ctx: ConsumerContext): void {
+    this.runOf(ctx)?.textContent(delta, timeOf(ctx));
+  }
+
+  /** A tool call is announced. */
+  onToolStart(toolCallId: string, toolName: string, ctx: ConsumerContext): void {
+    this.runOf(ctx)?.toolStart(toolCallId, toolName, timeOf(ctx));
+  }
+
+  /** A fragment of a call's arguments. */
+  onToolArgs(toolCallId: string, argsDelta: string, ctx: ConsumerContext): void {
+    this.runOf(ctx)?.toolArgs(toolCallId, argsDelta);
+  }
+
+  /** A call's arguments are complete: its execution starts. */
+  onToolArgsEnd(toolCallId: string, ctx: ConsumerContext): void {
+    this.runOf(ctx)?.toolArgsEnd(toolCallId, timeOf(ctx));
+  }
+
+  /** A streamed call runs with other arguments than it streamed. */
+  onToolArgsReplaced(toolCallId: string, args: string, ctx: ConsumerContextOf<TurnEnd>): void {
+    this.runOf(ctx)?.toolArgsReplaced(toolCallId, args);
+  }
+
+  /** A turn closed: its model request's usage and finish reason. */
+  onTurnEnd(turn: TurnEnd, ctx: ConsumerContextOf<TurnEnd>): void {
+    this.runOf(ctx)?.turnEnd(turn, timeOf(ctx));
+  }
+
+  /** A tool's result ends its `execute_tool` span. */
+  onToolResult(toolCallId: string, _result: ToolCallResult, ctx: ConsumerContextOf<ToolResultSource>): void {
+    this.runOf(ctx)?.toolResult(toolCallId, ctx.source, timeOf(ctx));
+  }
+
+  /** Ends the run's spans with its outcome and counts it in the session's totals. */
+  onRunFinished(_threadId: string, _runId: string, ctx: ConsumerContextOf<RunFinished>): void {
+    const s = this.sessionOf(ctx);
+    if (s.run) this.endRun(s, s.run.finish(ctx.source, timeOf(ctx)));
+  }
+
+  /** Fails the run's open spans with the error code as `error.type`. */
+  onError(message: string, code: string | undefined, ctx: ConsumerContext): void {
+    const s = this.sessionOf(ctx);
+    if (!s.run) return;
+    const errorType = code ?? '_OTHER';
+    s.errorCode = errorType;
+    this.failRun(s, s.run, { type: errorType, message }, timeOf(ctx));
+  }
+
+  /** The session of an event's thread (opened by `onEvent` when it had none). */
+  private sessionOf(ctx: ConsumerContext): SessionState {
+    return this.sessions.get(ctx.threadId) ?? this.openSession(ctx.threadId, ctx.sessionId);
+  }
+
+  /** The open run of an event's session; events outside a run are ignored. */
+  private runOf(ctx: ConsumerContext): RunSpans | undefined {
+    return this.sessions.get(ctx.threadId)?.run;
   }
 
   private openSession(threadId: string, sessionId: string | undefined): SessionState {
@@ -237,7 +302,7 @@ export class OtelConsumer implements EventConsumer {
   }
 }
 
-/** The event's timestamp (when it was produced), else the delivery context's. */
-function timeOf(ev: AgUiEvent, ctx: ConsumerContext): number {
-  return typeof ev.timestamp === 'number' && Number.isFinite(ev.timestamp) ? ev.timestamp : ctx.at;
+/** When the event was produced (its timestamp, which the hub puts in `ctx.at`), else now. */
+function timeOf(ctx: ConsumerContext): number {
+  return Number.isFinite(ctx.at) ? ctx.at : Date.now();
 }

@@ -1,8 +1,8 @@
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { otelApi } from './otel-api.js';
-import type { AgUiEvent, ToolCallResultEvent } from '../../core/events/agui-event.js';
+import type { RunFinished, TurnEnd } from '../../core/events/session-event.js';
 import type { Usage } from '../../core/model.js';
-import { hostToolResultOf, isCount, isTurnEndEvent, toolCallArgsReplacedOf, toolResultOf, turnSnapshotOf, type RunOutcome } from '../agentrx-payloads.js';
+import type { ToolResultSource } from '../../core/plugin/event-consumer.js';
 import { Attr, chatSpan, fail, finishReason, outputMessages, runAttributes, toolSpan, type Failure, type SpanLabels, type ToolCallInfo, type ToolOutcome } from './otel.attributes.js';
 
 /** What {@link RunSpans} needs: the tracer, the labels, and whether to record content. */
@@ -66,56 +66,51 @@ export class RunSpans implements Timed {
     this.nextTurnAt = startAt;
   }
 
-  /** Maps one event of the open run (anything but RUN_STARTED and the terminals) onto spans. */
-  onEvent(ev: AgUiEvent, at: number): void {
-    switch (ev.type) {
-      case 'TEXT_MESSAGE_START':
-        this.turnFor(at);
-        return;
-      case 'TEXT_MESSAGE_CONTENT': {
-        const turn = this.turnFor(at);
-        if (this.opts.captureContent) turn.text += ev.delta;
-        return;
-      }
-      case 'TOOL_CALL_START': {
-        const turn = this.turnFor(at);
-        const call: ToolCall = { id: ev.toolCallId, name: ev.toolCallName, startAt: at, args: '' };
-        turn.calls.push(call);
-        turn.pending.set(call.id, call);
-        return;
-      }
-      case 'TOOL_CALL_ARGS': {
-        const turn = this.turn;
-        const call = turn?.snapshotAt === undefined ? turn?.pending.get(ev.toolCallId) : undefined;
-        if (call) call.args += ev.delta;
-        return;
-      }
-      case 'TOOL_CALL_END': {
-        // Arguments that streamed took the model's time, not the tool's: the execution starts here.
-        const call = this.turn?.pending.get(ev.toolCallId);
-        if (call) call.startAt = at;
-        return;
-      }
-      case 'CUSTOM': {
-        if (isTurnEndEvent(ev)) return this.snapshot(turnSnapshotOf(ev), at);
-        const replaced = toolCallArgsReplacedOf(ev);
-        const call = replaced === undefined ? undefined : this.turn?.pending.get(replaced.toolCallId);
-        if (call && replaced) call.args = replaced.args;
-        return;
-      }
-      case 'TOOL_CALL_RESULT':
-        return this.toolResult(ev, at);
-      default:
-        return;
-    }
+  /** A text message starts: it belongs to the model request of the open turn (or opens one). */
+  textStart(at: number): void {
+    this.turnFor(at);
+  }
+
+  /** A text fragment (kept for `gen_ai.output.messages` only with `captureContent`). */
+  textContent(delta: string, at: number): void {
+    const turn = this.turnFor(at);
+    if (this.opts.captureContent) turn.text += delta;
+  }
+
+  /** A tool call is announced: its span starts here unless its arguments were still streaming. */
+  toolStart(toolCallId: string, toolName: string, at: number): void {
+    const turn = this.turnFor(at);
+    const call: ToolCall = { id: toolCallId, name: toolName, startAt: at, args: '' };
+    turn.calls.push(call);
+    turn.pending.set(call.id, call);
+  }
+
+  /** A fragment of a call's arguments, until its turn ended. */
+  toolArgs(toolCallId: string, delta: string): void {
+    const turn = this.turn;
+    const call = turn?.snapshotAt === undefined ? turn?.pending.get(toolCallId) : undefined;
+    if (call) call.args += delta;
+  }
+
+  /** The arguments are complete. */
+  toolArgsEnd(toolCallId: string, at: number): void {
+    // Arguments that streamed took the model's time, not the tool's: the execution starts here.
+    const call = this.turn?.pending.get(toolCallId);
+    if (call) call.startAt = at;
+  }
+
+  /** The arguments the call runs with are `args`, not what its fragments spelled out. */
+  toolArgsReplaced(toolCallId: string, args: string): void {
+    const call = this.turn?.pending.get(toolCallId);
+    if (call) call.args = args;
   }
 
   /** RUN_FINISHED: ends the open turn and the run span. Returns the run's usage. */
-  finish(outcome: RunOutcome, at: number): Usage {
+  finish(outcome: RunFinished, at: number): Usage {
     if (this.turn) this.closeTurn(this.turn, at);
-    const usage = outcome.usage ?? this.usage;
-    this.span.setAttributes({ [Attr.inputTokens]: usage.inputTokens, [Attr.outputTokens]: usage.outputTokens, [Attr.runTurns]: outcome.turns ?? this.turns });
-    if (outcome.terminal !== undefined) this.span.setAttribute(Attr.runTerminal, outcome.terminal);
+    const usage = outcome.usage;
+    this.span.setAttributes({ [Attr.inputTokens]: usage.inputTokens, [Attr.outputTokens]: usage.outputTokens, [Attr.runTurns]: outcome.turns });
+    this.span.setAttribute(Attr.runTerminal, outcome.terminal);
     const reason = finishReason(outcome.stopReason);
     if (reason !== undefined) this.span.setAttribute(Attr.finishReasons, [reason]);
     // `terminated`: the host ended the session, or the run gave up (e.g. no_terminal_tool).
@@ -156,45 +151,41 @@ export class RunSpans implements Timed {
     return turn;
   }
 
-  /** The turn's end (CUSTOM `agentrx.turn_end`): the model request of the turn is over; the turn ends once its tools have. */
-  private snapshot(snap: ReturnType<typeof turnSnapshotOf>, at: number): void {
+  /** The turn's end: the model request of the turn is over; the turn ends once its tools have. */
+  turnEnd(snap: TurnEnd, at: number): void {
     const turn = this.turnFor(at);
-    if (snap.turn !== undefined) {
-      this.turns = Math.max(this.turns, snap.turn);
-      turn.span.setAttribute(Attr.turnNumber, snap.turn);
-    }
-    if (snap.terminal !== undefined) turn.span.setAttribute(Attr.turnTerminal, snap.terminal);
+    this.turns = Math.max(this.turns, snap.turn);
+    turn.span.setAttribute(Attr.turnNumber, snap.turn);
+    turn.span.setAttribute(Attr.turnTerminal, snap.terminal);
     turn.span.setAttribute(Attr.turnToolCalls, turn.calls.length);
     const chat = turn.chat.span;
-    if (snap.usage) {
-      chat.setAttributes({ [Attr.inputTokens]: snap.usage.inputTokens, [Attr.outputTokens]: snap.usage.outputTokens });
-      this.usage.inputTokens += snap.usage.inputTokens;
-      this.usage.outputTokens += snap.usage.outputTokens;
-    }
+    chat.setAttributes({ [Attr.inputTokens]: snap.usage.inputTokens, [Attr.outputTokens]: snap.usage.outputTokens });
+    this.usage.inputTokens += snap.usage.inputTokens;
+    this.usage.outputTokens += snap.usage.outputTokens;
     const reason = finishReason(snap.stopReason);
     if (reason !== undefined) chat.setAttribute(Attr.finishReasons, [reason]);
-    if (this.opts.captureContent) chat.setAttribute(Attr.outputMessages, outputMessages(turn.text, turn.calls, reason ?? snap.terminal ?? 'stop'));
+    if (this.opts.captureContent) chat.setAttribute(Attr.outputMessages, outputMessages(turn.text, turn.calls, reason ?? snap.terminal));
     end(turn.chat, at);
     turn.chatOpen = false;
     turn.snapshotAt = at;
     if (turn.pending.size === 0) this.closeTurn(turn, at);
   }
 
-  private toolResult(ev: ToolCallResultEvent, at: number): void {
-    const raw = toolResultOf(ev);
+  /** A tool's result: its span ends here (a result with no announced call gets a span of its own). */
+  toolResult(toolCallId: string, source: ToolResultSource, at: number): void {
+    const local = source.type === 'agentrx.tool_result' ? source : undefined;
     // A host-run tool's result (no duration, never replayed) still says whether it failed.
-    const host = raw ? undefined : hostToolResultOf(ev);
     const outcome: ToolOutcome = {
       received: true,
-      content: ev.content,
-      ...(raw ? { isError: raw.result.isError, replayed: raw.replayed } : {}),
-      ...(host ? { isError: host.result.isError } : {}),
-      ...(raw && isCount(raw.durationMs) ? { durationMs: raw.durationMs } : {}),
+      content: source.result.content,
+      isError: source.result.isError,
+      ...(local ? { replayed: local.replayed } : {}),
+      ...(local && isCount(local.durationMs) ? { durationMs: local.durationMs } : {}),
     };
     const turn = this.turn;
-    const call = turn?.pending.get(ev.toolCallId);
+    const call = turn?.pending.get(toolCallId);
     if (turn && call) {
-      turn.pending.delete(ev.toolCallId);
+      turn.pending.delete(toolCallId);
       turn.lastResultAt = Math.max(turn.lastResultAt ?? at, at);
       this.toolSpan(turn.ctx, call, at, outcome);
       if (turn.snapshotAt !== undefined && turn.pending.size === 0) this.closeTurn(turn, at);
@@ -202,7 +193,7 @@ export class RunSpans implements Timed {
     }
     // A result without an announced call (a redrive after a reconnect or a resume): its own span.
     const startAt = outcome.durationMs !== undefined ? at - outcome.durationMs : at;
-    this.toolSpan(turn?.ctx ?? this.ctx, { id: ev.toolCallId, name: raw?.toolUse.name ?? '', startAt, args: '' }, at, outcome);
+    this.toolSpan(turn?.ctx ?? this.ctx, { id: toolCallId, name: local?.toolUse.name ?? '', startAt, args: '' }, at, outcome);
     // Between turns, the next model request waits for this result.
     if (!turn) this.nextTurnAt = Math.max(this.nextTurnAt, at);
   }
@@ -237,6 +228,11 @@ export class RunSpans implements Timed {
     this.nextTurnAt = Math.max(endAt, turn.startAt);
     if (this.turn === turn) this.turn = undefined;
   }
+}
+
+/** A finite, non-negative number (a duration a log written elsewhere may lack). */
+function isCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0;
 }
 
 /** Ends a span at `at`, never before its start. */

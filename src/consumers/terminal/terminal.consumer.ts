@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { AgUiEvent } from '../../core/events/agui-event.js';
-import type { ConsumerContext, EventConsumer, StopReason } from '../../core/plugin/event-consumer.js';
-import { hostToolResultOf, runOutcomeOf, toolCallArgsReplacedOf, toolResultOf, type RunOutcome } from '../agentrx-payloads.js';
+import type { RunFinished } from '../../core/events/session-event.js';
+import type { ConsumerContext, ConsumerContextOf, EventConsumer, StopReason, ToolCallResult } from '../../core/plugin/event-consumer.js';
 
 /** Options of the terminal renderer. */
 export interface TerminalConsumerOptions {
@@ -15,6 +15,11 @@ export interface TerminalConsumerOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Clock for elapsed times (tests pass a fake one). */
   readonly now?: () => number;
+  /**
+   * `events`: elapsed times come from the events' own times (`ctx.at`), as when a recorded
+   * session is replayed; `wall` (default): from `now`.
+   */
+  readonly clock?: 'wall' | 'events';
   /** Redraw period of the live line in ms (default 100, i.e. at most 10 redraws a second). */
   readonly refreshMs?: number;
 }
@@ -54,79 +59,96 @@ export class TerminalConsumer implements EventConsumer {
   private statusShown = false;
   private frame = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The time of the event being handled (the clock of `clock: 'events'`; 0 before the first). */
+  private eventAt = 0;
 
   constructor(opts: TerminalConsumerOptions = {}) {
     const env = opts.env ?? process.env;
     this.out = opts.out ?? process.stdout;
     this.live = opts.live ?? this.out.isTTY === true;
     this.color = opts.color ?? (this.live && !env['NO_COLOR']);
-    this.now = opts.now ?? Date.now;
+    this.now = opts.clock === 'events' ? () => this.eventAt : (opts.now ?? Date.now);
     this.refreshMs = opts.refreshMs ?? 100;
   }
 
+  /** A session starts: nothing is running yet. */
   start(): void {
     this.tools.clear();
     this.toolCalls = 0;
     this.runStartedAt = this.now();
   }
 
-  onEvent(ev: AgUiEvent, _ctx: ConsumerContext): void {
-    switch (ev.type) {
-      case 'RUN_STARTED':
-        this.runStartedAt = this.now();
-        this.toolCalls = 0;
-        break;
-      case 'TEXT_MESSAGE_CONTENT':
-        this.clearStatus();
-        this.write(neutralizeControls(ev.delta));
-        this.drawStatus();
-        break;
-      case 'TEXT_MESSAGE_END':
-        this.clearStatus();
-        this.endLine();
-        this.drawStatus();
-        break;
-      case 'TOOL_CALL_START':
-        this.tools.set(ev.toolCallId, { id: ev.toolCallId, name: neutralizeControls(ev.toolCallName), args: '' });
-        break;
-      case 'TOOL_CALL_ARGS': {
-        const t = this.tools.get(ev.toolCallId);
-        if (t) t.args += neutralizeControls(ev.delta);
-        break;
-      }
-      case 'TOOL_CALL_END': {
-        const t = this.tools.get(ev.toolCallId);
-        if (t) t.runningSince = this.now();
-        this.refresh();
-        break;
-      }
-      case 'CUSTOM': {
-        // A streamed call's final arguments replaced what its fragments spelled out.
-        const replaced = toolCallArgsReplacedOf(ev);
-        const t = replaced === undefined ? undefined : this.tools.get(replaced.toolCallId);
-        if (t && replaced) t.args = neutralizeControls(replaced.args);
-        break;
-      }
-      case 'TOOL_CALL_RESULT':
-        this.toolDone(ev.toolCallId, neutralizeControls(ev.content), (toolResultOf(ev) ?? hostToolResultOf(ev))?.result.isError === true);
-        break;
-      case 'RUN_ERROR':
-        this.clearStatus();
-        this.endLine();
-        this.line(this.paint('31', `✗ error${ev.code ? ` [${neutralizeControls(ev.code)}]` : ''}: ${neutralizeControls(ev.message)}`));
-        this.settle();
-        break;
-      case 'RUN_FINISHED':
-        this.clearStatus();
-        this.endLine();
-        this.line(this.summary(runOutcomeOf(ev)));
-        this.settle();
-        break;
-      default:
-        break;
-    }
+  /** Called first for every event: keeps the event clock (`clock: 'events'`). */
+  onEvent(_ev: AgUiEvent, ctx: ConsumerContext): void {
+    this.eventAt = ctx.at;
   }
 
+  /** A run starts: its summary counts from here. */
+  onRunStarted(): void {
+    this.runStartedAt = this.now();
+    this.toolCalls = 0;
+  }
+
+  /** Streams assistant text as it arrives (below the status line, which is redrawn after it). */
+  onTextContent(_messageId: string, delta: string): void {
+    this.clearStatus();
+    this.write(neutralizeControls(delta));
+    this.drawStatus();
+  }
+
+  /** Ends the message's line. */
+  onTextEnd(): void {
+    this.clearStatus();
+    this.endLine();
+    this.drawStatus();
+  }
+
+  /** Remembers a call, to print it with its arguments once it ran. */
+  onToolStart(toolCallId: string, toolName: string): void {
+    this.tools.set(toolCallId, { id: toolCallId, name: neutralizeControls(toolName), args: '' });
+  }
+
+  /** Collects a call's arguments. */
+  onToolArgs(toolCallId: string, argsDelta: string): void {
+    const t = this.tools.get(toolCallId);
+    if (t) t.args += neutralizeControls(argsDelta);
+  }
+
+  /** The arguments are complete: a local tool runs from here (its spinner starts). */
+  onToolArgsEnd(toolCallId: string): void {
+    const t = this.tools.get(toolCallId);
+    if (t) t.runningSince = this.now();
+    this.refresh();
+  }
+
+  /** A streamed call's final arguments replaced what its fragments spelled out. */
+  onToolArgsReplaced(toolCallId: string, args: string): void {
+    const t = this.tools.get(toolCallId);
+    if (t) t.args = neutralizeControls(args);
+  }
+
+  /** Prints the finished call `⚙ name(args) → result`, red when its result is an error. */
+  onToolResult(toolCallId: string, result: ToolCallResult): void {
+    this.toolDone(toolCallId, neutralizeControls(result.content), result.isError);
+  }
+
+  /** Prints the run's error with its code, in red. */
+  onError(message: string, code: string | undefined): void {
+    this.clearStatus();
+    this.endLine();
+    this.line(this.paint('31', `✗ error${code ? ` [${neutralizeControls(code)}]` : ''}: ${neutralizeControls(message)}`));
+    this.settle();
+  }
+
+  /** Prints the run's summary: terminal, turns, tool calls, tokens, duration. */
+  onRunFinished(_threadId: string, _runId: string, ctx: ConsumerContextOf<RunFinished>): void {
+    this.clearStatus();
+    this.endLine();
+    this.line(this.summary(ctx.source));
+    this.settle();
+  }
+
+  /** The session ended: clears the status line and stops its timer. */
   stop(_reason: StopReason): void {
     this.clearStatus();
     this.endLine();
@@ -144,12 +166,12 @@ export class TerminalConsumer implements EventConsumer {
     this.refresh();
   }
 
-  private summary(r: RunOutcome): string {
+  private summary(r: RunFinished): string {
     const secs = ((this.now() - this.runStartedAt) / 1000).toFixed(1);
-    const tokens = `${r.usage?.inputTokens ?? 0} in / ${r.usage?.outputTokens ?? 0} out`;
+    const tokens = `${r.usage.inputTokens} in / ${r.usage.outputTokens} out`;
     const ok = r.terminal !== 'terminated';
-    const head = ok ? `✓ ${r.terminal ?? 'done'}` : `✗ terminated${typeof r.stopReason === 'string' ? ` (${r.stopReason})` : ''}`;
-    return this.paint(ok ? '32' : '33', head) + this.paint('2', ` · turns ${r.turns ?? 0} · tool calls ${this.toolCalls} · tokens ${tokens} · ${secs}s`);
+    const head = ok ? `✓ ${r.terminal}` : `✗ terminated${typeof r.stopReason === 'string' ? ` (${r.stopReason})` : ''}`;
+    return this.paint(ok ? '32' : '33', head) + this.paint('2', ` · turns ${r.turns} · tool calls ${this.toolCalls} · tokens ${tokens} · ${secs}s`);
   }
 
   // ------------------------------------------------------------- live status line
@@ -174,10 +196,10 @@ export class TerminalConsumer implements EventConsumer {
 
   private drawStatus(): void {
     if (!this.live || !this.atLineStart) return;
-    const running = [...this.tools.values()].filter((t) => t.runningSince !== undefined);
+    const running = [...this.tools.values()].flatMap((t) => (t.runningSince === undefined ? [] : [{ name: t.name, since: t.runningSince }]));
     if (running.length === 0) return;
-    const spin = SPINNER[this.frame % SPINNER.length]!;
-    const parts = running.map((t) => `${this.paint('36', spin)} ${t.name} ${((this.now() - t.runningSince!) / 1000).toFixed(1)}s`);
+    const spin = SPINNER[this.frame % SPINNER.length] ?? '';
+    const parts = running.map((t) => `${this.paint('36', spin)} ${t.name} ${((this.now() - t.since) / 1000).toFixed(1)}s`);
     const width = Math.max(20, (this.out.columns ?? 80) - 1);
     this.out.write(truncateVisible(parts.join('  '), width));
     this.statusShown = true;

@@ -163,7 +163,7 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (!isObject(a) || !isObject(b) || Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) {
-    const bs = b as unknown as readonly unknown[];
+    const bs: readonly unknown[] = Array.isArray(b) ? b : [];
     return a.length === bs.length && a.every((v, i) => jsonEqual(v, bs[i]));
   }
   const ak = Object.keys(a);

@@ -40,7 +40,7 @@ export interface RunStarted { readonly type: 'agentrx.run_started'; readonly run
 export interface TextDelta { readonly type: 'agentrx.text_delta'; readonly text: string; readonly messageId: string }
 /**
  * A fragment of a tool call's arguments as the host streams them, right after the host event that
- * carried it (the provider's `toolCallDelta`). The turn's `agentrx.turn_end` still carries the
+ * carried it (a `tool_call_delta` its provider decoded). The turn's `agentrx.turn_end` still carries the
  * call whole (its final input); `toAgUi` opens the call at its first delta.
  */
 export interface ToolCallDelta {
@@ -72,7 +72,7 @@ export interface ToolStarted { readonly type: 'agentrx.tool_started'; readonly t
 export interface ToolResultEvent { readonly type: 'agentrx.tool_result'; readonly toolUse: ToolUse; readonly result: ToolResult; readonly replayed: boolean; readonly durationMs: number }
 /**
  * The result of a tool the host ran itself (a server tool, an MCP tool run by the host), right
- * after the host event that carried it (the provider's `hostToolResult`). The call itself is
+ * after the host event that carried it (a `host_tool_result` its provider decoded). The call itself is
  * announced by the turn's `agentrx.turn_end` (`serverToolUses`), usually after its result.
  */
 export interface HostToolResultEvent {

@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import { AgentRxError } from '../errors.js';
 import type { AgentSpec, Outcome, PriorMessage, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
+import type { HostEvent } from './host-event.js';
 
 /** Extension point for loop hosts (see {@link AgentProvider} for the contract). */
 export const AgentProvider = Symbol('AgentProvider');
@@ -162,61 +163,16 @@ export interface ProviderBase<Conn = unknown, Input = unknown> {
   /** Folds a closed turn's events into the canonical outcome. Pure; never throws on odd input. */
   normalize(events: readonly RawEvent[]): TurnResult;
   /**
-   * Recovers unanswered custom tool uses from the request's full event history (oldest first)
-   * when a `requires_action` turn names none of its own. Default: none recoverable.
+   * Decodes one ingested event of the session `conn` into what the Session needs to know of it
+   * (text, reasoning, tool-call fragments, a host-run tool's result, tool uses and their answers,
+   * a turn's end): the provider reads its wire here, once per event. Called once per ingested
+   * event (duplicates are dropped before), in order, so state that joins events (streamed
+   * previews) belongs in the conn, never on the provider. Must not throw (a throw counts as
+   * nothing decoded); return `NO_HOST_EVENTS` for an event that says nothing.
    */
-  pendingToolUses?(history: readonly RawEvent[]): readonly ToolUse[];
-  /**
-   * Host-run tool uses in the request's history (oldest first) that `ids` names and that still wait
-   * for a confirmation, when a `requires_action` re-names them without repeating the tool uses
-   * (a partial answer re-emits the rest). Default: none.
-   */
-  pendingConfirmations?(history: readonly RawEvent[], ids: readonly string[]): readonly ToolUse[];
-  /**
-   * Maps one raw event of the session `conn` to a normalized text chunk (or undefined). Called
-   * once per ingested event, in order; state that joins chunks (streamed previews) belongs in the
-   * conn, never on the provider. Default: no deltas.
-   */
-  textDelta?(conn: Conn, event: RawEvent): string | { readonly text: string; readonly messageId?: string } | undefined;
-  /**
-   * Maps one raw event of the session `conn` to the result of a tool the host ran itself (a server
-   * tool, an MCP tool run by the host), or undefined. Called once per ingested event, in order,
-   * like `textDelta`; a recognized event is followed by an `agentrx.host_tool_result`, which
-   * `toAgUi` turns into the call's TOOL_CALL_RESULT (and consumers' `onToolResult` with
-   * `hostRun: true`). `content` is the result text (blocks joined). Must not throw (a throw counts
-   * as no result). Default: host-run tools are announced without results.
-   */
-  hostToolResult?(conn: Conn, event: RawEvent): { readonly toolUseId: string; readonly content: string; readonly isError: boolean } | undefined;
-  /**
-   * Maps one raw event of the session `conn` to the reasoning text it carries (the model thinking
-   * before it answers: `reasoning_content` on OpenAI-compatible servers), or undefined. Called
-   * once per ingested event, in order, like `textDelta`; a recognized event is followed by an
-   * `agentrx.reasoning_delta`, which `toAgUi` turns into REASONING_* events. `messageId` names the
-   * reasoning message: keep it apart from the text message's id. Must not throw (a throw counts
-   * as no reasoning). Default: no reasoning is reported, and no session pays for the operator.
-   */
-  reasoningDelta?(conn: Conn, event: RawEvent): string | { readonly text: string; readonly messageId?: string } | undefined;
-  /**
-   * Maps one raw event of the session `conn` to the fragments of tool-call arguments it carries
-   * as the host streams them (one, or several for parallel calls in one event), or undefined.
-   * Called once per ingested event, in order; each fragment is followed by an
-   * `agentrx.tool_call_delta`, and `toAgUi` opens the call (TOOL_CALL_START) at its first fragment
-   * and sends each as TOOL_CALL_ARGS, so the turn's end only closes it. `toolUseId` must be the id
-   * the turn's `normalize` gives the call (and its result uses); `name` is required on a call's
-   * first fragment; the concatenated `argsDelta`s should be the call's final arguments (when they
-   * are not, `toAgUi` says so, see `TOOL_CALL_ARGS_REPLACED_EVENT`). A call the host never streams
-   * is announced whole at the turn's end. Must not throw (a throw counts as no fragment).
-   * Default: calls are announced whole at the turn's end, and no session pays for the operator.
-   */
-  toolCallDelta?(
-    conn: Conn,
-    event: RawEvent,
-  ):
-    | { readonly toolUseId: string; readonly name?: string; readonly argsDelta: string; readonly parentMessageId?: string }
-    | readonly { readonly toolUseId: string; readonly name?: string; readonly argsDelta: string; readonly parentMessageId?: string }[]
-    | undefined;
-  /** Dedupe key of an event. Default: its string `id` field. */
-  eventId?(event: RawEvent): string | undefined;
+  decode(conn: Conn, event: RawEvent): readonly HostEvent[];
+  /** Dedupe key of an event (undefined: the event is never taken for a duplicate). See `defaultEventId`. */
+  eventId(event: RawEvent): string | undefined;
   /** The client-held conversation history, verbatim, if the provider keeps one. */
   transcript?(conn: Conn): readonly RawEvent[] | undefined;
   /**
@@ -234,7 +190,8 @@ export interface ProviderBase<Conn = unknown, Input = unknown> {
 
 /**
  * A host that runs the loop itself and streams its events on a long-lived attachment; inputs are
- * posted out of band and a turn ends on a boundary event (Claude Managed Agents).
+ * posted out of band and a turn ends on the event its `decode` reports as `turn_end` (Claude
+ * Managed Agents).
  */
 export interface StreamingProvider<Conn = unknown, Input = unknown> extends ProviderBase<Conn, Input> {
   readonly mode: 'streaming';
@@ -246,8 +203,6 @@ export interface StreamingProvider<Conn = unknown, Input = unknown> extends Prov
   stream(conn: Conn): Observable<StreamItem>;
   /** Posts input; its events arrive on the stream. */
   pushInput(conn: Conn, input: Input, signal: AbortSignal): Promise<void>;
-  /** Does this event close a turn? */
-  isTurnBoundary(event: RawEvent): boolean;
   /**
    * Called after the Session re-attached the stream (a drop, or a resume): lists history and
    * returns what was missed and what is unanswered. Default: nothing. `cursor` tells where
@@ -284,7 +239,7 @@ export interface TurnProvider<Conn = unknown, Input = unknown> extends ProviderB
  */
 export type AgentProvider<Conn = unknown, Input = unknown> = StreamingProvider<Conn, Input> | TurnProvider<Conn, Input>;
 
-/** Default `eventId`: the event's string `id`. */
+/** The usual `eventId`: the event's non-empty string `id`. */
 export function defaultEventId(event: RawEvent): string | undefined {
   const id = event['id'];
   return typeof id === 'string' && id.length > 0 ? id : undefined;

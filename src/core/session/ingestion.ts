@@ -1,98 +1,77 @@
 import { Subject, type Observable } from 'rxjs';
-import {
-  RecentKeys,
-  hostToolResultEvent,
-  reasoningDeltaEvent,
-  textDeltaEvent,
-  toolCallDeltaEvents,
-  type HostToolResultOf,
-  type TextDeltaResult,
-  type ToolCallDeltaOf,
-} from '../events/operators/index.js';
+import { RecentKeys } from '../events/operators/index.js';
 import type { AgentRxEvent, EventDraft, SessionEvent } from '../events/session-event.js';
 import type { RawEvent } from '../model.js';
-import { defaultEventId, type AgentProvider, type IngestCursor } from '../plugin/agent-provider.js';
+import type { AgentProvider, IngestCursor } from '../plugin/agent-provider.js';
+import { NO_HOST_EVENTS, type HostEvent } from '../plugin/host-event.js';
+import { derivedEvent, keptForRecovery, type RecoveryEvent } from './host-event-drafts.js';
 
 /** Provider events kept per request for split-batch recovery when `retainEvents` is off. */
 export const UNRETAINED_HISTORY = 1_000;
 
-/** How one session's events are identified, translated and kept. */
+/** How one session's events are identified, decoded and kept. */
 export interface IngestionOptions {
   /** The provider id stamped on every envelope. */
   readonly providerId: string;
   /** Dedupe key of a provider event. */
   eventId(raw: RawEvent): string | undefined;
-  /** The provider's text of a provider event (bound to the session's conn), or undefined. */
-  textDelta(raw: RawEvent): TextDeltaResult;
-  /** The provider's host-run tool result of a provider event (bound to the session's conn); absent: none. */
-  hostToolResult?(raw: RawEvent): HostToolResultOf;
-  /** The provider's reasoning text of a provider event (bound to the session's conn); absent: none. */
-  reasoningDelta?(raw: RawEvent): TextDeltaResult;
-  /** The provider's streamed tool-call argument fragments of a provider event (bound to the session's conn); absent: none. */
-  toolCallDelta?(raw: RawEvent): ToolCallDeltaOf;
+  /** What the provider decodes of a provider event (bound to the session's conn); called once per ingested event. */
+  decode(raw: RawEvent): readonly HostEvent[];
   /** Ids of the most recently ingested provider events always remembered. */
   readonly dedupeWindow: number;
   /** Keep every provider event of a request in `history` (else a bounded window). */
   readonly retainEvents: boolean;
 }
 
+/** One ingested (not duplicate) provider event and what its provider decoded of it. */
+export interface Decoded {
+  readonly raw: RawEvent;
+  readonly host: readonly HostEvent[];
+}
+
 /**
- * The ingestion pipeline of one session: drafts → dedupe by id → tool-call deltas, text deltas,
- * reasoning deltas, host tool results → `seq` → `events$`. What a provider event carries follows
- * it in this order: reasoning, text, tool-call fragments (the thinking comes before the answer it
- * leads to), with a host tool result first.
+ * The ingestion pipeline of one session: drafts → dedupe by id → decode (the provider's
+ * `HostEvent`s) → the agentrx events they carry → `seq` → `events$`. What a provider event carries
+ * follows it in this order: a host tool result, reasoning, text, tool-call fragments (the thinking
+ * comes before the answer it leads to).
  * Provider events enter through `ingest`, the Session's own typed events through `emit`; both get
  * an envelope stamped with the next `seq`, gap-free, and a duplicate provider event (an id already
- * in the window) gets none. It also keeps the request's provider events for recovery and the turn
- * counter the envelopes carry. Synchronous: an envelope is on `events$` when `ingest` returns.
+ * in the window) gets none and is never decoded. It also keeps the request's provider events (and
+ * the HostEvents a `requires_action` is answered from) for recovery, and the turn counter the
+ * envelopes carry. Synchronous: an envelope is on `events$` when `ingest` returns.
  */
 export class Ingestion {
   /** Every envelope, in `seq` order. Completes on `complete()`. */
   readonly events$: Observable<SessionEvent>;
+  /** Every ingested provider event with its HostEvents, right after their envelopes. Completes on `complete()`. */
+  readonly decoded$: Observable<Decoded>;
   /** The provider-side session id stamped on envelopes (set once the session is open). */
   sessionId: string | undefined;
   private readonly bus = new Subject<SessionEvent>();
+  private readonly decodedBus = new Subject<Decoded>();
   /** Ids of the most recently ingested provider events (bounded by `dedupeWindow`). */
   private readonly seen: RecentKeys;
   private seq = 0;
   private turnNo = 0;
   private requestEvents: RawEvent[] = [];
+  private requestHost: RecoveryEvent[] = [];
   private done = false;
 
-  /**
-   * The ingestion of one session of `provider`: its event ids, and its text deltas, reasoning,
-   * tool-call fragments and host tool results read with the session's conn.
-   */
+  /** The ingestion of one session of `provider`: its event ids, and its events decoded with the session's conn. */
   static forProvider(provider: AgentProvider, conn: () => unknown, opts: Pick<IngestionOptions, 'dedupeWindow' | 'retainEvents'>): Ingestion {
-    const textDelta = provider.textDelta?.bind(provider);
-    const hostToolResult = provider.hostToolResult?.bind(provider);
-    const reasoningDelta = provider.reasoningDelta?.bind(provider);
-    const toolCallDelta = provider.toolCallDelta?.bind(provider);
     return new Ingestion({
       providerId: provider.id,
-      eventId: provider.eventId?.bind(provider) ?? defaultEventId,
-      textDelta: textDelta ? (raw) => textDelta(conn(), raw) : () => undefined,
-      ...(hostToolResult ? { hostToolResult: (raw: RawEvent) => hostToolResult(conn(), raw) } : {}),
-      ...(reasoningDelta ? { reasoningDelta: (raw: RawEvent) => reasoningDelta(conn(), raw) } : {}),
-      ...(toolCallDelta ? { toolCallDelta: (raw: RawEvent) => toolCallDelta(conn(), raw) } : {}),
+      eventId: (raw) => provider.eventId(raw),
+      decode: (raw) => provider.decode(conn(), raw),
       dedupeWindow: opts.dedupeWindow,
       retainEvents: opts.retainEvents,
     });
   }
 
-  /** The provider's readers, called as methods of `opts`; only those it has. */
-  private readonly textDelta: (raw: RawEvent) => TextDeltaResult;
-  private readonly hostToolResult: ((raw: RawEvent) => HostToolResultOf) | undefined;
-  private readonly reasoningDelta: ((raw: RawEvent) => TextDeltaResult) | undefined;
-  private readonly toolCallDelta: ((raw: RawEvent) => ToolCallDeltaOf) | undefined;
-
   constructor(private readonly opts: IngestionOptions) {
     this.seen = new RecentKeys(opts.dedupeWindow);
     this.events$ = this.bus.asObservable();
-    this.textDelta = (raw) => opts.textDelta(raw);
-    this.hostToolResult = opts.hostToolResult?.bind(opts);
-    this.reasoningDelta = opts.reasoningDelta?.bind(opts);
-    this.toolCallDelta = opts.toolCallDelta?.bind(opts);
+    this.decoded$ = this.decodedBus.asObservable();
   }
 
   /** The turn within the current request: 0 before its first turn closes. */
@@ -103,6 +82,11 @@ export class Ingestion {
   /** The provider events of the current request, oldest first (bounded unless `retainEvents`). */
   get history(): readonly RawEvent[] {
     return this.requestEvents;
+  }
+
+  /** The current request's tool uses, their answers and its turn ends, oldest first (what a `requires_action` is answered from). */
+  get hostHistory(): readonly RecoveryEvent[] {
+    return this.requestHost;
   }
 
   /**
@@ -117,13 +101,16 @@ export class Ingestion {
 
   /** Lets go of the request's provider events once its terminal is reached (when they are not retained for the result). */
   releaseHistory(): void {
-    if (!this.opts.retainEvents) this.requestEvents = [];
+    if (this.opts.retainEvents) return;
+    this.requestEvents = [];
+    this.requestHost = [];
   }
 
   /** Starts a request: turn 0 and an empty history. */
   beginRequest(): void {
     this.turnNo = 0;
     this.requestEvents = [];
+    this.requestHost = [];
   }
 
   /** Counts a closed turn and returns its number. */
@@ -133,14 +120,23 @@ export class Ingestion {
 
   /** Feeds one provider event (it belongs to the turn in progress). Returns false for a duplicate. */
   ingest(raw: RawEvent): boolean {
-    const before = this.seq;
-    this.accept({ source: 'provider', id: this.opts.eventId(raw), raw, turn: this.turnNo + 1 });
-    return this.seq !== before;
+    if (this.done) return false;
+    const id = this.opts.eventId(raw);
+    if (typeof id === 'string') {
+      if (this.seen.has(id)) return false;
+      this.seen.add(id);
+    }
+    const turn = this.turnNo + 1;
+    this.stamp(id !== undefined ? { source: 'provider', id, raw, turn } : { source: 'provider', raw, turn });
+    const host = this.decode(raw);
+    if (host.length > 0) this.derive(host, turn);
+    this.decodedBus.next({ raw, host });
+    return true;
   }
 
   /** Publishes one of the Session's own events (it belongs to the last closed turn). */
   emit(ev: AgentRxEvent): void {
-    this.accept({ source: 'agentrx', raw: ev, turn: this.turnNo });
+    this.stamp({ source: 'agentrx', raw: ev, turn: this.turnNo });
   }
 
   /** Where ingestion stands, for a provider's `reconnect`. */
@@ -152,42 +148,44 @@ export class Ingestion {
   complete(): void {
     this.done = true;
     this.bus.complete();
+    this.decodedBus.complete();
+  }
+
+  /** The provider's HostEvents of `raw`; a throw or a malformed answer is nothing. */
+  private decode(raw: RawEvent): readonly HostEvent[] {
+    try {
+      const host = this.opts.decode(raw);
+      return Array.isArray(host) ? host : NO_HOST_EVENTS;
+    } catch {
+      return NO_HOST_EVENTS;
+    }
   }
 
   /**
-   * One draft through the ingestion, in one call rather than a chain of Subjects and operators
-   * (this runs for every event of every session; `bench/pipeline`): dropped when its id was
-   * already ingested (`dedupeById`), stamped, then followed by what the provider reads from it,
-   * each stamped in turn — a host tool result, reasoning, text, tool-call fragments: the order of
-   * the operator chain `extractToolCallDeltas → extractTextDeltas → extractReasoningDeltas →
-   * extractHostToolResults`, whose derivations it calls (only those the provider has). Provider
-   * callbacks that throw count as "nothing", as in the operators.
+   * Stamps what one provider event carries, in one call rather than a chain of Subjects and
+   * operators (this runs for every event of every session; `bench/pipeline`): a host tool result,
+   * reasoning, text, tool-call fragments — the order of the operator chain
+   * `extractToolCallDeltas → extractTextDeltas → extractReasoningDeltas → extractHostToolResults`,
+   * whatever order the provider decoded them in — and keeps those a `requires_action` is answered
+   * from.
    */
-  private accept(d: EventDraft): void {
-    if (this.done) return;
-    if (d.source === 'provider' && typeof d.id === 'string') {
-      if (this.seen.has(d.id)) return;
-      this.seen.add(d.id);
+  private derive(host: readonly HostEvent[], turn: number): void {
+    if (host.length === 1) {
+      this.deriveOne(host[0], turn);
+      return;
     }
-    this.stamp(d);
-    if (d.source !== 'provider') return;
-    const { raw, turn } = d;
-    if (this.hostToolResult) {
-      const host = hostToolResultEvent(this.hostToolResult, raw);
-      if (host !== undefined) this.stamp({ source: 'agentrx', turn, raw: host });
+    for (let rank = 0; rank <= 4; rank++) for (const h of host) if (rankOf(h) === rank) this.deriveOne(h, turn);
+  }
+
+  private deriveOne(h: HostEvent | undefined, turn: number): void {
+    if (h === undefined || h === null || typeof h !== 'object') return;
+    if (keptForRecovery(h)) {
+      this.requestHost.push(h);
+      if (!this.opts.retainEvents && this.requestHost.length > 2 * UNRETAINED_HISTORY) this.requestHost.splice(0, this.requestHost.length - UNRETAINED_HISTORY);
+      return;
     }
-    if (this.reasoningDelta) {
-      const reasoning = reasoningDeltaEvent(this.reasoningDelta, raw, turn);
-      if (reasoning !== undefined) this.stamp({ source: 'agentrx', turn, raw: reasoning });
-    }
-    const text = textDeltaEvent(this.textDelta, raw, turn);
-    if (text !== undefined) this.stamp({ source: 'agentrx', turn, raw: text });
-    if (this.toolCallDelta) {
-      const calls = toolCallDeltaEvents(this.toolCallDelta, raw);
-      if (calls === undefined) return;
-      if (!Array.isArray(calls)) this.stamp({ source: 'agentrx', turn, raw: calls as AgentRxEvent });
-      else for (const call of calls as readonly AgentRxEvent[]) this.stamp({ source: 'agentrx', turn, raw: call });
-    }
+    const ev = derivedEvent(h, turn);
+    if (ev !== undefined) this.stamp({ source: 'agentrx', turn, raw: ev });
   }
 
   private stamp(d: EventDraft): void {
@@ -210,5 +208,21 @@ export class Ingestion {
       if (!this.opts.retainEvents && this.requestEvents.length > 2 * UNRETAINED_HISTORY) this.requestEvents.splice(0, this.requestEvents.length - UNRETAINED_HISTORY);
     }
     this.bus.next(env);
+  }
+}
+
+/** Where a HostEvent's agentrx event goes among those of one provider event (recovery ones last: they stamp nothing). */
+function rankOf(h: HostEvent): number {
+  switch (h?.kind) {
+    case 'host_tool_result':
+      return 0;
+    case 'reasoning':
+      return 1;
+    case 'text':
+      return 2;
+    case 'tool_call_delta':
+      return 3;
+    default:
+      return 4;
   }
 }

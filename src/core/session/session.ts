@@ -1,12 +1,14 @@
-import { Observable, ReplaySubject, share } from 'rxjs';
+import { share, type Observable } from 'rxjs';
 import { randomUUID } from 'node:crypto';
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import type { AgUiEvent } from '../events/agui-event.js';
-import { toAgUi } from '../events/operators/index.js';
+import { agUiOf, withAgUi, type TranslatedEvent } from '../events/translated-event.js';
 import type { AgentRxEvent, SessionEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
-import type { AgentSpec, RawEvent, SessionResult, TurnResult } from '../model.js';
+import type { AgentSpec, RawEvent, SessionResult } from '../model.js';
 import type { AgentProvider } from '../plugin/agent-provider.js';
+import { toolConfirmationOf } from '../plugin/host-event.js';
+import type { LiveSession } from '../plugin/live-session.js';
 import { stopReasonForCode, type StopReason } from '../plugin/event-consumer.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { ToolDispatcher } from '../tools/tool-dispatcher.js';
@@ -14,18 +16,19 @@ import { AsyncQueue, abortReason, abortable, followAbort } from '../util/async.j
 import type { ConsumerAttachment } from './consumer-hub.js';
 import type { HostLink, HostLinkEvents } from './host-link.js';
 import { Ingestion } from './ingestion.js';
+import { RequestLoop } from './request-loop.js';
+import { isMessage, type InboxItem } from './request-step.js';
 import { RequestState } from './request-state.js';
 import { AgentState } from './agent-state.js';
 import { withPriorConversation } from './prior-conversation.js';
 import { SessionJournal } from './session-journal.js';
+import { SessionOutcome } from './session-outcome.js';
 import type { ResolvedSessionOptions } from './session-options.js';
 import { StreamAttachment } from './stream-attachment.js';
-import { Answer, ToolAnswerer, type Asked } from './tool-answerer.js';
+import { ToolAnswerer, type Asked } from './tool-answerer.js';
 import { TurnPoller } from './turn-poller.js';
 
-/** The text sent when `requireTerminalTool` re-prompts after an `end_turn` without the tool. */
-export const REPROMPT_TEXT = (tool: string): string =>
-  `You ended your turn without calling the \`${tool}\` tool. The task is complete only when you call \`${tool}\`. Call it now.`;
+export { REPROMPT_TEXT } from './request-loop.js';
 
 /** Default kickoff text when no prompt is given (as in the reference library). */
 export const DEFAULT_KICKOFF = 'Begin.';
@@ -39,21 +42,13 @@ export interface SessionDeps {
   /** Provisions (or looks up) the provider-side agent; its handle goes to `open`. */
   provision(): Promise<unknown>;
   readonly logger: Logger;
-  /** Attaches the consumers to the session's AG-UI stream. */
-  attachConsumers(agui$: Observable<AgUiEvent>, sessionId: () => string | undefined): ConsumerAttachment;
+  /** Attaches the consumers to the session's envelopes paired with their AG-UI translation. */
+  attachConsumers(translated$: Observable<TranslatedEvent>, sessionId: () => string | undefined): ConsumerAttachment;
   /** Bound on the best-effort host interrupt sent on cancel or timeout (`timeouts.interruptMs`). */
   readonly interruptTimeoutMs: number;
   /** Called once when the session has fully closed. */
   onClosed?(): void;
 }
-
-type InboxItem =
-  | { readonly kind: 'turn'; readonly events: readonly RawEvent[] }
-  | { readonly kind: 'redrive'; readonly asked: Asked }
-  | { readonly kind: 'message'; readonly text: string };
-
-/** A follow-up message: what `close()` still answers before the session ends. */
-const isMessage = (item: InboxItem): boolean => item.kind === 'message';
 
 /**
  * One agent session: the public object and the request loop. It drives the host turn by turn
@@ -62,7 +57,7 @@ const isMessage = (item: InboxItem): boolean => item.kind === 'message';
  * pipeline on `events$` (envelopes) and `agui$` (AG-UI). All work is serialized: turns, redrives
  * and follow-up messages go through one inbox, handled one at a time.
  */
-export class Session {
+export class Session implements LiveSession {
   /** Every event of the session, in `seq` order, gap-free. Completes when the session closes. */
   readonly events$: Observable<SessionEvent>;
   /** The AG-UI translation of `events$`. */
@@ -77,15 +72,13 @@ export class Session {
   readonly result: Promise<SessionResult>;
   /** Resolves once the session has fully closed: provider released, every consumer stopped. */
   readonly closed: Promise<void>;
-  private markClosed!: () => void;
-  private settleResult!: { resolve(r: SessionResult): void; reject(e: AgentRxError): void };
-
-  private readonly results = new ReplaySubject<SessionResult>(1);
+  private readonly outcome = new SessionOutcome();
   private readonly inbox = new AsyncQueue<InboxItem>();
   private readonly ctrl = new AbortController();
   private readonly ingestion: Ingestion;
   private readonly link: HostLink;
   private readonly answerer: ToolAnswerer;
+  private readonly loop: RequestLoop;
   private readonly journal: SessionJournal;
   private readonly consumers: ConsumerAttachment;
   private conn: unknown;
@@ -110,13 +103,11 @@ export class Session {
     this.agentState = new AgentState(opts.state as Record<string, unknown> | undefined);
     this.journal = new SessionJournal(deps.store, provider.id, (error) => this.ctrl.abort(error), (name) => deps.dispatcher.isIdempotent(name));
     this.events$ = this.ingestion.events$;
-    this.agui$ = this.events$.pipe(toAgUi(), share());
-    this.results$ = this.results.asObservable();
-    this.result = new Promise<SessionResult>((resolve, reject) => (this.settleResult = { resolve, reject }));
-    this.closed = new Promise<void>((resolve) => (this.markClosed = resolve));
-    // The caller may never await `result` (live sessions use results$); do not crash the process.
-    this.result.catch(() => undefined);
-    this.consumers = deps.attachConsumers(this.agui$, () => this.sessionIdValue);
+    // One AG-UI translation per event, shared by the consumers and `agui$`.
+    const translated$ = this.events$.pipe(withAgUi(), share());
+    this.agui$ = translated$.pipe(agUiOf());
+    ({ results$: this.results$, result: this.result, closed: this.closed } = this.outcome);
+    this.consumers = deps.attachConsumers(translated$, () => this.sessionIdValue);
     this.request$ = new RequestState(opts);
     const events: HostLinkEvents = {
       turn: (turnEvents) => this.inbox.push({ kind: 'turn', events: turnEvents }),
@@ -128,10 +119,14 @@ export class Session {
         ? new StreamAttachment(provider, conn, this.ingestion, events, { live, ...opts, interruptTimeoutMs: deps.interruptTimeoutMs }, this.ctrl.signal, deps.logger)
         : new TurnPoller(provider, conn, this.ingestion, events, deps.logger);
     this.answerer = new ToolAnswerer(
-      { provider, dispatcher: deps.dispatcher, store: deps.store, logger: deps.logger, emit: (ev) => this.emitWithState(ev), state: () => this.agentState.value, sessionId: () => this.logId, history: () => this.ingestion.history,
+      { provider, dispatcher: deps.dispatcher, store: deps.store, logger: deps.logger, emit: (ev) => this.emitWithState(ev), state: () => this.agentState.value, sessionId: () => this.logId, history: () => this.ingestion.hostHistory,
         beforeTools: () => (provider.transcript && deps.store.durable !== false ? this.journal.checkpoint({ transcript: provider.transcript(this.conn) }, { sync: false }) : Promise.resolve()), beforeRecord: () => this.journal.handOver() },
       { confirmTool: opts.confirmTool, live, toolTimeoutMs: opts.toolTimeoutMs, toolConcurrency: opts.toolConcurrency },
     );
+    this.loop = new RequestLoop({
+      provider, inbox: this.inbox, link: this.link, answerer: this.answerer, ingestion: this.ingestion, state: this.request$, agentState: this.agentState, journal: this.journal,
+      outcome: this.outcome, opts, live, conn, sessionId: () => this.sessionIdValue, threadId: () => this.threadId, abort: (error) => this.ctrl.abort(error),
+    });
     if (opts.signal) followAbort(opts.signal, () => this.cancel(), this.closed);
     void this.main();
   }
@@ -170,10 +165,8 @@ export class Session {
    */
   async sendEvent(event: RawEvent): Promise<void> {
     // A decision on a local tool that waits for approval (requireApproval) is taken here.
-    if (event['type'] === 'user.tool_confirmation' && typeof event['tool_use_id'] === 'string') {
-      const decision = { toolUseId: event['tool_use_id'], allow: event['result'] === 'allow', ...(typeof event['deny_message'] === 'string' ? { denyMessage: event['deny_message'] } : {}) };
-      if (this.answerer.approve(decision)) return;
-    }
+    const decision = toolConfirmationOf(event);
+    if (decision && this.answerer.approve(decision)) return;
     const p = this.deps.provider;
     if (p.mode !== 'streaming' || !p.rawInput) {
       throw new AgentRxError('unsupported', `provider '${p.id}' does not accept raw events (sendEvent needs a streaming provider)`);
@@ -209,6 +202,18 @@ export class Session {
     if (this.idle) this.ctrl.abort(new SessionClosing());
   }
 
+  /** The caller is done with this session: it closes as with `close()`; resolves once it has closed. */
+  async release(): Promise<void> {
+    this.close();
+    await this.closed;
+  }
+
+  /** This process shuts down: `cancelForShutdown()`, resolved once the session has closed. */
+  async leave(): Promise<void> {
+    this.cancelForShutdown();
+    await this.closed;
+  }
+
   // ---------------------------------------------------------------- the loop
 
   private async main(): Promise<void> {
@@ -227,14 +232,14 @@ export class Session {
         if (first !== undefined) {
           const input = first;
           first = undefined;
-          await this.request(input, signal);
+          await this.loop.run(input, signal);
         } else {
           const item = await this.nextInput(signal);
           if (item.kind === 'message') {
-            await this.request(this.deps.provider.userInput(item.text), signal);
+            await this.loop.run(this.deps.provider.userInput(item.text), signal);
           } else {
             this.inbox.unshift(item);
-            await this.request(undefined, signal);
+            await this.loop.run(undefined, signal);
           }
         }
         if (!this.live) break;
@@ -293,80 +298,6 @@ export class Session {
     if (open.uses.length > 0 || open.confirmations.length > 0) this.inbox.push({ kind: 'redrive', asked: open });
   }
 
-  /**
-   * Runs one request to its terminal. The inbox is handled in arrival order: turns that closed
-   * before the request (missed during a gap, or found on a resume) come first, then redrives,
-   * then `input`. Only one input waits for a turn at a time; tool results and redrives are
-   * sent as soon as they are ready.
-   */
-  private async request(input: unknown, signal: AbortSignal): Promise<void> {
-    this.beginRequest();
-    const toSend: unknown[] = input !== undefined ? [input] : [];
-    let awaiting = false;
-    const send = async (next: unknown): Promise<void> => {
-      await this.link.send(next instanceof Answer ? next.input : next, signal);
-      awaiting = true;
-      if (next instanceof Answer) await this.answerer.posted(next);
-    };
-    for (;;) {
-      let item = this.inbox.tryTake(notMessage);
-      if (!item && !awaiting && toSend.length > 0) {
-        if (!this.link.hostMidTurn) {
-          await send(toSend.shift());
-          continue;
-        }
-        this.ingestion.emit({ type: 'agentrx.diagnostic', message: 'the host is still running a turn; the input is sent once that turn ends' });
-      }
-      if (!item) {
-        if (!this.link.unprompted) throw new AgentRxError('provider_error', 'nothing to send: every unanswered tool use was already answered and no prompt was given');
-        item = await this.inbox.take(signal, notMessage);
-      }
-      if (item.kind === 'redrive') {
-        const open = this.answerer.unanswered(item.asked);
-        const answer = open.uses.length > 0 || open.confirmations.length > 0 ? await this.answerer.answer(open, signal) : undefined;
-        if (answer !== undefined) await send(answer);
-        // Confirmations announced for the caller to answer: the host's next turn follows sendEvent.
-        else if (this.answerer.waitsForCaller(item.asked.confirmations)) awaiting = true;
-        continue;
-      }
-      if (item.kind !== 'turn') continue;
-      awaiting = false;
-      const turn = this.deps.provider.normalize(item.events);
-      const turnNo = this.ingestion.closeTurn();
-      this.request$.count(turn);
-      this.ingestion.emit({ type: 'agentrx.turn_end', turn: turnNo, terminal: turn.terminal, stopReason: turn.stopReason, usage: turn.usage, customToolUses: turn.customToolUses, serverToolUses: turn.serverToolUses });
-      if (turn.terminal === 'requires_action') {
-        const asked = this.answerer.asked(turn);
-        this.request$.checkLimits(turnNo);
-        const answer = await this.answerer.answer(asked, signal);
-        if (answer !== undefined) await send(answer);
-        // Nothing to post: the caller answers the confirmations with sendEvent; the host's next turn follows.
-        else awaiting = true;
-        continue;
-      }
-      if (turn.terminal === 'end_turn' && toSend.length > 0) continue;
-      if (turn.terminal === 'end_turn' && this.opts.terminalTool && this.request$.missingTerminalTool) {
-        if (this.request$.mayReprompt) {
-          this.request$.checkLimits(turnNo);
-          const text = REPROMPT_TEXT(this.opts.terminalTool);
-          this.ingestion.emit({ type: 'agentrx.reprompt', attempt: ++this.request$.reprompts, text });
-          await send(this.deps.provider.userInput(text));
-          continue;
-        }
-        return this.finish({ ...turn, terminal: 'terminated', stopReason: 'no_terminal_tool' });
-      }
-      return this.finish(turn);
-    }
-  }
-
-  private beginRequest(): void {
-    this.ingestion.beginRequest();
-    this.request$.begin(this.threadId, (error) => this.ctrl.abort(error));
-    this.ingestion.emit({ type: 'agentrx.run_started', runId: this.request$.runId, threadId: this.threadId, resumed: this.deps.provider.resumed(this.conn) });
-    const snapshot = this.agentState.snapshot();
-    if (snapshot) this.ingestion.emit({ type: 'agentrx.state_snapshot', snapshot });
-  }
-
   /** Publishes a session event; after a tool's result, the state changes it made (a JSON Patch). */
   private emitWithState(ev: AgentRxEvent): void {
     this.ingestion.emit(ev);
@@ -376,29 +307,10 @@ export class Session {
     if (ops.length > 0) this.ingestion.emit({ type: 'agentrx.state_delta', delta: ops });
   }
 
-  /** A request's terminal: its record checkpoint (log durable, transcript saved), then its result. */
-  private async finish(turn: TurnResult): Promise<void> {
-    this.request$.end();
-    this.link.terminalReached();
-    const p = this.deps.provider;
-    const events = this.opts.retainEvents ? this.ingestion.history : [];
-    const result = this.request$.result(turn, { sessionId: this.sessionIdValue, provider: p.id, turns: this.ingestion.turn, transcript: p.transcript?.(this.conn), events });
-    this.ingestion.emit({ type: 'agentrx.run_finished', runId: this.request$.runId, threadId: this.threadId, terminal: result.terminal, stopReason: result.stopReason, turns: result.turns, usage: result.usage });
-    // A run closes right after its terminal, and closing syncs the record: this one need not.
-    await this.journal.checkpoint({ status: 'idle', transcript: result.transcript }, { sync: this.live });
-    // An idle live session keeps nothing of the request it no longer needs (recovery is per request).
-    this.ingestion.releaseHistory();
-    this.results.next(result);
-    this.settleResult.resolve(result);
-  }
-
   private async shutdown(reason: StopReason, failure: AgentRxError | undefined): Promise<void> {
     this.request$.end();
     if (failure) this.ingestion.emit({ type: 'agentrx.run_error', runId: this.request$.runId, threadId: this.threadId, code: failure.code, message: failure.message });
-    // `result` settles here when the first request never finished (rejected with `failure`, else session_closed).
-    this.settleResult.reject(failure ?? new AgentRxError('session_closed', 'the session closed before its first request finished'));
-    if (failure && failure.details?.['by'] !== 'stop') this.results.error(failure);
-    else this.results.complete();
+    this.outcome.ended(failure);
     this.isClosed = true;
     try {
       await this.link.release(reason === 'cancelled' || reason === 'timeout');
@@ -411,12 +323,10 @@ export class Session {
       this.ingestion.complete();
       await this.consumers.close(reason).catch(() => undefined);
       this.deps.onClosed?.();
-      this.markClosed();
+      this.outcome.close();
     }
   }
 }
 
 /** The abort reason of `close()` while the loop waits for input: not a failure. */
 class SessionClosing extends Error {}
-
-const notMessage = (i: InboxItem): boolean => i.kind !== 'message';

@@ -1,14 +1,13 @@
-import { filter, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import { groupTurns } from '../events/operators/index.js';
-import type { ProviderEnvelope, SessionEvent } from '../events/session-event.js';
 import type { RawEvent } from '../model.js';
 import type { Reconnected, StreamItem, StreamingProvider } from '../plugin/agent-provider.js';
 import { abortReason, abortable, sleep } from '../util/async.js';
 import { backoffDelay } from '../util/backoff.js';
 import type { Logger } from '../logger.js';
 import { releaseConn, type HostLink, type HostLinkEvents } from './host-link.js';
-import type { Ingestion } from './ingestion.js';
+import type { Decoded, Ingestion } from './ingestion.js';
 
 /** Reconnect settings of a {@link StreamAttachment}. */
 export interface StreamAttachmentOptions {
@@ -25,7 +24,7 @@ export interface StreamAttachmentOptions {
  * (events, errors and closes of a superseded one are ignored). After a drop (an error, or a clean
  * close while the session lives) it backs off, re-attaches **before** listing history, holds the
  * new stream's live events until the history it missed has been fed (older first), then reports
- * what the host still waits on. Turns close on the provider's boundary events.
+ * what the host still waits on. Turns close on the events the provider decodes as `turn_end`.
  */
 export class StreamAttachment implements HostLink {
   readonly unprompted = true;
@@ -52,17 +51,11 @@ export class StreamAttachment implements HostLink {
     private readonly signal: AbortSignal,
     private readonly logger: Logger,
   ) {
-    const isBoundary = (e: ProviderEnvelope): boolean => {
-      try {
-        return provider.isTurnBoundary(e.raw);
-      } catch {
-        return false;
-      }
-    };
-    this.turns = ingestion.events$.pipe(filter((e: SessionEvent): e is ProviderEnvelope => e.source === 'provider'), groupTurns(isBoundary)).subscribe((envs) => {
+    // A turn closes on the event its provider decodes as `turn_end`.
+    this.turns = ingestion.decoded$.pipe(groupTurns(endsTurn)).subscribe((decoded) => {
       // A closed turn ends any turn the host was running when the stream was (re)attached.
       this.midTurn = false;
-      events.turn(envs.map((e) => e.raw));
+      events.turn(decoded.map((d) => d.raw));
     });
   }
 
@@ -189,4 +182,9 @@ export class StreamAttachment implements HostLink {
       this.reconnecting = false;
     }
   }
+}
+
+/** True for an event its provider decoded as the end of a turn. */
+function endsTurn(d: Decoded): boolean {
+  return d.host.some((h) => h.kind === 'turn_end');
 }

@@ -1,12 +1,14 @@
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import type { AgentRxEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
-import type { RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
+import type { ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
 import type { AgentProvider } from '../plugin/agent-provider.js';
 import type { SessionRecord, SessionStore } from '../store/session-store.js';
 import type { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { ToolLedger, type LedgerState } from '../tools/tool-ledger.js';
 import { abortReason, abortable } from '../util/async.js';
+import type { RecoveryEvent } from './host-event-drafts.js';
+import { awaitingConfirmation, pendingToolUses } from './host-history.js';
 import type { ConfirmTool, ToolDecision } from './session-options.js';
 
 /** What a ToolAnswerer needs from its session. */
@@ -21,8 +23,8 @@ export interface ToolAnswererDeps {
   state?(): Record<string, unknown> | undefined;
   /** The provider-side session id (ledger key), once open. */
   sessionId(): string | undefined;
-  /** The provider events of the current request, oldest first (for recovery). */
-  history(): readonly RawEvent[];
+  /** The current request's tool uses, their answers and turn ends, oldest first (for recovery). */
+  history(): readonly RecoveryEvent[];
   /** Called before tools run: the session's record is brought up to date (a resume may need its transcript). */
   beforeTools(): Promise<void>;
   /**
@@ -263,13 +265,13 @@ export class ToolAnswerer {
     if (confirming.size > 0 && requested.length === 0) return [];
     if (requested.length === 0) {
       if (turn.customToolUses.length > 0 || turn.continueWithoutTools) return turn.customToolUses;
-      const pending = this.deps.provider.pendingToolUses?.(this.deps.history()) ?? [];
+      const pending = pendingToolUses(this.deps.history());
       if (pending.length > 0) return pending;
       throw unresolved(turn);
     }
     const known = new Map(turn.customToolUses.map((u) => [u.id, u]));
     if (requested.some((id) => !known.has(id))) {
-      for (const u of this.deps.provider.pendingToolUses?.(this.deps.history()) ?? []) if (!known.has(u.id)) known.set(u.id, u);
+      for (const u of pendingToolUses(this.deps.history())) if (!known.has(u.id)) known.set(u.id, u);
     }
     const uses = requested.flatMap((id): ToolUse[] => {
       const use = known.get(id);
@@ -290,7 +292,7 @@ export class ToolAnswerer {
     const requested = turn.requestedToolUseIds ?? [];
     const found = new Map((turn.confirmationToolUses ?? []).map((u) => [u.id, u]));
     if (requested.some((id) => !found.has(id))) {
-      for (const u of this.deps.provider.pendingConfirmations?.(this.deps.history(), requested) ?? []) if (!found.has(u.id)) found.set(u.id, u);
+      for (const u of awaitingConfirmation(this.deps.history(), requested)) if (!found.has(u.id)) found.set(u.id, u);
     }
     return [...found.values()].filter((u) => !this.confirmed.has(u.id));
   }

@@ -1,13 +1,13 @@
 import { verifyEvents } from '@ag-ui/client';
 import { PassThrough } from 'node:stream';
 import { from, lastValueFrom, Subject, toArray } from 'rxjs';
-import { toWireEvent } from '../../../src/consumers/agui-http/agui-http.stream.js';
+import { toWireEvent } from '../../../src/servers/agui-http/agui-http.stream.js';
 import { JsonlConsumer } from '../../../src/consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../../../src/consumers/terminal/terminal.consumer.js';
 import { OtelConsumer } from '../../../src/consumers/otel/otel.consumer.js';
 import { memoryTracing } from '../otel/otel-spans.js';
 import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
-import { toAgUi } from '../../../src/core/events/operators/to-ag-ui.js';
+import { withAgUi } from '../../../src/core/events/translated-event.js';
 import type { AgentRxEnvelope, AgentRxEvent, SessionEvent } from '../../../src/core/events/session-event.js';
 import { ConsumerHub, type ConsumerError } from '../../../src/core/session/consumer-hub.js';
 import type { EventConsumer, StopReason } from '../../../src/core/plugin/event-consumer.js';
@@ -52,19 +52,15 @@ const fixtures: Fixture[] = [
   { name: 'a stream that ends without a terminal event', events: [started(1), text('a', 'cut off')], reason: 'error', runs: 1 },
 ];
 
-/** Counts lifecycle calls around the consumer under test. */
+/** Counts the stops of the consumer under test (its own `stop`, wrapped on the instance: every other hook stays its own). */
 function instrument(c: EventConsumer): { consumer: EventConsumer; stops: StopReason[] } {
   const stops: StopReason[] = [];
-  const consumer: EventConsumer = {
-    id: c.id,
-    start: (ctx) => c.start?.(ctx),
-    stop: (reason, ctx) => {
-      stops.push(reason);
-      return c.stop?.(reason, ctx);
-    },
-    onEvent: (ev, ctx) => c.onEvent?.(ev, ctx),
+  const stop = c.stop?.bind(c);
+  c.stop = (reason, ctx) => {
+    stops.push(reason);
+    return stop?.(reason, ctx);
   };
-  return { consumer, stops };
+  return { consumer: c, stops };
 }
 
 /** A consumer that takes a macrotask per event. */
@@ -143,7 +139,7 @@ describe.each(Object.keys(subjects))('consumer conformance: %s', (name) => {
       errors$.subscribe((e) => errors.push(e));
       const source = new Subject<SessionEvent>();
       const hub = new ConsumerHub([new ThrowingConsumer(), wrapped, slow, witness], { handlerTimeoutMs: 1000, queueLimit: 1000, stopTimeoutMs: 1000 }, errors$);
-      const attachment = hub.attach(source.pipe(toAgUi()), () => 's');
+      const attachment = hub.attach(source.pipe(withAgUi()), () => 's');
       for (const env of envelopes(fixture.events)) source.next(env);
       source.complete();
       await attachment.close(fixture.reason);

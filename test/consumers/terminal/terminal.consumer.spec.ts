@@ -1,9 +1,9 @@
 import { jest } from '@jest/globals';
 import { PassThrough } from 'node:stream';
-import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
-import type { ToolResultEvent } from '../../../src/core/events/session-event.js';
-import type { ConsumerContext } from '../../../src/core/plugin/event-consumer.js';
+import type { AgentRxEvent } from '../../../src/core/events/session-event.js';
+import type { ToolUse } from '../../../src/core/model.js';
 import { TerminalConsumer } from '../../../src/consumers/terminal/terminal.consumer.js';
+import { HubFeed } from '../feed-hub.js';
 
 class Screen extends PassThrough {
   text = '';
@@ -17,50 +17,50 @@ class Screen extends PassThrough {
   }
 }
 
-const ctx: ConsumerContext = { sessionId: 's', threadId: 't', runId: 'r', seq: 1, at: 0 };
-/** The verbatim `agentrx.tool_result` that toAgUi puts in TOOL_CALL_RESULT.rawEvent. */
-const toolResultRaw = (id: string, name: string, content: string, isError: boolean): ToolResultEvent => ({
-  type: 'agentrx.tool_result',
-  toolUse: { id, name, input: {} },
-  result: { toolUseId: id, content, isError },
-  replayed: false,
-  durationMs: 5,
+const usage = { inputTokens: 0, outputTokens: 0 };
+const started: AgentRxEvent = { type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false };
+const text = (messageId: string, t: string): AgentRxEvent => ({ type: 'agentrx.text_delta', text: t, messageId });
+const turnEnd = (customToolUses: ToolUse[], serverToolUses: ToolUse[] = []): AgentRxEvent => ({
+  type: 'agentrx.turn_end', turn: 1, terminal: 'requires_action', stopReason: 'tool_calls', usage, customToolUses, serverToolUses,
 });
+const toolResult = (id: string, name: string, content: string, isError: boolean): AgentRxEvent => ({
+  type: 'agentrx.tool_result', toolUse: { id, name, input: {} }, result: { toolUseId: id, content, isError }, replayed: false, durationMs: 5,
+});
+const finished = (turns: number, inputTokens = 0, outputTokens = 0): AgentRxEvent => ({
+  type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns, usage: { inputTokens, outputTokens },
+});
+const failed = (code: string, message: string): AgentRxEvent => ({ type: 'agentrx.run_error', runId: 'r', threadId: 't', code, message });
 
-const run: AgUiEvent[] = [
-  { type: 'RUN_STARTED', threadId: 't', runId: 'r' },
-  { type: 'TEXT_MESSAGE_START', messageId: 'm1', role: 'assistant' },
-  { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: 'Let me ' },
-  { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: 'check.' },
-  { type: 'TEXT_MESSAGE_END', messageId: 'm1' },
-  { type: 'TOOL_CALL_START', toolCallId: 'a', toolCallName: 'calculate' },
-  { type: 'TOOL_CALL_ARGS', toolCallId: 'a', delta: '{"expression":"2+2"}' },
-  { type: 'TOOL_CALL_END', toolCallId: 'a' },
-  { type: 'TOOL_CALL_START', toolCallId: 'b', toolCallName: 'read_file' },
-  { type: 'TOOL_CALL_ARGS', toolCallId: 'b', delta: '{"path":"nope.txt"}' },
-  { type: 'TOOL_CALL_END', toolCallId: 'b' },
-  { type: 'CUSTOM', name: 'agentrx.turn_end', value: { turn: 1 } },
-  { type: 'TOOL_CALL_RESULT', messageId: 'a:r', toolCallId: 'a', content: '2+2 = 4', rawEvent: toolResultRaw('a', 'calculate', '2+2 = 4', false) },
-  { type: 'TOOL_CALL_RESULT', messageId: 'b:r', toolCallId: 'b', content: "tool 'read_file' failed: 'nope.txt' does not exist", rawEvent: toolResultRaw('b', 'read_file', "tool 'read_file' failed: 'nope.txt' does not exist", true) },
-  { type: 'TEXT_MESSAGE_START', messageId: 'm2', role: 'assistant' },
-  { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm2', delta: 'It is 4.' },
-  { type: 'TEXT_MESSAGE_END', messageId: 'm2' },
-  { type: 'RUN_FINISHED', threadId: 't', runId: 'r', result: { terminal: 'end_turn', turns: 2, usage: { inputTokens: 120, outputTokens: 30 } } },
+/**
+ * A run with text, two tool calls (one failing) and a summary. Its AG-UI translation: 0 RUN_STARTED,
+ * 1–3 the first message, 4 its end, 5–10 the two calls, 11 the turn's end, 12–13 the results, …
+ */
+const run: AgentRxEvent[] = [
+  started,
+  text('m1', 'Let me '),
+  text('m1', 'check.'),
+  turnEnd([
+    { id: 'a', name: 'calculate', input: { expression: '2+2' } },
+    { id: 'b', name: 'read_file', input: { path: 'nope.txt' } },
+  ]),
+  toolResult('a', 'calculate', '2+2 = 4', false),
+  toolResult('b', 'read_file', "tool 'read_file' failed: 'nope.txt' does not exist", true),
+  text('m2', 'It is 4.'),
+  finished(2, 120, 30),
 ];
 
-function play(c: TerminalConsumer, events: AgUiEvent[]): void {
-  c.start();
-  for (const e of events) c.onEvent(e, ctx);
-  c.stop('completed');
+/** Feeds `events` to the consumer through the consumer hub, then stops it. */
+async function play(c: TerminalConsumer, events: AgentRxEvent[]): Promise<void> {
+  await new HubFeed([c]).push(...events).close();
 }
 
 describe('TerminalConsumer', () => {
-  describe('.onEvent', () => {
+  describe('hooks (fed through the consumer hub)', () => {
     describe('when stdout is not a TTY', () => {
-      it('should print plain, deterministic lines with a summary', () => {
+      it('should print plain, deterministic lines with a summary', async () => {
         let t = 1_000;
         const screen = new Screen(false);
-        play(new TerminalConsumer({ out: screen, env: {}, now: () => (t += 100) }), run);
+        await play(new TerminalConsumer({ out: screen, env: {}, now: () => (t += 100) }), run);
         expect(screen.text).toBe(
           [
             'Let me check.',
@@ -74,29 +74,33 @@ describe('TerminalConsumer', () => {
       });
     });
 
-    describe('when the run errors', () => {
-      it('should print the code and message', () => {
+    describe('when the clock is the events\' own (a replay)', () => {
+      it('should time the run from its events, not from the wall clock', async () => {
         const screen = new Screen(false);
-        play(new TerminalConsumer({ out: screen, env: {} }), [run[0]!, run[1]!, run[2]!, { type: 'RUN_ERROR', message: 'the run did not finish within 40 ms', code: 'timeout' }]);
+        await new HubFeed([new TerminalConsumer({ out: screen, env: {}, clock: 'events', now: () => 99_999 })]).at(5_000, started).at(7_500, finished(1)).close();
+        expect(screen.text).toBe('✓ end_turn · turns 1 · tool calls 0 · tokens 0 in / 0 out · 2.5s\n');
+      });
+    });
+
+    describe('when the run errors', () => {
+      it('should print the code and message', async () => {
+        const screen = new Screen(false);
+        await play(new TerminalConsumer({ out: screen, env: {} }), [run[0]!, run[1]!, failed('timeout', 'the run did not finish within 40 ms')]);
         expect(screen.text).toBe('Let me \n✗ error [timeout]: the run did not finish within 40 ms\n');
       });
     });
 
     describe('when the text, a tool call or its result carries terminal escape sequences (untrusted model or file text)', () => {
-      it('should print them as visible control pictures, never execute them', () => {
+      it('should print them as visible control pictures, never execute them', async () => {
         const screen = new Screen(false);
         const title = '\u001b]0;pwned\u0007';
         const clear = '\u001b[2J\u001b[H';
-        play(new TerminalConsumer({ out: screen, env: {} }), [
-          run[0]!,
-          { type: 'TEXT_MESSAGE_START', messageId: 'm1', role: 'assistant' },
-          { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `hi${title}${clear}\r\u009b31m` },
-          { type: 'TEXT_MESSAGE_END', messageId: 'm1' },
-          { type: 'TOOL_CALL_START', toolCallId: 'a', toolCallName: `read${clear}` },
-          { type: 'TOOL_CALL_ARGS', toolCallId: 'a', delta: `{"path":"${title}"}` },
-          { type: 'TOOL_CALL_END', toolCallId: 'a' },
-          { type: 'TOOL_CALL_RESULT', messageId: 'r1', toolCallId: 'a', content: `file${clear}` },
-          { type: 'RUN_ERROR', message: `bad${title}`, code: 'timeout' },
+        await play(new TerminalConsumer({ out: screen, env: {} }), [
+          started,
+          text('m1', `hi${title}${clear}\r\u009b31m`),
+          turnEnd([{ id: 'a', name: `read${clear}`, input: { path: title } }]),
+          toolResult('a', `read${clear}`, `file${clear}`, false),
+          failed('timeout', `bad${title}`),
         ]);
         // eslint-disable-next-line no-control-regex -- the test looks for the very characters the renderer must neutralize
         expect(screen.text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
@@ -110,51 +114,42 @@ describe('TerminalConsumer', () => {
       beforeEach(() => jest.useFakeTimers());
       afterEach(() => jest.useRealTimers());
 
-      it('should show running tools side by side on a live line redrawn at most 10 times a second', () => {
+      it('should show running tools side by side on a live line redrawn at most 10 times a second', async () => {
         const screen = new Screen(true);
-        const c = new TerminalConsumer({ out: screen, env: { NO_COLOR: '1' }, now: () => Date.now() });
-        c.start();
-        for (const e of run.slice(0, 12)) c.onEvent(e, ctx);
+        const feed = new HubFeed([new TerminalConsumer({ out: screen, env: { NO_COLOR: '1' }, now: () => Date.now() })]);
+        feed.push(...run.slice(0, 4));
         expect(screen.text).toMatch(/⠋ calculate 0\.0s {2}⠋ read_file 0\.0s$/);
         const before = screen.writes;
         jest.advanceTimersByTime(1_000);
         // Each redraw is a clear plus a draw: at most 10 redraws in a second.
         expect((screen.writes - before) / 2).toBeLessThanOrEqual(10);
         expect(screen.text).toMatch(/calculate 1\.0s {2}\S+ read_file 1\.0s$/);
-        c.onEvent(run[12]!, ctx);
+        feed.push(run[4]!);
         const done = '\r\u001b[2K⚙ calculate({"expression":"2+2"}) → 2+2 = 4\n';
         expect(screen.text).toContain(done);
         expect(screen.text.slice(screen.text.lastIndexOf(done) + done.length)).toMatch(/^\S+ read_file 1\.0s$/);
-        for (const e of run.slice(13)) c.onEvent(e, ctx);
-        c.stop('completed');
+        await feed.push(...run.slice(5)).close();
         expect(jest.getTimerCount()).toBe(0);
         expect(screen.text).not.toContain('\u001b[3');
       });
 
-      it('should mark a tool whose verbatim result is an error red, and the others cyan', () => {
+      it('should mark a tool whose result is an error red, and the others cyan', async () => {
         const screen = new Screen(true);
-        play(new TerminalConsumer({ out: screen, env: {} }), run);
+        await play(new TerminalConsumer({ out: screen, env: {} }), run);
         expect(screen.text).toContain('\u001b[36m⚙\u001b[0m calculate({"expression":"2+2"}) → 2+2 = 4\n');
         expect(screen.text).toContain("\u001b[31m⚙\u001b[0m read_file({\"path\":\"nope.txt\"}) → tool 'read_file' failed");
       });
 
-      it('should mark a host-run tool whose result is an error red', () => {
+      it('should mark a host-run tool whose result is an error red, also when the result came before its call', async () => {
         const screen = new Screen(true);
-        const denied: AgUiEvent[] = [
-          { type: 'RUN_STARTED', threadId: 't', runId: 'r' },
-          { type: 'TOOL_CALL_START', toolCallId: 'h', toolCallName: 'web_fetch' },
-          { type: 'TOOL_CALL_ARGS', toolCallId: 'h', delta: '{}' },
-          { type: 'TOOL_CALL_END', toolCallId: 'h' },
-          { type: 'TOOL_CALL_RESULT', messageId: 'h:result', toolCallId: 'h', content: 'denied', rawEvent: { type: 'agentrx.host_tool_result', toolUse: { id: 'h' }, result: { content: 'denied', isError: true } } },
-          { type: 'RUN_FINISHED', threadId: 't', runId: 'r', result: { terminal: 'end_turn', turns: 1 } },
-        ];
-        play(new TerminalConsumer({ out: screen, env: {} }), denied);
+        const denied: AgentRxEvent = { type: 'agentrx.host_tool_result', toolUse: { id: 'h' }, result: { content: 'denied', isError: true } };
+        await play(new TerminalConsumer({ out: screen, env: {} }), [started, denied, turnEnd([], [{ id: 'h', name: 'web_fetch', input: {} }]), finished(1)]);
         expect(screen.text).toContain('\u001b[31m⚙\u001b[0m web_fetch({}) → denied\n');
       });
 
-      it('should color errors red unless NO_COLOR is set', () => {
+      it('should color errors red unless NO_COLOR is set', async () => {
         const screen = new Screen(true);
-        play(new TerminalConsumer({ out: screen, env: {} }), [run[0]!, { type: 'RUN_ERROR', message: 'boom', code: 'http_error' }]);
+        await play(new TerminalConsumer({ out: screen, env: {} }), [started, failed('http_error', 'boom')]);
         expect(screen.text).toContain('\u001b[31m✗ error [http_error]: boom\u001b[0m');
       });
     });
@@ -162,24 +157,18 @@ describe('TerminalConsumer', () => {
 });
 
 describe('TerminalConsumer with streamed calls and reasoning', () => {
-  describe('.onEvent', () => {
+  describe('hooks (fed through the consumer hub)', () => {
     describe('when a call streams its arguments, the model reasons first, and the final arguments replace the streamed ones', () => {
-      it('should print no reasoning and show the call with the arguments it ran with', () => {
+      it('should print no reasoning and show the call with the arguments it ran with', async () => {
         const screen = new Screen(false);
-        play(new TerminalConsumer({ out: screen, env: {}, now: () => 0 }), [
-          { type: 'RUN_STARTED', threadId: 't', runId: 'r' },
-          { type: 'REASONING_START', messageId: 'x' },
-          { type: 'REASONING_MESSAGE_START', messageId: 'x', role: 'reasoning' },
-          { type: 'REASONING_MESSAGE_CONTENT', messageId: 'x', delta: 'secret thoughts' },
-          { type: 'REASONING_MESSAGE_END', messageId: 'x' },
-          { type: 'REASONING_END', messageId: 'x' },
-          { type: 'TOOL_CALL_START', toolCallId: 'a', toolCallName: 'read_file' },
-          { type: 'TOOL_CALL_ARGS', toolCallId: 'a', delta: '{"path":' },
-          { type: 'TOOL_CALL_ARGS', toolCallId: 'a', delta: '"draft.txt"}' },
-          { type: 'TOOL_CALL_END', toolCallId: 'a' },
-          { type: 'CUSTOM', name: 'agentrx.tool_call_args_replaced', value: { toolCallId: 'a', args: '{"path":"a.txt"}' } },
-          { type: 'TOOL_CALL_RESULT', messageId: 'a:r', toolCallId: 'a', content: 'hello', rawEvent: toolResultRaw('a', 'read_file', 'hello', false) },
-          { type: 'RUN_FINISHED', threadId: 't', runId: 'r', result: { terminal: 'end_turn', turns: 1 } },
+        await play(new TerminalConsumer({ out: screen, env: {}, now: () => 0 }), [
+          started,
+          { type: 'agentrx.reasoning_delta', text: 'secret thoughts', messageId: 'x' },
+          { type: 'agentrx.tool_call_delta', toolUseId: 'a', name: 'read_file', argsDelta: '{"path":' },
+          { type: 'agentrx.tool_call_delta', toolUseId: 'a', argsDelta: '"draft.txt"}' },
+          turnEnd([{ id: 'a', name: 'read_file', input: { path: 'a.txt' } }]),
+          toolResult('a', 'read_file', 'hello', false),
+          finished(1),
         ]);
         expect(screen.text).not.toContain('secret');
         expect(screen.text.split('\n')[0]).toBe('⚙ read_file({"path":"a.txt"}) → hello');

@@ -1,7 +1,7 @@
 import { verifyEvents } from '@ag-ui/client';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { AgentRx } from '../../../src/agentrx.js';
-import { toWireEvent } from '../../../src/consumers/agui-http/agui-http.stream.js';
+import { toWireEvent } from '../../../src/servers/agui-http/agui-http.stream.js';
 import type { ProviderMode } from '../../../src/core/plugin/agent-provider.js';
 import type { EventConsumer, ToolCallResult } from '../../../src/core/plugin/event-consumer.js';
 import { RecordingConsumer } from '../../../src/testing/recording-consumer.js';

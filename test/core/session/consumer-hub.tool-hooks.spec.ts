@@ -1,6 +1,5 @@
 import { Subject } from 'rxjs';
-import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
-import { toAgUi } from '../../../src/core/events/operators/to-ag-ui.js';
+import { withAgUi, type TranslatedEvent } from '../../../src/core/events/translated-event.js';
 import type { AgentRxEvent, SessionEvent } from '../../../src/core/events/session-event.js';
 import type { ToolResult, ToolUse } from '../../../src/core/model.js';
 import type { ConsumerContext, EventConsumer, ToolCallResult } from '../../../src/core/plugin/event-consumer.js';
@@ -40,12 +39,12 @@ class ToolHookRecorder implements EventConsumer {
   }
 }
 
-/** Feeds agentrx events through `toAgUi` into a hub of `consumers`; resolves once every consumer stopped. */
+/** Feeds agentrx events through `withAgUi` into a hub of `consumers`; resolves once every consumer stopped. */
 async function deliver(consumers: EventConsumer[], events: AgentRxEvent[], errors: ConsumerError[] = []): Promise<void> {
   const errors$ = new Subject<ConsumerError>();
   errors$.subscribe((e) => errors.push(e));
   const source = new Subject<SessionEvent>();
-  const attachment = new ConsumerHub(consumers, opts, errors$).attach(source.pipe(toAgUi()), () => 's');
+  const attachment = new ConsumerHub(consumers, opts, errors$).attach(source.pipe(withAgUi()), () => 's');
   events.forEach((raw, i) => source.next({ seq: i + 1, sessionId: 's', turn: 1, provider: 'scripted', source: 'agentrx', raw, at: 1_000 + i }));
   source.complete();
   await attachment.close('completed');
@@ -136,7 +135,7 @@ describe('ConsumerHub', () => {
           onToolEnd: (id) => void calls.push(`end:${id}`),
         };
         const source = new Subject<SessionEvent>();
-        const attachment = new ConsumerHub([consumer], opts, new Subject()).attach(source.pipe(toAgUi()), () => 's');
+        const attachment = new ConsumerHub([consumer], opts, new Subject()).attach(source.pipe(withAgUi()), () => 's');
         [started, localResult({ content: 'ok', isError: false }), finished].forEach((raw, i) => source.next({ seq: i + 1, sessionId: 's', turn: 1, provider: 'p', source: 'agentrx', raw, at: i }));
         expect(calls).toEqual(['result:begun']);
         release();
@@ -159,20 +158,23 @@ describe('ConsumerHub', () => {
       });
     });
 
-    describe('when a TOOL_CALL_RESULT comes from elsewhere (no agentrx event in rawEvent)', () => {
-      it('should give its text as the value, not an error, not host-run, not replayed', async () => {
+    describe('when a TOOL_CALL_RESULT comes without its typed result event (a translation made by hand)', () => {
+      it('should show it to onEvent only: no result value is made up from its text', async () => {
         const recorder = new ToolHookRecorder();
-        const source = new Subject<AgUiEvent>();
-        const attachment = new ConsumerHub([recorder], opts, new Subject()).attach(source, () => 's');
-        source.next({ type: 'RUN_STARTED', threadId: 't', runId: 'r' });
-        source.next({ type: 'TOOL_CALL_RESULT', messageId: 'm', toolCallId: 'x', content: '{"a":1}', rawEvent: { type: 'agentrx.tool_result', get result(): never { throw new Error('hostile'); } } });
+        const seen: string[] = [];
+        const witness: EventConsumer = { id: 'witness', onEvent: (ev) => void seen.push(ev.type) };
+        const source = new Subject<TranslatedEvent>();
+        const attachment = new ConsumerHub([recorder, witness], opts, new Subject()).attach(source, () => 's');
+        source.next({ envelope: undefined, event: { type: 'RUN_STARTED', threadId: 't', runId: 'r' } });
+        source.next({ envelope: undefined, event: { type: 'TOOL_CALL_RESULT', messageId: 'm', toolCallId: 'x', content: '{"a":1}', rawEvent: { type: 'agentrx.tool_result' } } });
         await attachment.close('completed');
-        expect(recorder.results).toEqual([{ value: '{"a":1}', content: '{"a":1}', isError: false, hostRun: false, replayed: false }]);
+        expect(seen).toEqual(['RUN_STARTED', 'TOOL_CALL_RESULT']);
+        expect(recorder.calls).toEqual([]);
       });
     });
 
     describe('when TOOL_CALL_END arrives', () => {
-      it('should call no typed hook for it (the arguments are complete, the execution is not over)', async () => {
+      it('should call onToolArgsEnd, not onToolEnd (the arguments are complete, the execution is not over)', async () => {
         const recorder = new ToolHookRecorder();
         const seen: string[] = [];
         const ctxs: ConsumerContext[] = [];
@@ -182,11 +184,12 @@ describe('ConsumerHub', () => {
             seen.push(ev.type);
             ctxs.push(ctx);
           },
+          onToolArgsEnd: (id) => void seen.push(`onToolArgsEnd:${id}`),
           onToolEnd: (id) => void seen.push(`onToolEnd:${id}`),
         };
         await deliver([recorder, both], [started, turnEnd({ customToolUses: [add] }), finished]);
         expect(recorder.calls).toEqual(['start:tu-1:add', 'args:tu-1:{"a":1,"b":2}']);
-        expect(seen).toEqual(['RUN_STARTED', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'CUSTOM', 'RUN_FINISHED']);
+        expect(seen).toEqual(['RUN_STARTED', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'onToolArgsEnd:tu-1', 'CUSTOM', 'RUN_FINISHED']);
         expect(ctxs.map((c) => c.seq)).toEqual([1, 2, 3, 4, 5, 6]);
       });
     });

@@ -1,4 +1,5 @@
 import type { SessionEvent } from '../../../src/core/events/session-event.js';
+import { NO_HOST_EVENTS } from '../../../src/core/plugin/host-event.js';
 import { Ingestion, UNRETAINED_HISTORY } from '../../../src/core/session/ingestion.js';
 import { ev } from '../../../src/testing/scripted-provider.js';
 import { agentrxTypes, recordingIngestion, streamingProvider } from './session-parts.fixtures.js';
@@ -89,13 +90,13 @@ describe('Ingestion', () => {
   });
 
   describe('.forProvider', () => {
-    describe('when the provider reports host-run tool results', () => {
+    describe('when the provider decodes host-run tool results', () => {
       const { scripted } = streamingProvider({ turns: [] });
       const conns: unknown[] = [];
-      const hostToolResult = scripted.hostToolResult.bind(scripted);
-      scripted.hostToolResult = (conn, event) => {
+      const decode = scripted.decode.bind(scripted);
+      scripted.decode = (conn, event) => {
         conns.push(conn);
-        return hostToolResult(conn, event);
+        return decode(conn, event);
       };
       const conn = { sessionId: 'sess', resumed: false };
       const ingestion = Ingestion.forProvider(scripted, () => conn, { dedupeWindow: 10, retainEvents: false });
@@ -117,17 +118,17 @@ describe('Ingestion', () => {
         expect(envs[2]!.turn).toBe(1);
       });
 
-      it('should call the hook with the session\'s conn, once per ingested event, and keep only provider events as history', () => {
+      it('should decode with the session\'s conn, once per ingested event, and keep only provider events as history', () => {
         expect(conns).toHaveLength(3);
         expect(conns.every((c) => c === conn)).toBe(true);
         expect(ingestion.history.map((e) => e['id'])).toEqual(['s1', 'r1', 't1']);
       });
     });
 
-    describe('when the provider has no hostToolResult', () => {
-      it('should synthesize nothing for its events', () => {
+    describe('when the provider decodes nothing of an event', () => {
+      it('should synthesize nothing for it', () => {
         const { scripted } = streamingProvider({ turns: [] });
-        const provider = Object.assign(Object.create(scripted) as typeof scripted, { hostToolResult: undefined });
+        const provider = Object.assign(Object.create(scripted) as typeof scripted, { decode: () => NO_HOST_EVENTS });
         const ingestion = Ingestion.forProvider(provider, () => ({}), { dedupeWindow: 10, retainEvents: false });
         const envs: SessionEvent[] = [];
         ingestion.events$.subscribe((e) => envs.push(e));
@@ -148,6 +149,22 @@ describe('Ingestion', () => {
       expect(envs.map((e) => `${e.seq}:${e.source === 'provider' ? 'p' : e.raw.type}`)).toEqual(['1:p', '2:agentrx.diagnostic', '3:agentrx.text_delta']);
       expect(ingestion.ingest({ id: 'a', type: 'text', text: 'Hi' })).toBe(false);
       expect(envs).toHaveLength(3);
+    });
+  });
+
+  describe('.hostHistory', () => {
+    describe('when the provider decodes tool uses, answers and turn ends', () => {
+      it('should keep them for the request (never as envelopes), and let go of them with the history', () => {
+        const { scripted } = streamingProvider({ turns: [] });
+        const ingestion = Ingestion.forProvider(scripted, () => ({ sessionId: 's', resumed: false }), { dedupeWindow: 10, retainEvents: false });
+        const envs: SessionEvent[] = [];
+        ingestion.events$.subscribe((e) => envs.push(e));
+        for (const e of [ev.toolUse('u1', 'echo'), ev.toolResult('r1', 'u1'), ev.idle('i1', 'requires_action', ['u1'])]) ingestion.ingest(e);
+        expect(ingestion.hostHistory.map((h) => h.kind)).toEqual(['tool_use', 'tool_answered', 'turn_end']);
+        expect(agentrxTypes(envs)).toEqual([]);
+        ingestion.releaseHistory();
+        expect(ingestion.hostHistory).toEqual([]);
+      });
     });
   });
 

@@ -4,6 +4,7 @@ import type { AgentProvider, StreamingProvider, TurnProvider } from '../../../sr
 import type { HostLinkEvents } from '../../../src/core/session/host-link.js';
 import { Ingestion } from '../../../src/core/session/ingestion.js';
 import { defaultEventId } from '../../../src/core/plugin/agent-provider.js';
+import { NO_HOST_EVENTS, type HostEvent } from '../../../src/core/plugin/host-event.js';
 import { ScriptedProvider, type ScriptedProviderOptions } from '../../../src/testing/scripted-provider.js';
 
 /** A ScriptedProvider narrowed to the request/response member of the contract. */
@@ -22,12 +23,12 @@ export function streamingProvider(opts: Omit<ScriptedProviderOptions, 'mode'>): 
   return { scripted, provider };
 }
 
-/** An Ingestion with the default id and `text` events as deltas; records every envelope. */
+/** An Ingestion with the default id, `text` events as deltas and `idle` events as turn ends; records every envelope. */
 export function recordingIngestion(opts: { dedupeWindow?: number; retainEvents?: boolean } = {}): { ingestion: Ingestion; envs: SessionEvent[] } {
   const ingestion = new Ingestion({
     providerId: 'test',
     eventId: defaultEventId,
-    textDelta: (raw: RawEvent) => (raw['type'] === 'text' ? String(raw['text']) : undefined),
+    decode: (raw: RawEvent): readonly HostEvent[] => (raw['type'] === 'text' ? [{ kind: 'text', text: String(raw['text']) }] : raw['type'] === 'idle' ? [{ kind: 'turn_end' }] : NO_HOST_EVENTS),
     dedupeWindow: opts.dedupeWindow ?? 100,
     retainEvents: opts.retainEvents ?? false,
   });
@@ -101,5 +102,11 @@ export abstract class TestProviderBase {
   }
   normalize(events: readonly RawEvent[]): TurnResult {
     return { terminal: 'end_turn', stopReason: 'end_turn', text: this.id, customToolUses: [], serverToolUses: [], usage: { inputTokens: 0, outputTokens: 0 }, events: [...events] };
+  }
+  decode(_conn: unknown, _event: RawEvent): readonly HostEvent[] {
+    return NO_HOST_EVENTS;
+  }
+  eventId(event: RawEvent): string | undefined {
+    return defaultEventId(event);
   }
 }

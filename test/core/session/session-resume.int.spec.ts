@@ -1,7 +1,7 @@
 import { AgentRx } from '../../../src/agentrx.js';
 import { ContainerModule } from '../../../src/core/util/inversify.js';
 import type { SessionEvent } from '../../../src/core/events/session-event.js';
-import { MemorySessionStore } from '../../../src/core/store/memory-session-store.js';
+import { MemorySessionStore } from '../../../src/core/store/memory/memory-session-store.js';
 import { SessionStore } from '../../../src/core/store/session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../../src/testing/openai-emulator.js';
 import { ScriptedProvider, ev } from '../../../src/testing/scripted-provider.js';

@@ -3,6 +3,7 @@ import { AgentRx } from '../../../src/agentrx.js';
 import { AgentRxError } from '../../../src/core/errors.js';
 import type { SessionEvent } from '../../../src/core/events/session-event.js';
 import type { SessionResult } from '../../../src/core/model.js';
+import type { SessionStore as SessionStoreContract } from '../../../src/core/store/session-store.js';
 import { ScriptedProvider, ev, type ScriptedTurn } from '../../../src/testing/scripted-provider.js';
 import { RecordingConsumer } from '../../../src/testing/recording-consumer.js';
 import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
@@ -241,14 +242,14 @@ describe('Session options', () => {
   describe('when several options are invalid', () => {
     it('should list every problem in one invalid_options error', async () => {
       rx = await create(new ScriptedProvider({ turns: [] }));
-      let err: any;
+      let err: AgentRxError | undefined;
       try {
         rx.start({ maxTurns: 0, timeoutMs: -5, requireTerminalTool: true, terminalTool: 'finish' });
       } catch (e) {
-        err = e;
+        if (e instanceof AgentRxError) err = e;
       }
-      expect(err.code).toBe('invalid_options');
-      expect(err.details.problems).toEqual([
+      expect(err?.code).toBe('invalid_options');
+      expect(err?.details?.['problems']).toEqual([
         expect.stringContaining('timeoutMs'),
         expect.stringContaining('maxTurns'),
         expect.stringContaining("terminalTool: 'finish' is not a registered tool; registered: echo"),
@@ -320,7 +321,7 @@ describe('Session options', () => {
       const provider = new ScriptedProvider({ mode: 'streaming', history, turns: [{ events: [ev.idle('i1', 'end_turn')] }] });
       rx = await create(provider, { store: { type: 'file', dir } });
       const { SessionStore } = await import('../../../src/core/store/session-store.js');
-      await rx.container.get<any>(SessionStore).save({ version: 2, sessionId: 'crashed', provider: 'scripted', threadId: 'crashed', status: 'running', createdAt: 0, updatedAt: 0, ledger: [{ toolUseId: 'u1', name: 'echo', state: 'executing' }] });
+      await rx.container.get<SessionStoreContract>(SessionStore).save({ version: 2, sessionId: 'crashed', provider: 'scripted', threadId: 'crashed', status: 'running', createdAt: 0, updatedAt: 0, ledger: [{ toolUseId: 'u1', name: 'echo', state: 'executing' }] });
       await rx.stop();
       rx = await create(provider, { store: { type: 'file', dir } });
       const result = await rx.run({ sessionId: 'crashed' });

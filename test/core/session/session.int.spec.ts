@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { AgentRx } from '../../../src/agentrx.js';
+import { AgentRx, type AgentRxCreateOptions } from '../../../src/agentrx.js';
 import { AgentRxError } from '../../../src/core/errors.js';
 import type { ConsumerError } from '../../../src/core/session/consumer-hub.js';
 import type { SessionEvent } from '../../../src/core/events/session-event.js';
@@ -35,7 +35,7 @@ class GateToolHandler {
 
 const TOOLS = [GateToolHandler, EchoToolHandler, AddToolHandler, ThrowingToolHandler, RejectingToolHandler, HangingToolHandler, MalformedToolHandler];
 
-async function create(provider: ScriptedProvider, extra: { consumers?: any[]; config?: Record<string, unknown> } = {}): Promise<AgentRx> {
+async function create(provider: ScriptedProvider, extra: { consumers?: NonNullable<AgentRxCreateOptions['consumers']>; config?: Record<string, unknown> } = {}): Promise<AgentRx> {
   return AgentRx.create({
     defaults: false,
     providers: [provider],
@@ -329,6 +329,40 @@ describe('Session', () => {
         await s.closed;
         expect(texts).toEqual(['first', 'second', 'third', 'complete']);
         expect(provider.inputs.filter((i) => i.kind === 'user').map((i) => i.text)).toEqual(['and then?', 'and last?']);
+      });
+    });
+  });
+
+  describe('.release and .leave (LiveSession)', () => {
+    describe('when the caller releases a live session with a message queued', () => {
+      it('should answer it as close() does and resolve once the session closed', async () => {
+        const provider = new ScriptedProvider({ turns: [{ events: [ev.text('t1', 'first'), ev.idle('i1', 'end_turn')] }, { events: [ev.text('t2', 'second'), ev.idle('i2', 'end_turn')] }] });
+        rx = await create(provider);
+        const s = rx.start({ prompt: 'go' });
+        const texts: string[] = [];
+        s.results$.subscribe({ next: (r) => texts.push(r.text), complete: () => texts.push('complete') });
+        let closed = false;
+        void s.closed.then(() => (closed = true));
+        s.message('and then?');
+        await s.release();
+        expect(closed).toBe(true);
+        expect(texts).toEqual(['first', 'second', 'complete']);
+      });
+    });
+
+    describe('when the process leaves a running live session', () => {
+      it('should cancel it as a shutdown (results$ completes, result rejects cancelled) and resolve once it closed', async () => {
+        GateToolHandler.reset();
+        rx = await create(new ScriptedProvider({ turns: [{ events: [ev.toolUse('u1', 'slow', { text: 'x' }), ev.idle('i1', 'requires_action', ['u1'])] }] }));
+        const s = rx.start({ prompt: 'go' });
+        const ended = new Promise<string>((resolve) => s.results$.subscribe({ complete: () => resolve('complete'), error: () => resolve('error') }));
+        await GateToolHandler.started;
+        let closed = false;
+        void s.closed.then(() => (closed = true));
+        await s.leave();
+        expect(closed).toBe(true);
+        await expect(ended).resolves.toBe('complete');
+        await expect(s.result).rejects.toMatchObject({ code: 'cancelled' });
       });
     });
   });

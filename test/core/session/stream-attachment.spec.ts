@@ -1,12 +1,12 @@
 import { Observable, Subject } from 'rxjs';
 import { AgentRxError } from '../../../src/core/errors.js';
 import { MemoryLogger } from '../../../src/core/logger.js';
-import type { RawEvent, ToolUse } from '../../../src/core/model.js';
+import type { ToolUse } from '../../../src/core/model.js';
 import type { IngestCursor, Reconnected, StreamingProvider, StreamItem } from '../../../src/core/plugin/agent-provider.js';
 import { StreamAttachment } from '../../../src/core/session/stream-attachment.js';
 import { agentrxTypes, RecordingLinkEvents, recordingIngestion, TestProviderBase } from './session-parts.fixtures.js';
 
-/** A streaming host driven by hand: each attachment is a Subject the test pushes into. */
+/** A streaming host driven by hand: each attachment is a Subject the test pushes into (`idle` ends a turn: see `recordingIngestion`). */
 class ManualHost extends TestProviderBase implements StreamingProvider<unknown, unknown> {
   readonly id = 'manual';
   readonly mode = 'streaming' as const;
@@ -38,9 +38,6 @@ class ManualHost extends TestProviderBase implements StreamingProvider<unknown, 
     return this.onReconnect(cursor, this.streams.at(-1)!);
   }
   async pushInput(): Promise<void> {}
-  isTurnBoundary(event: RawEvent): boolean {
-    return event['type'] === 'idle';
-  }
   close(): void {
     this.calls.push('close');
   }

@@ -3,8 +3,9 @@ import type { AgentRxEvent } from '../../../src/core/events/session-event.js';
 import { MemoryLogger } from '../../../src/core/logger.js';
 import type { RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../../../src/core/model.js';
 import type { TurnProvider } from '../../../src/core/plugin/agent-provider.js';
+import type { RecoveryEvent } from '../../../src/core/session/host-event-drafts.js';
 import { Answer, ToolAnswerer, type ToolAnswererOptions } from '../../../src/core/session/tool-answerer.js';
-import { MemorySessionStore } from '../../../src/core/store/memory-session-store.js';
+import { MemorySessionStore } from '../../../src/core/store/memory/memory-session-store.js';
 import { SESSION_LOG_VERSION, type SessionStore } from '../../../src/core/store/session-store.js';
 import { ToolDispatcher } from '../../../src/core/tools/tool-dispatcher.js';
 import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
@@ -23,9 +24,6 @@ class RecordHost extends TestProviderBase implements TurnProvider {
   confirmationInput(decisions: readonly ToolConfirmation[], results?: unknown): unknown {
     return { kind: 'confirm', decisions, results };
   }
-  pendingToolUses(history: readonly RawEvent[]): ToolUse[] {
-    return history.filter((e) => e['type'] === 'tool_use').map((e) => ({ id: String(e['id']), name: String(e['name']), input: e['input'] as Record<string, unknown> }));
-  }
 }
 
 const echo = (id: string, text = 'hi'): ToolUse => ({ id, name: 'echo', input: { text } });
@@ -41,7 +39,7 @@ const asked = (ids: string[], uses: ToolUse[] = [], confirmationToolUses: ToolUs
   confirmationToolUses,
 });
 
-async function setup(opts: Partial<ToolAnswererOptions> = {}, history: RawEvent[] = [], provider: TurnProvider = new RecordHost()) {
+async function setup(opts: Partial<ToolAnswererOptions> = {}, history: RecoveryEvent[] = [], provider: TurnProvider = new RecordHost()) {
   const emitted: AgentRxEvent[] = [];
   const store = new MemorySessionStore();
   await store.save({ version: SESSION_LOG_VERSION, sessionId: 's-1', provider: 'record-host', threadId: 's-1', status: 'running', createdAt: 0, updatedAt: 0, ledger: [] });
@@ -69,7 +67,11 @@ describe('ToolAnswerer', () => {
   describe('.asked', () => {
     describe('when the boundary names a use from an earlier batch and one answered before', () => {
       it('should recover the first from history and replay the second from the ledger, in the named order', async () => {
-        const { answerer } = await setup({}, [{ type: 'tool_use', id: 'u-old', name: 'echo', input: { text: 'old' } }]);
+        // The history holds the earlier batch's use and the boundary that names both.
+        const { answerer } = await setup({}, [
+          { kind: 'tool_use', runBy: 'caller', use: echo('u-old', 'old') },
+          { kind: 'turn_end', requiresAction: { toolUseIds: ['u-done', 'u-old'] } },
+        ]);
         const first = await answerer.answer(answerer.asked(asked(['u-done'], [echo('u-done', 'done')])), new AbortController().signal);
         await answerer.posted(first!);
         const turn = answerer.asked(asked(['u-done', 'u-old']));

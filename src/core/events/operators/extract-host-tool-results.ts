@@ -3,7 +3,7 @@ import type { RawEvent } from '../../model.js';
 import type { EventDraft, HostToolResultEvent } from '../session-event.js';
 import { followProviderDrafts } from './follow-provider-drafts.js';
 
-/** What a provider's `hostToolResult` returns for one raw event: the result of a tool the host ran, or undefined. */
+/** What a host-tool-result reader returns for one raw event (a provider's decoded `host_tool_result`): the result of a tool the host ran, or undefined. */
 export type HostToolResultOf = { readonly toolUseId: string; readonly content: string; readonly isError: boolean } | undefined;
 
 /**

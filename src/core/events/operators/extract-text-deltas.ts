@@ -3,7 +3,7 @@ import type { RawEvent } from '../../model.js';
 import type { EventDraft, TextDelta } from '../session-event.js';
 import { followProviderDrafts } from './follow-provider-drafts.js';
 
-/** What a provider's `textDelta` returns for one raw event. */
+/** What a text reader returns for one raw event (a provider's decoded `text`). */
 export type TextDeltaResult = string | { readonly text: string; readonly messageId?: string } | undefined;
 
 /**

@@ -3,7 +3,7 @@ import type { RawEvent } from '../../model.js';
 import type { EventDraft, ToolCallDelta } from '../session-event.js';
 import { followProviderDrafts, type Derived } from './follow-provider-drafts.js';
 
-/** One fragment of a tool call's arguments, as a provider's `toolCallDelta` reports it. */
+/** One fragment of a tool call's arguments (a provider's decoded `tool_call_delta`). */
 export interface ToolCallDeltaPart {
   /** The id the turn's end and the tool's result will use for the call. */
   readonly toolUseId: string;
@@ -15,7 +15,7 @@ export interface ToolCallDeltaPart {
   readonly parentMessageId?: string;
 }
 
-/** What a provider's `toolCallDelta` returns for one raw event: nothing, one fragment, or several (parallel calls in one event). */
+/** What a tool-call reader returns for one raw event: nothing, one fragment, or several (parallel calls in one event). */
 export type ToolCallDeltaOf = ToolCallDeltaPart | readonly ToolCallDeltaPart[] | undefined;
 
 /**

@@ -37,7 +37,7 @@ const INCOMPLETE_MESSAGE = 'event stream ended without a terminal event';
  * f: agentrx.run_finished → Y: TEXT_MESSAGE_END (open messages), F: RUN_FINISHED
  * ```
  *
- * Streamed tool calls and reasoning (the provider's `toolCallDelta` and `reasoningDelta`):
+ * Streamed tool calls and reasoning (what a provider decodes as `tool_call_delta` and `reasoning`):
  *
  * ```
  * source:   --s--r------q--t---------c------d--e--------f--|

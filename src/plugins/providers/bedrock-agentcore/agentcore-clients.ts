@@ -80,7 +80,7 @@ export async function createDataClient(options: AgentCoreProviderOptions, env: A
   });
   // The resolved config is the SDK's serde context, read at each request: wrapping its marshaller
   // here applies to every stream this client decodes.
-  const config = client.config as unknown as { eventStreamMarshaller?: EventStreamMarshallerLike };
+  const config: { eventStreamMarshaller?: EventStreamMarshallerLike } = client.config;
   if (config.eventStreamMarshaller) config.eventStreamMarshaller = decodingAwareMarshaller(config.eventStreamMarshaller);
   return client;
 }

@@ -150,7 +150,7 @@ export class AgentCoreProvisioner {
             ),
           }
         : {}),
-      ...(this.opts.environment !== undefined ? { environment: this.opts.environment as unknown as CreateHarnessCommandInput['environment'] } : {}),
+      ...(isHarnessEnvironment(this.opts.environment) ? { environment: this.opts.environment } : {}),
       ...(this.opts.environmentVariables !== undefined ? { environmentVariables: { ...this.opts.environmentVariables } } : {}),
     };
   }
@@ -389,4 +389,12 @@ function stableJson(v: unknown): string {
       .join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * The config's `environment` goes to `CreateHarness` verbatim: its shape is the harness API's to
+ * check (a wrong one is answered with a 4xx naming it), so any object passes here.
+ */
+function isHarnessEnvironment(env: unknown): env is NonNullable<CreateHarnessCommandInput['environment']> {
+  return typeof env === 'object' && env !== null;
 }

@@ -7,6 +7,7 @@ import { AgentRxError } from '../../../core/errors.js';
 import { Logger } from '../../../core/logger.js';
 import type { AgentSpec, RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
 import type { KickoffOptions, OpenOptions, TurnProvider } from '../../../core/plugin/agent-provider.js';
+import { NO_HOST_EVENTS, type HostEvent } from '../../../core/plugin/host-event.js';
 import type { LifecycleParticipant } from '../../../core/plugin/lifecycle-participant.js';
 import { createControlClient, createDataClient } from './agentcore-clients.js';
 import { ATTEMPT_FAILED, AgentCoreInvoker, rawTextOf, replayAwareEmit, type AgentCoreDataPlane } from './agentcore-invoke.js';
@@ -38,7 +39,7 @@ export interface AgentCoreConn {
   closed: boolean;
   /**
    * Text deltas of this session's retried attempts, by event, as consumers should see them
-   * (`textDelta`): consumers already saw a failed attempt's text, so a retry that repeats it shows
+   * (`decode`): consumers already saw a failed attempt's text, so a retry that repeats it shows
    * only what is new (or nothing, `''`). Weakly keyed: an entry goes with its event.
    */
   readonly textOverrides: WeakMap<RawEvent, string>;
@@ -290,14 +291,13 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
   }
 
   /**
-   * Text of a `contentBlockDelta` with `delta.text`, as it streams; for an event of a retried
+   * The text of a `contentBlockDelta` with `delta.text`, as it streams; for an event of a retried
    * attempt, only the text the failed attempts did not already show (see `conn.textOverrides`).
-   * Synchronous; never throws.
+   * Nothing else of a Converse event concerns the Session. Synchronous; never throws.
    */
-  textDelta(conn: AgentCoreConn, event: RawEvent): string | undefined {
-    const override = conn.textOverrides.get(event);
-    if (override !== undefined) return override === '' ? undefined : override;
-    return rawTextOf(event);
+  decode(conn: AgentCoreConn, event: RawEvent): readonly HostEvent[] {
+    const text = conn.textOverrides.get(event) ?? rawTextOf(event);
+    return text !== undefined && text !== '' ? [{ kind: 'text', text }] : NO_HOST_EVENTS;
   }
 
   /** Converse events carry no ids and are never replayed: nothing to dedupe. */

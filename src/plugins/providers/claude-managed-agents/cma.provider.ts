@@ -7,9 +7,11 @@ import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';
 import type { AgentSpec, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
 import { missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type Reconnected, type StreamItem, type StreamingProvider } from '../../../core/plugin/agent-provider.js';
+import type { HostEvent } from '../../../core/plugin/host-event.js';
 import { DEFAULT_KICKOFF } from '../../../core/session/session.js';
 import { CmaClient } from './cma-client.js';
-import { CmaTextDeltas, awaitingConfirmation, blockedOnConfirmation, cmaHostToolResult, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
+import { decodeCmaEvent } from './cma-decode.js';
+import { CmaTextDeltas, blockedOnConfirmation, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
 import { isCmaHandle, provisionCma, type CmaHandle } from './cma-provision.js';
 import { cmaEventStream } from './cma-sse.js';
 import { CmaEventType, customToolResultEvent, defineOutcomeEvent, idOf, interruptEvent, toolConfirmationEvent, typeOf, userMessageEvent, type WireMap } from './cma-wire.js';
@@ -50,7 +52,7 @@ export interface CmaConn {
   readonly flushers: Set<() => void>;
   /** Live stream attachments (closed by `close`/`interrupt`). */
   readonly attachments: Set<Subscription>;
-  /** This session's text-delta tracker (`textDelta`): its unfinished previews, emptied by `close`. */
+  /** This session's text-delta tracker (`decode`): its unfinished previews, emptied by `close`. */
   readonly deltas: CmaTextDeltas;
 }
 
@@ -282,11 +284,6 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
     });
   }
 
-  /** Turn boundaries: `session.status_idle`, `session.status_terminated`, `session.deleted`, and a `session.error` that is not retrying. */
-  isTurnBoundary(event: RawEvent): boolean {
-    return isCmaTurnBoundary(event);
-  }
-
   /**
    * Called after the Session re-attached the stream (a drop) or attached it (a resume): lists the
    * whole history (every page) and returns the events the Session has not ingested (`missed`,
@@ -329,28 +326,13 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
     return normalizeCmaTurn(events);
   }
 
-  /** Unanswered custom tool uses an idle asked for (see `pendingCmaToolUses`). Pure. */
-  pendingToolUses(history: readonly RawEvent[]): readonly ToolUse[] {
-    return pendingCmaToolUses(history);
-  }
-
-  /** Server and MCP tool uses in `history` that `ids` names and no `user.tool_confirmation` answers (see `awaitingConfirmation`). Pure. */
-  pendingConfirmations(history: readonly RawEvent[], ids: readonly string[]): readonly ToolUse[] {
-    return awaitingConfirmation(history, ids);
-  }
-
   /**
-   * Text of `agent.message` events (and of `event_delta` previews when enabled), never twice.
-   * Previews are joined by the conn's own tracker, so sessions never evict or answer for each
-   * other's previews. Synchronous; never throws.
+   * What one event says to the Session (see `decodeCmaEvent`): text, tool uses and their answers,
+   * host-run tools' results, turn ends. Text previews are joined by the conn's own tracker, so
+   * sessions never evict or answer for each other's previews. Synchronous; never throws.
    */
-  textDelta(conn: CmaConn, event: RawEvent): { readonly text: string; readonly messageId: string } | undefined {
-    return conn.deltas.delta(event);
-  }
-
-  /** The result of a server or MCP tool the host ran (see `cmaHostToolResult`). Pure. */
-  hostToolResult(_conn: CmaConn, event: RawEvent): { toolUseId: string; content: string; isError: boolean } | undefined {
-    return cmaHostToolResult(event);
+  decode(conn: CmaConn, event: RawEvent): readonly HostEvent[] {
+    return decodeCmaEvent(conn.deltas, event);
   }
 
   /** The event's `id`. */

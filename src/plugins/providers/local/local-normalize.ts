@@ -1,12 +1,14 @@
 import { emptyUsage, type RawEvent, type TurnResult, type Usage } from '../../../core/model.js';
-import { isMap } from './chat-stream.js';
+import { NO_HOST_EVENTS, type HostEvent } from '../../../core/plugin/host-event.js';
+import { isMap, type WireMap } from './chat-stream.js';
 import { toToolUse } from './local-conversation.js';
 import { DUPLICATE_TOOL_CONTENT } from './loop-guards.js';
 import type { LocalToolCallDelta } from './local-stream-calls.js';
 
 /**
  * Pure interpretation of the `local` provider's raw events: the fold of a closed turn into a
- * `TurnResult` and the text each event contributes. Nothing here rewrites or drops a raw event.
+ * `TurnResult`, and what each event says to the Session (`decodeLocalEvent`). Nothing here
+ * rewrites or drops a raw event.
  */
 
 /**
@@ -48,62 +50,55 @@ export function normalizeLocalTurn(events: readonly RawEvent[]): TurnResult {
 }
 
 /**
- * Text of a streamed chunk (`choices[0].delta.content`, with the chunk id as message id), or the
- * whole content of a `local.model_response` that was not streamed. A streamed response's text is
- * never reported twice. Stateless: the event says whether it was streamed. Pure.
+ * What one `local` event says, read once:
+ * - a streamed `local.chunk`: its reasoning (`choices[0].delta.reasoning_content`, or `reasoning`
+ *   as some servers name it; message id: the chunk id with `.reasoning` appended, since AG-UI keeps
+ *   reasoning and text messages apart), its text (`choices[0].delta.content`, message id: the
+ *   chunk id), then the tool-call fragments it carries (`toolCallDeltas`, named with the ToolUse
+ *   ids their calls get when the chunk arrived, see `LocalStreamCalls`);
+ * - a `local.model_response` that was not streamed: its whole reasoning and text (a streamed
+ *   response's text is never reported twice: the event says how it came);
+ * - a `local.duplicate_tool_call`: the duplicate notice as the call's result, an error (the tool
+ *   did not run), so a call whose arguments streamed is not left without one.
+ * Stateless and pure; never throws on odd input.
  */
-export function localTextDelta(event: RawEvent): { readonly text: string; readonly messageId?: string } | undefined {
-  if (event['type'] === 'local.chunk' && isMap(event['chunk'])) {
-    const chunk = event['chunk'];
-    const choice = Array.isArray(chunk['choices']) ? (chunk['choices'][0] as unknown) : undefined;
-    const delta = isMap(choice) ? choice['delta'] : undefined;
-    const text = isMap(delta) ? delta['content'] : undefined;
-    if (typeof text !== 'string' || text === '') return undefined;
-    return typeof chunk['id'] === 'string' ? { text, messageId: chunk['id'] } : { text };
+export function decodeLocalEvent(event: RawEvent): readonly HostEvent[] {
+  switch (event['type']) {
+    case 'local.chunk':
+      return isMap(event['chunk']) ? chunkEvents(event['chunk'], event['toolCallDeltas']) : NO_HOST_EVENTS;
+    case 'local.model_response': {
+      const message = event['message'];
+      if (event['streamed'] === true || !isMap(message)) return NO_HOST_EVENTS;
+      const host: HostEvent[] = [];
+      const reasoning = reasoningOf(message);
+      if (reasoning !== undefined) host.push({ kind: 'reasoning', text: reasoning });
+      const text = message['content'];
+      if (typeof text === 'string' && text !== '') host.push({ kind: 'text', text });
+      return host;
+    }
+    case 'local.duplicate_tool_call': {
+      const toolUseId = event['toolUseId'];
+      return typeof toolUseId === 'string' && toolUseId !== '' ? [{ kind: 'host_tool_result', toolUseId, content: DUPLICATE_TOOL_CONTENT, isError: true }] : NO_HOST_EVENTS;
+    }
+    default:
+      return NO_HOST_EVENTS;
   }
-  if (event['type'] === 'local.model_response' && event['streamed'] !== true && isMap(event['message'])) {
-    const text = event['message']['content'];
-    return typeof text === 'string' && text !== '' ? { text } : undefined;
-  }
-  return undefined;
 }
 
-/**
- * Reasoning of a streamed chunk (`choices[0].delta.reasoning_content`, or `reasoning` as some
- * servers name it), or the whole reasoning of a `local.model_response` that was not streamed. Its
- * message id is the chunk id with `.reasoning` appended (AG-UI keeps reasoning and text messages
- * apart, and the text message has the chunk id). Stateless and pure, like `localTextDelta`.
- */
-export function localReasoningDelta(event: RawEvent): { readonly text: string; readonly messageId?: string } | undefined {
-  if (event['type'] === 'local.chunk' && isMap(event['chunk'])) {
-    const chunk = event['chunk'];
-    const choice = Array.isArray(chunk['choices']) ? (chunk['choices'][0] as unknown) : undefined;
-    const text = isMap(choice) ? reasoningOf(choice['delta']) : undefined;
-    if (text === undefined) return undefined;
-    return typeof chunk['id'] === 'string' ? { text, messageId: `${chunk['id']}.reasoning` } : { text };
-  }
-  if (event['type'] === 'local.model_response' && event['streamed'] !== true) {
-    const text = reasoningOf(event['message']);
-    return text === undefined ? undefined : { text };
-  }
-  return undefined;
-}
-
-/**
- * The answer a repeated call got instead of being run (`local.duplicate_tool_call`: the duplicate
- * notice, as an error: the tool did not run), reported as the call's result so a call whose
- * arguments streamed is not left without one. Pure.
- */
-export function localDuplicateResult(event: RawEvent): { readonly toolUseId: string; readonly content: string; readonly isError: boolean } | undefined {
-  if (event['type'] !== 'local.duplicate_tool_call' || typeof event['toolUseId'] !== 'string' || event['toolUseId'] === '') return undefined;
-  return { toolUseId: event['toolUseId'], content: DUPLICATE_TOOL_CONTENT, isError: true };
-}
-
-/** The `toolCallDeltas` of a `local.chunk` (named when it arrived, see `LocalStreamCalls`), else undefined. */
-export function localToolCallDeltas(event: RawEvent): readonly LocalToolCallDelta[] | undefined {
-  if (event['type'] !== 'local.chunk') return undefined;
-  const deltas = event['toolCallDeltas'];
-  return Array.isArray(deltas) ? (deltas as readonly LocalToolCallDelta[]) : undefined;
+/** The reasoning, text and tool-call fragments of one streamed chunk, in that order. */
+function chunkEvents(chunk: WireMap, toolCallDeltas: unknown): readonly HostEvent[] {
+  const id = typeof chunk['id'] === 'string' ? chunk['id'] : undefined;
+  const choice = Array.isArray(chunk['choices']) ? (chunk['choices'][0] as unknown) : undefined;
+  const delta = isMap(choice) ? choice['delta'] : undefined;
+  const calls = Array.isArray(toolCallDeltas) ? (toolCallDeltas as readonly LocalToolCallDelta[]) : undefined;
+  if (!isMap(delta) && calls === undefined) return NO_HOST_EVENTS;
+  const host: HostEvent[] = [];
+  const reasoning = reasoningOf(delta);
+  if (reasoning !== undefined) host.push(id !== undefined ? { kind: 'reasoning', text: reasoning, messageId: `${id}.reasoning` } : { kind: 'reasoning', text: reasoning });
+  const text = isMap(delta) ? delta['content'] : undefined;
+  if (typeof text === 'string' && text !== '') host.push(id !== undefined ? { kind: 'text', text, messageId: id } : { kind: 'text', text });
+  for (const call of calls ?? []) host.push({ kind: 'tool_call_delta', ...call });
+  return host;
 }
 
 /** The non-empty reasoning text of a delta or message (`reasoning_content`, else `reasoning`). */

@@ -3,7 +3,7 @@ import type { LocalCallIds } from './local-call-ids.js';
 
 /**
  * One fragment of a streamed tool call as a `local.chunk` event carries it (`toolCallDeltas`):
- * what the provider's `toolCallDelta` reports. `toolUseId` is the id the turn's end gives the call
+ * what `decode` reports as a `tool_call_delta`. `toolUseId` is the id the turn's end gives the call
  * (the model's id, or `<id>#<turn>.<index>` when the session already used it: `LocalCallIds`);
  * `name` comes with the call's first fragment; `parentMessageId` is the chunk's id (the
  * assistant message's id, as its text deltas carry it).

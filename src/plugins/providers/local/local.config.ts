@@ -91,7 +91,7 @@ export class LocalProviderOptionsClass {
   /** Keeps `apiKey` and header values out of JSON dumps. */
   toJSON(): Record<string, unknown> {
     return {
-      ...(this as unknown as Record<string, unknown>),
+      ...Object.fromEntries(Object.entries(this)),
       apiKey: this.apiKey === undefined ? undefined : '[redacted]',
       headers: this.headers === undefined ? undefined : Object.fromEntries(Object.keys(this.headers).map((k) => [k, '[redacted]'])),
     };

@@ -5,14 +5,15 @@ import { AgentRxError, toAgentRxError } from '../../../core/errors.js';
 import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';
 import type { KickoffOptions, OpenOptions, TurnProvider } from '../../../core/plugin/agent-provider.js';
+import type { HostEvent } from '../../../core/plugin/host-event.js';
 import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
 import { isMap, type CallFragment, type WireMap } from './chat-stream.js';
 import { LocalCallIds } from './local-call-ids.js';
 import { acceptResponse, stageTurn, unansweredCalls, type LocalConn, type LocalInput, type StagedTurn } from './local-conversation.js';
 import { LocalModelClient } from './local-model-client.js';
 import { priorWireMessages } from './local-prior.js';
-import { localDuplicateResult, localReasoningDelta, localTextDelta, localToolCallDeltas, normalizeLocalTurn } from './local-normalize.js';
-import { LocalStreamCalls, type LocalToolCallDelta } from './local-stream-calls.js';
+import { decodeLocalEvent, normalizeLocalTurn } from './local-normalize.js';
+import { LocalStreamCalls } from './local-stream-calls.js';
 import { LocalProviderOptions } from './local.config.js';
 
 export type { LocalConn, LocalInput, LocalRawEvent } from './local-conversation.js';
@@ -162,36 +163,9 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
     return normalizeLocalTurn(events);
   }
 
-  /**
-   * Text of a streamed chunk, or the whole content of a `local.model_response` that was not
-   * streamed (see `localTextDelta`). Needs nothing of the conn: the event says how it came.
-   */
-  textDelta(_conn: LocalConn, event: RawEvent): { readonly text: string; readonly messageId?: string } | undefined {
-    return localTextDelta(event);
-  }
-
-  /**
-   * Reasoning of a streamed chunk (`choices[0].delta.reasoning_content`, or `reasoning`), or the
-   * whole reasoning of a `local.model_response` that was not streamed (see `localReasoningDelta`).
-   */
-  reasoningDelta(_conn: LocalConn, event: RawEvent): { readonly text: string; readonly messageId?: string } | undefined {
-    return localReasoningDelta(event);
-  }
-
-  /**
-   * The tool-call argument fragments a streamed chunk carries, with the ToolUse ids their calls
-   * get (named when the chunk arrived: `local.chunk.toolCallDeltas`). Needs nothing of the conn.
-   */
-  toolCallDelta(_conn: LocalConn, event: RawEvent): readonly LocalToolCallDelta[] | undefined {
-    return localToolCallDeltas(event);
-  }
-
-  /**
-   * A repeated call's duplicate notice, as its result (see `localDuplicateResult`): the call was
-   * not handed to the Session, yet its arguments may have streamed (TOOL_CALL_START/ARGS).
-   */
-  hostToolResult(_conn: LocalConn, event: RawEvent): { readonly toolUseId: string; readonly content: string; readonly isError: boolean } | undefined {
-    return localDuplicateResult(event);
+  /** What a Local event says (see `decodeLocalEvent`). Needs nothing of the conn: the event says how it came. */
+  decode(_conn: LocalConn, event: RawEvent): readonly HostEvent[] {
+    return decodeLocalEvent(event);
   }
 
   /** Local events are synthesized per poll and never replayed: nothing to dedupe by id. */

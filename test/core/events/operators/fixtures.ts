@@ -1,6 +1,6 @@
 import { verifyEvents } from '@ag-ui/client';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { toWireEvent } from '../../../../src/consumers/agui-http/agui-http.stream.js';
+import { toWireEvent } from '../../../../src/servers/agui-http/agui-http.stream.js';
 import type { AgUiEvent } from '../../../../src/core/events/agui-event.js';
 import { toAgUi } from '../../../../src/core/events/operators/to-ag-ui.js';
 import type { RawEvent, ToolUse, TurnTerminal, Usage } from '../../../../src/core/model.js';

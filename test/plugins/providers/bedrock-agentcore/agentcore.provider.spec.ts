@@ -5,6 +5,7 @@ import type { RawEvent } from '../../../../src/core/model.js';
 import { ATTEMPT_FAILED, STREAM_EXCEPTION } from '../../../../src/plugins/providers/bedrock-agentcore/agentcore.provider.js';
 import { startAgentCoreEmulator, type AgentCoreEmulator, type AgentCoreEmulatorOptions } from '../../../../src/testing/agentcore-emulator.js';
 import { CREDS, HARNESS_ARN, collect, kinds, makeProvider, open } from './helpers.js';
+import { hostText } from '../host-text.js';
 
 type Body = { messages: { role: string; content: Record<string, unknown>[] }[]; [k: string]: unknown };
 
@@ -99,7 +100,7 @@ describe('AgentCoreAgentProvider', () => {
           provider.pollTurn(conn, provider.userInput('hi')).subscribe({
             next: (e) => {
               events.push(e);
-              if (events.map((x) => provider.textDelta(conn, x) ?? '').join('') === 'Hello') sawText();
+              if (events.map((x) => hostText(provider.decode(conn, x))?.text ?? '').join('') === 'Hello') sawText();
             },
             error: reject,
             complete: resolve,

@@ -76,7 +76,7 @@ describe('cmaProviderModule', () => {
         container.bind(HttpClientFactory).to(HttpClientFactoryImpl).inSingletonScope();
         container.bind(Logger).toConstantValue(new MemoryLogger());
         container.load(cmaProviderModule);
-        expect(container.getAll<ProviderRegistration>(ProviderRegistration)).toEqual([{ id: 'claude-managed-agents', service: CmaAgentProvider }]);
+        expect(container.getAll<ProviderRegistration>(ProviderRegistration)).toEqual([{ id: 'claude-managed-agents', service: CmaAgentProvider, telemetryName: 'anthropic' }]);
         const p = container.get(CmaAgentProvider);
         expect(p).toBeInstanceOf(CmaAgentProvider);
         expect([p.id, p.mode]).toEqual(['claude-managed-agents', 'streaming']);

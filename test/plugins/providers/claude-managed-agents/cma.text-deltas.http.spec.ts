@@ -7,6 +7,7 @@ import { CmaProviderOptionsClass } from '../../../../src/plugins/providers/claud
 import { CmaAgentProvider, type CmaConn } from '../../../../src/plugins/providers/claude-managed-agents/cma.provider.js';
 import { startCmaEmulator, type CmaEmulator } from '../../../../src/testing/cma-emulator.js';
 import { API_KEY } from './cma-fixtures.js';
+import { hostText } from '../host-text.js';
 
 /**
  * Text deltas of many Claude Managed Agents sessions streaming `event_deltas` previews at once.
@@ -28,7 +29,7 @@ const agentMessage = (id: string, text: string): RawEvent => ({ type: 'agent.mes
 /** The fragments the service would stream for `text`: word by word, spaces kept. */
 const fragments = (text: string): string[] => text.match(/\s*\S+\s*/g) ?? [];
 
-describe('CmaAgentProvider.textDelta', () => {
+describe('CmaAgentProvider.decode (text)', () => {
   let emu: CmaEmulator;
   let provider: CmaAgentProvider;
   let conns: CmaConn[];
@@ -58,10 +59,10 @@ describe('CmaAgentProvider.textDelta', () => {
       joined = conns.map(() => '');
       messageIds = conns.map(() => new Set<string>());
       const feed = (i: number, event: RawEvent): void => {
-        const d = provider.textDelta(conns[i]!, event);
+        const d = hostText(provider.decode(conns[i]!, event));
         if (d === undefined) return;
         joined[i] += d.text;
-        messageIds[i]!.add(d.messageId);
+        messageIds[i]!.add(String(d.messageId));
       };
       const pieces = texts.map(fragments);
       const rounds = Math.max(...pieces.map((p) => p.length));
@@ -95,10 +96,10 @@ describe('CmaAgentProvider.textDelta', () => {
   describe('when a session ends with previews still unfinished (a cancel mid-message)', () => {
     it('should release them with the conn, and keep a bound per session', async () => {
       const conn = await provider.open({ spec, signal: signal(), handle: await provider.provision(spec, signal()) });
-      for (let i = 0; i < MAX_TRACKED_PREVIEWS + 5; i++) provider.textDelta(conn, eventDelta(`sevt_cut_${i}`, 'partial '));
+      for (let i = 0; i < MAX_TRACKED_PREVIEWS + 5; i++) provider.decode(conn, eventDelta(`sevt_cut_${i}`, 'partial '));
       expect(conn.deltas.tracked).toBe(MAX_TRACKED_PREVIEWS);
       // Another session's previews are untouched by this one's.
-      expect(provider.textDelta(conns[0]!, eventDelta('sevt_other', 'own '))).toEqual({ text: 'own ', messageId: 'sevt_other' });
+      expect(hostText(provider.decode(conns[0]!, eventDelta('sevt_other', 'own ')))).toEqual({ text: 'own ', messageId: 'sevt_other' });
       expect(conns[0]!.deltas.tracked).toBe(1);
       provider.close(conn);
       expect(conn.deltas.tracked).toBe(0);

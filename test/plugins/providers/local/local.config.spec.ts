@@ -80,7 +80,7 @@ describe('localProviderModule', () => {
       container.bind(HttpClientFactory).to(HttpClientFactoryImpl).inSingletonScope();
       container.bind(Logger).toConstantValue(new MemoryLogger());
       container.load(localProviderModule);
-      expect(container.getAll<ProviderRegistration>(ProviderRegistration)).toEqual([{ id: 'local', service: LocalAgentProvider }]);
+      expect(container.getAll<ProviderRegistration>(ProviderRegistration)).toEqual([{ id: 'local', service: LocalAgentProvider, telemetryName: 'openai' }]);
       const provider = container.get(LocalAgentProvider);
       expect(provider).toBeInstanceOf(LocalAgentProvider);
       expect(provider).toBe(container.get(LocalAgentProvider));

@@ -10,6 +10,7 @@ import { LocalProviderOptionsClass } from '../../../../src/plugins/providers/loc
 import { LocalAgentProvider, type LocalConn } from '../../../../src/plugins/providers/local/local.provider.js';
 import { startOpenAiEmulator, type OpenAiEmulator, type OpenAiEmulatorOptions } from '../../../../src/testing/index.js';
 import { failure } from '../../../fakes/failure.js';
+import { hostText } from '../host-text.js';
 
 const spec: AgentSpec = { name: 'a', tools: [] };
 const SECRET = 'sk-local-secret-4242';
@@ -125,7 +126,7 @@ describe('LocalAgentProvider over HTTP', () => {
         const { provider, conn, emu } = await setup({ script: [{ text: 'one two three four' }], faults: { 0: { kind: 'drop', afterChunks: 0 } } });
         const events = await run(provider, conn);
         expect(completions(emu)).toBe(2);
-        const text = events.map((e) => provider.textDelta(conn, e)?.text ?? '').join('');
+        const text = events.map((e) => hostText(provider.decode(conn, e))?.text ?? '').join('');
         expect(text).toBe('one two three four');
       });
     });
@@ -321,7 +322,7 @@ describe('LocalAgentProvider over HTTP', () => {
           const conn = await provider.open({ spec, signal: new AbortController().signal });
           const events = await run(provider, conn);
           expect(events.map((e) => e['type'])).toEqual(['local.model_response']);
-          expect(events.map((e) => provider.textDelta(conn, e)?.text)).toEqual(['whole answer']);
+          expect(events.map((e) => hostText(provider.decode(conn, e))?.text)).toEqual(['whole answer']);
           expect(provider.normalize(events)).toMatchObject({ terminal: 'end_turn', text: 'whole answer', usage: { inputTokens: 3, outputTokens: 2 } });
         } finally {
           await new Promise<void>((resolve) => {

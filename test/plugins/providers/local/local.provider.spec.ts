@@ -5,6 +5,7 @@ import type { AgentSpec, RawEvent, ToolResult, ToolUse, TurnResult } from '../..
 import { LocalProviderOptionsClass } from '../../../../src/plugins/providers/local/local.config.js';
 import { LocalAgentProvider, type LocalConn, type LocalInput } from '../../../../src/plugins/providers/local/local.provider.js';
 import { startOpenAiEmulator, type EmulatorTurn, type OpenAiEmulator, type OpenAiEmulatorOptions } from '../../../../src/testing/index.js';
+import { hostText } from '../host-text.js';
 
 type Json = Record<string, unknown>;
 
@@ -141,10 +142,10 @@ describe('LocalAgentProvider', () => {
         const chunks = ofType(events, 'local.chunk');
         expect(chunks.length).toBeGreaterThan(3);
         expect(events[events.length - 1]!['type']).toBe('local.model_response');
-        const deltas = events.map((e) => provider.textDelta(conn, e)).filter((d) => d !== undefined);
+        const deltas = events.map((e) => hostText(provider.decode(conn, e))).filter((d) => d !== undefined);
         expect(deltas.map((d) => d.text).join('')).toBe('It is sunny everywhere, thanks for asking.');
         expect(new Set(deltas.map((d) => d.messageId))).toEqual(new Set([(chunks[0]!['chunk'] as Json)['id']]));
-        expect(provider.textDelta(conn, events[events.length - 1]!)).toBeUndefined();
+        expect(hostText(provider.decode(conn, events[events.length - 1]!))).toBeUndefined();
       });
 
       it('should take usage from the final chunk with empty choices', () => {
@@ -154,14 +155,14 @@ describe('LocalAgentProvider', () => {
     });
 
     describe('when driven non-streaming (stream: false)', () => {
-      it('should emit one model_response per turn whose text textDelta reports', async () => {
+      it('should emit one model_response per turn whose text decode reports', async () => {
         await startEmu({ script: [{ toolCalls: [{ name: 'get_time', arguments: {} }] }, { text: 'Noon.' }] });
         const provider = makeProvider(emu.baseUrl, { stream: false });
         const conn = await open(provider);
         const turns = await drive(provider, conn, 'time?');
         expect(turns.map((t) => t.terminal)).toEqual(['requires_action', 'end_turn']);
         expect(turns.map((t) => t.events.map((e) => e['type']))).toEqual([['local.model_response'], ['local.model_response']]);
-        expect(provider.textDelta(conn, turns[1]!.events[0]!)).toEqual({ text: 'Noon.' });
+        expect(hostText(provider.decode(conn, turns[1]!.events[0]!))).toEqual({ text: 'Noon.' });
         expect(completionBodies(emu)[0]!['stream']).toBeUndefined();
       });
     });

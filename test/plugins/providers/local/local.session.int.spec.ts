@@ -1,6 +1,6 @@
 import { AgentRx } from '../../../../src/agentrx.js';
 import { ContainerModule } from '../../../../src/core/util/inversify.js';
-import { MemorySessionStore } from '../../../../src/core/store/memory-session-store.js';
+import { MemorySessionStore } from '../../../../src/core/store/memory/memory-session-store.js';
 import { SessionStore } from '../../../../src/core/store/session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../../../src/testing/openai-emulator.js';
 import { RecordingConsumer } from '../../../../src/testing/recording-consumer.js';

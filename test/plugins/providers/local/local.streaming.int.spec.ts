@@ -1,7 +1,7 @@
 import { verifyEvents } from '@ag-ui/client';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { AgentRx } from '../../../../src/agentrx.js';
-import { toWireEvent } from '../../../../src/consumers/agui-http/agui-http.stream.js';
+import { toWireEvent } from '../../../../src/servers/agui-http/agui-http.stream.js';
 import type { AgUiEvent } from '../../../../src/core/events/agui-event.js';
 import { TOOL_CALL_ARGS_REPLACED_EVENT } from '../../../../src/core/events/operators/to-ag-ui.js';
 import { startOpenAiEmulator, type EmulatorQuirks, type EmulatorTurn, type FaultPlan, type OpenAiEmulator } from '../../../../src/testing/openai-emulator.js';
