@@ -1,5 +1,6 @@
 import { aguiHttpModule } from './servers/agui-http/agui-http.module.js';
-import { ContainerModule } from './core/util/inversify.js';
+import { Container, ContainerModule } from './core/util/inversify.js';
+import { ProviderRegistration } from './core/plugin/provider-registration.js';
 import { HttpClientFactory, HttpClientFactoryImpl } from './core/http/http-client-factory.js';
 import { mcpModule } from './plugins/mcp/mcp.module.js';
 import { AGENTCORE_PROVIDER_ID, agentCoreProviderModule } from './plugins/providers/bedrock-agentcore/agentcore.module.js';
@@ -25,4 +26,11 @@ export const coreServicesModule = new ContainerModule((options) => {
  */
 export function defaultModules(): ContainerModule[] {
   return [coreServicesModule, localProviderModule, cmaProviderModule, agentCoreProviderModule, mcpModule, aguiHttpModule, distributedModule];
+}
+
+/** The ids of the providers the default modules register, in their order (what the CLI offers for `--provider`). */
+export function builtinProviderIds(): string[] {
+  const container = new Container();
+  container.load(...defaultModules());
+  return container.getAll<ProviderRegistration>(ProviderRegistration).map((r) => r.id);
 }

@@ -1,6 +1,7 @@
 import type { Attributes, Span } from '@opentelemetry/api';
 import { otelApi } from './otel-api.js';
 import type { AgentRxConfig } from '../../core/config/agentrx.config.js';
+import type { ProviderRegistration } from '../../core/plugin/provider-registration.js';
 
 /** Attribute keys (OpenTelemetry GenAI semantic conventions, plus `agentrx.*`). */
 export const Attr = {
@@ -148,20 +149,13 @@ function parseArgs(args: string): unknown {
   }
 }
 
-/** `gen_ai.provider.name` for an agentrx provider id (well-known values of the GenAI conventions). */
-export function genAiProviderName(providerId: string | undefined): string {
-  switch (providerId) {
-    case 'local':
-      return 'openai';
-    case 'claude-managed-agents':
-      return 'anthropic';
-    case 'bedrock-agentcore':
-      return 'aws.bedrock';
-    case undefined:
-      return '_OTHER';
-    default:
-      return providerId;
-  }
+/**
+ * `gen_ai.provider.name` for an agentrx provider id: the `telemetryName` its registration gives (a
+ * well-known value of the GenAI conventions), else the id; `_OTHER` when no provider is known.
+ */
+export function genAiProviderName(providerId: string | undefined, registrations: readonly Pick<ProviderRegistration, 'id' | 'telemetryName'>[] = []): string {
+  if (providerId === undefined) return '_OTHER';
+  return registrations.find((r) => r.id === providerId)?.telemetryName ?? providerId;
 }
 
 /** The `model` of the selected provider's validated config section, when it has one. */

@@ -2,7 +2,8 @@ import type { Context } from '@opentelemetry/api';
 import { otelApi } from './otel-api.js';
 import type { AgentRxConfig } from '../../core/config/agentrx.config.js';
 import { AgentRxConfigToken } from '../../core/config/config-tokens.js';
-import { inject, injectable, optional } from '../../core/util/inversify.js';
+import { inject, injectable, multiInject, optional } from '../../core/util/inversify.js';
+import { ProviderRegistration } from '../../core/plugin/provider-registration.js';
 import type { AgUiEvent } from '../../core/events/agui-event.js';
 import type { RunFinished, TurnEnd } from '../../core/events/session-event.js';
 import type { Usage } from '../../core/model.js';
@@ -103,11 +104,13 @@ export class OtelConsumer implements EventConsumer {
    * @param options Programmatic options (win over everything else).
    * @param section The validated `otel` config section, when `otelConsumerModule` is loaded.
    * @param config The validated AgentRx config (for agent name, provider id and model defaults).
+   * @param providers The registered providers (their telemetry names give `gen_ai.provider.name`).
    */
   constructor(
     @inject(OtelConsumerOptions) @optional() options?: OtelConsumerOptions,
     @inject(OtelConfig) @optional() section?: OtelConfig,
     @inject(AgentRxConfigToken) @optional() config?: AgentRxConfig,
+    @multiInject(ProviderRegistration) @optional() providers: readonly ProviderRegistration[] = [],
   ) {
     const o = options ?? {};
     const providerId = o.providerId ?? config?.provider;
@@ -116,7 +119,7 @@ export class OtelConsumer implements EventConsumer {
       captureContent: o.captureContent ?? section?.captureContent ?? false,
       agentName: o.agentName ?? section?.agentName ?? config?.agent?.name ?? 'agentrx',
       providerId,
-      providerName: o.providerName ?? section?.providerName ?? genAiProviderName(providerId),
+      providerName: o.providerName ?? section?.providerName ?? genAiProviderName(providerId, providers),
       requestModel: o.requestModel ?? section?.requestModel ?? config?.agent?.model ?? sectionModel(config, providerId),
       newTrace: o.newTrace ?? section?.newTrace ?? false,
     };

@@ -1,10 +1,22 @@
 import { AgentRxConfig } from '../../../src/core/config/agentrx.config.js';
+import { Container } from '../../../src/core/util/inversify.js';
+import { ProviderRegistration } from '../../../src/core/plugin/provider-registration.js';
+import { defaultModules } from '../../../src/default-modules.js';
 import { finishReason, genAiProviderName, outputMessages, sectionModel, toolSpan } from '../../../src/consumers/otel/otel.attributes.js';
 
 describe('otel attribute mapping', () => {
   describe('genAiProviderName', () => {
-    it('should map agentrx provider ids to the GenAI well-known names, and keep other ids', () => {
-      expect(['local', 'claude-managed-agents', 'bedrock-agentcore', 'my-host', undefined].map(genAiProviderName)).toEqual(['openai', 'anthropic', 'aws.bedrock', 'my-host', '_OTHER']);
+    it("should map the built-in providers' ids to the GenAI well-known names their registrations give, and keep other ids", () => {
+      const container = new Container();
+      container.load(...defaultModules());
+      const registrations = container.getAll<ProviderRegistration>(ProviderRegistration);
+      const names = ['local', 'claude-managed-agents', 'bedrock-agentcore', 'my-host', undefined].map((id) => genAiProviderName(id, registrations));
+      expect(names).toEqual(['openai', 'anthropic', 'aws.bedrock', 'my-host', '_OTHER']);
+    });
+
+    it('should take the telemetry name of a provider the host registers', () => {
+      expect(genAiProviderName('my-host', [{ id: 'my-host', telemetryName: 'my.vendor' }])).toBe('my.vendor');
+      expect(genAiProviderName('local')).toBe('local');
     });
   });
 

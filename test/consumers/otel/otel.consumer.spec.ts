@@ -6,6 +6,7 @@ import { AgentRxConfigToken } from '../../../src/core/config/config-tokens.js';
 import { AgentRxConfig } from '../../../src/core/config/agentrx.config.js';
 import { EventConsumer } from '../../../src/core/plugin/event-consumer.js';
 import { otelConsumerModule } from '../../../src/consumers/otel/otel.module.js';
+import { agentCoreProviderModule } from '../../../src/plugins/providers/bedrock-agentcore/agentcore.module.js';
 import { OtelConfig, OtelConfigOptions } from '../../../src/consumers/otel/otel.config.js';
 import { Feed, T0, finished, runStarted, snapshot, text, toolCall, result } from './otel-feed.js';
 import { SpanTree, isError, memoryTracing } from './otel-spans.js';
@@ -158,7 +159,7 @@ describe('OtelConsumer', () => {
     describe('when the config names a provider and the otel section sets options', () => {
       it('should derive provider, model and agent name from the config, and let programmatic options win', () => {
         const container = new Container();
-        container.load(otelConsumerModule({ tracerProvider: tracing.provider, agentName: 'from-options' }));
+        container.load(otelConsumerModule({ tracerProvider: tracing.provider, agentName: 'from-options' }), agentCoreProviderModule);
         const config = Object.assign(new AgentRxConfig(), { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': { model: 'claude-on-bedrock' } } });
         container.bind(AgentRxConfigToken).toConstantValue(config);
         container.bind(OtelConfig).toConstantValue(Object.assign(new OtelConfigOptions(), { agentName: 'from-section', captureContent: true }));

@@ -1,4 +1,5 @@
 import { OtelConsumer } from '../../../src/consumers/otel/otel.consumer.js';
+import { CMA_PROVIDER_ID } from '../../../src/plugins/providers/claude-managed-agents/cma.module.js';
 import type { OtelConsumerOptions } from '../../../src/consumers/otel/otel.config.js';
 import { Feed, T0, finished, result, runStarted, snapshot, text, toolCall, toolResultRaw } from './otel-feed.js';
 import { CONTENT_KEYS, SpanTree, endMs, isError, memoryTracing, startMs } from './otel-spans.js';
@@ -6,7 +7,9 @@ import { CONTENT_KEYS, SpanTree, endMs, isError, memoryTracing, startMs } from '
 /** The run, turn, chat and tool spans (RunSpans), fed through the consumer that owns them. */
 describe('RunSpans', () => {
   let tracing: ReturnType<typeof memoryTracing>;
-  const consumer = (opts: OtelConsumerOptions = {}): OtelConsumer => new OtelConsumer({ tracerProvider: tracing.provider, ...opts });
+  // The Claude Managed Agents provider as its module registers it (its telemetry name).
+  const consumer = (opts: OtelConsumerOptions = {}): OtelConsumer =>
+    new OtelConsumer({ tracerProvider: tracing.provider, ...opts }, undefined, undefined, [{ id: CMA_PROVIDER_ID, service: class {} as never, telemetryName: 'anthropic' }]);
   const tree = (): SpanTree => new SpanTree(tracing.spans());
   beforeEach(() => {
     tracing = memoryTracing();
