@@ -1,4 +1,5 @@
 import { AgentRxError } from '../core/errors.js';
+import type { LiveResult } from '../core/plugin/live-session.js';
 import type { RawEvent, SessionResult } from '../core/model.js';
 
 /**
@@ -18,6 +19,8 @@ export interface WireError {
 export type InputMessage =
   | { readonly kind: 'message'; readonly text: string }
   | { readonly kind: 'event'; readonly event: RawEvent }
+  /** Replaces the agent's state before the session's next request (`LiveSession.setState`). */
+  | { readonly kind: 'state'; readonly state: Readonly<Record<string, unknown>> }
   | { readonly kind: 'cancel' }
   | { readonly kind: 'close' };
 
@@ -34,7 +37,7 @@ export type OutputMessage =
 export const MESSAGE_FIELD = 'm';
 
 /** A SessionResult as a RemoteResult (drops `events` and `transcript`). */
-export function toRemoteResult(result: SessionResult): RemoteResult {
+export function toRemoteResult(result: LiveResult): RemoteResult {
   const { events: _events, transcript: _transcript, ...rest } = result;
   return rest;
 }

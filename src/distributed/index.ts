@@ -7,4 +7,4 @@ export { checkSubmitOptions, type SessionJobData, type SubmitOptions } from './s
 export { registerPoolMetrics, type PoolMetrics, type PoolMetricsOptions, type PoolMetricsSource } from './distributed-metrics.js';
 export { PoolMonitor, type PoolMonitorOptions } from './pool-monitor.js';
 export type { PoolStatus, QueueDepth, WorkerHeartbeat, WorkerSessionStatus, WorkerStatus } from './pool-status.types.js';
-export { RemoteThreadPlacement, isDistributedHost, type DistributedSessionHost, type RemoteThreadPlacementOptions } from './remote-threads.js';
+export { DistributedPlacement, type DistributedPlacementOptions, type RemoteSessions } from './distributed-placement.js';

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import { loadBullmq } from './bullmq.js';
 import type { Redis } from 'ioredis';
-import { redisStoreError } from '../core/store/redis/redis-connection.js';
+import { redisStoreError } from './redis-store/redis-connection.js';
 import { DEFAULT_KEY_PREFIX, DEFAULT_QUEUE_NAME, DistributedKeys } from './distributed-keys.js';
 import { registerPoolMetrics, type PoolMetrics, type PoolMetricsOptions } from './distributed-metrics.js';
 import { openRedis } from './redis-link.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RedisLocation, StreamEntry } from './distributed-keys.js';
-import { loadIoredis, redactUrl, redisStoreError } from '../core/store/redis/redis-connection.js';
+import { loadIoredis, redactUrl, redisStoreError } from './redis-store/redis-connection.js';
 
 export { redactUrl };
 export type { RedisLocation, StreamEntry };

@@ -1,13 +1,13 @@
-import { EMPTY, EmptyError, Observable, ReplaySubject, Subject, Subscription, defer, firstValueFrom, from, switchMap } from 'rxjs';
+import { EMPTY, EmptyError, Observable, ReplaySubject, Subscription, defer, firstValueFrom, from, switchMap } from 'rxjs';
 import { AgentRxError } from '../core/errors.js';
 import type { AgUiEvent } from '../core/events/agui-event.js';
-import { toAgUi } from '../core/events/operators/index.js';
 import type { SessionEvent } from '../core/events/session-event.js';
 import type { RawEvent } from '../core/model.js';
+import type { LiveSession } from '../core/plugin/live-session.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import { decodeEntry, fromWireError, type InputMessage, type OutputMessage, type RemoteResult } from './distributed-messages.js';
-import type { SubmissionKeys } from './distributed-keys.js';
-import type { StreamEntry } from './distributed-keys.js';
+import type { StreamEntry, SubmissionKeys } from './distributed-keys.js';
+import { LogFeed } from './log-feed.js';
 
 /** What a handle needs: the store sharing the workers' Redis, and the submission's streams. */
 export interface RemoteSessionDeps {
@@ -26,17 +26,24 @@ interface Ending {
 }
 
 /**
- * A handle on a session submitted to the worker pool, with the surface of a live `Session`, fed
- * from Redis and usable from any process (`SessionQueue.open(id)` re-opens it by id):
+ * A handle on a session submitted to the worker pool, a {@link LiveSession} fed from Redis and
+ * usable from any process (`SessionQueue.open(id)` re-opens it by id):
  * - `events$`/`agui$` tail the session's log in the store (no gap, no repeat; from `afterSeq`)
- *   once a worker has opened it, and complete when the session has closed and its log is read;
+ *   once a worker has opened it, and complete when the session has closed and its log is read.
+ *   Subscribed together (before the log's first envelope arrives), they share one read of the
+ *   log and one translation, and an envelope's AG-UI events come before the envelope;
  * - `results$` gives every request's result as the owner worker published it (a re-opened handle
  *   replays them from the first), then completes, or errors with the AgentRxError of a failed or
  *   cancelled session;
- * - `message`, `sendEvent`, `cancel` and `close` go on the submission's input stream, read by
- *   whichever worker owns the session now (inputs sent before a worker took the job wait there).
+ * - `message`, `setState`, `sendEvent`, `cancel` and `close` go on the submission's input stream,
+ *   read by whichever worker owns the session now (inputs sent before a worker took the job wait
+ *   there);
+ * - `release()` and `leave()` only stop reading: the session goes on in its worker, which closes
+ *   it after its own idle time, and another handle may take it up.
+ * `closed` resolves when the owner published the session's end (its log is then complete in the
+ * store); `events$` completes once it has read that log to its end.
  */
-export class RemoteSession {
+export class RemoteSession implements LiveSession {
   /** Envelopes of the session's log with `seq` > `afterSeq`, then live ones; completes at the log's end once the session closed. */
   readonly events$: Observable<SessionEvent>;
   /** The AG-UI translation of the log (translated from its start, emitted for envelopes after `afterSeq`). */
@@ -62,6 +69,8 @@ export class RemoteSession {
   private sessionIdValue: string | undefined;
   private ended: Ending | undefined;
   private readonly stopFollowing: () => Promise<void>;
+  /** The log read the current `events$`/`agui$` subscribers share, while others may still join it. */
+  private feed: LogFeed | undefined;
 
   constructor(
     /** The submission id: known at submit time, the key of the handle's streams. */
@@ -79,8 +88,8 @@ export class RemoteSession {
     });
     this.result.catch(() => undefined);
     this.opened.catch(() => undefined);
-    this.events$ = this.untilEnd(afterSeq);
-    this.agui$ = this.aguiAfter(afterSeq);
+    this.events$ = new Observable<SessionEvent>((subscriber) => this.joinFeed().envelopes(subscriber));
+    this.agui$ = new Observable<AgUiEvent>((subscriber) => this.joinFeed().agui(subscriber));
     this.stopFollowing = deps.follow(deps.keys.outputs, '0', (entries) => {
       for (const [, fields] of entries) {
         const m = decodeEntry<OutputMessage>(fields);
@@ -99,6 +108,13 @@ export class RemoteSession {
     if (typeof text !== 'string' || text.length === 0) throw new AgentRxError('invalid_options', 'message(text): text must be a non-empty string');
     this.checkOpen();
     await this.deps.send(this.deps.keys.inputs, { kind: 'message', text });
+  }
+
+  /** Replaces the agent's state before the session's next request (the owner worker applies it when it reads it). */
+  async setState(state: Readonly<Record<string, unknown>>): Promise<void> {
+    if (typeof state !== 'object' || state === null || Array.isArray(state)) throw new AgentRxError('invalid_options', 'setState(state): state must be a JSON object');
+    this.checkOpen();
+    await this.deps.send(this.deps.keys.inputs, { kind: 'state', state });
   }
 
   /**
@@ -131,6 +147,16 @@ export class RemoteSession {
    */
   async detach(): Promise<void> {
     await this.stopFollowing();
+  }
+
+  /** Done with this handle: stops reading (`detach`); the worker closes the session after its own idle time. */
+  release(): Promise<void> {
+    return this.detach();
+  }
+
+  /** This process shuts down: stops reading (`detach`); the session goes on in its worker. */
+  leave(): Promise<void> {
+    return this.detach();
   }
 
   private checkOpen(): void {
@@ -185,11 +211,22 @@ export class RemoteSession {
     return new Promise((resolve) => this.ackWaiters.set(input, resolve));
   }
 
-  /** The log after `after`, completed once the session ended and its last `seq` was emitted. */
-  private untilEnd(after: number): Observable<SessionEvent> {
+  /** The feed a new `events$`/`agui$` subscriber joins: the current one while nothing was read yet, else a new read. */
+  private joinFeed(): LogFeed {
+    if (!this.feed?.joinable) this.feed = new LogFeed(this.afterSeq, (start) => this.untilEnd(start));
+    return this.feed;
+  }
+
+  /**
+   * The log after what `start()` says when the read starts (the feed knows by then whether it
+   * translates), completed once the session ended and its last `seq` was emitted.
+   */
+  private untilEnd(start: () => number): Observable<SessionEvent> {
+    // `from(promise)` emits asynchronously: every subscriber of this tick joins the feed before it reads.
     return defer(() => from(this.idKnown)).pipe(
       switchMap((sessionId) => {
         if (sessionId === undefined) return EMPTY;
+        const after = start();
         return new Observable<SessionEvent>((subscriber) => {
           let last = after;
           let end: number | undefined;
@@ -215,32 +252,5 @@ export class RemoteSession {
         });
       }),
     );
-  }
-
-  /** AG-UI of the log: translated from its start (so a run open at `after` goes on well-formed), emitted after `after`. */
-  private aguiAfter(after: number): Observable<AgUiEvent> {
-    if (after === 0) return this.events$.pipe(toAgUi());
-    return new Observable<AgUiEvent>((subscriber) => {
-      const input = new Subject<SessionEvent>();
-      let seq = 0;
-      const translated = input.pipe(toAgUi()).subscribe((event) => {
-        if (seq > after) subscriber.next(event);
-      });
-      const source = this.untilEnd(0).subscribe({
-        next: (env) => {
-          seq = env.seq;
-          input.next(env);
-        },
-        error: (e: unknown) => subscriber.error(e),
-        complete: () => {
-          input.complete();
-          subscriber.complete();
-        },
-      });
-      return () => {
-        source.unsubscribe();
-        translated.unsubscribe();
-      };
-    });
   }
 }

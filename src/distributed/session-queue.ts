@@ -4,7 +4,7 @@ import { loadBullmq } from './bullmq.js';
 import type { Redis } from 'ioredis';
 import { AgentRxError } from '../core/errors.js';
 import type { SessionStore } from '../core/store/session-store.js';
-import { redisStoreError } from '../core/store/redis/redis-connection.js';
+import { redisStoreError } from './redis-store/redis-connection.js';
 import { DEFAULT_KEY_PREFIX, DEFAULT_QUEUE_NAME, DistributedKeys } from './distributed-keys.js';
 import { MESSAGE_FIELD, type InputMessage } from './distributed-messages.js';
 import { openRedis, StreamFollower } from './redis-link.js';

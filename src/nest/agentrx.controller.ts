@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { All, Controller, Inject, Req, Res, type Type } from '@nestjs/common';
-import type { AgUiHttpHandler } from '../consumers/agui-http/agui-http.handler.js';
+import type { AgUiHttpHandler } from '../servers/agui-http/agui-http.handler.js';
 
 /**
  * Injection token of the AG-UI `node:http` handler (`createAgUiHandler`) that

@@ -1,7 +1,7 @@
 import { Inject, Module, Optional, type BeforeApplicationShutdown, type DynamicModule, type FactoryProvider, type ModuleMetadata, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { AgentRx, type AgentRxCreateOptions } from '../agentrx.js';
-import { AgUiHttpOptions, type AgUiHttpOptionsInput } from '../consumers/agui-http/agui-http.config.js';
-import { createAgUiHandler, type AgUiHttpHandler } from '../consumers/agui-http/agui-http.handler.js';
+import { AgUiHttpOptions, type AgUiHttpOptionsInput } from '../servers/agui-http/agui-http.config.js';
+import { createAgUiHandler, type AgUiHttpHandler } from '../servers/agui-http/agui-http.handler.js';
 import { ContainerModule, type Newable } from '../core/util/inversify.js';
 import { ToolHandler } from '../core/plugin/tool-handler.js';
 import { AGENTRX_AGUI_HANDLER, createAgUiController, type AgUiMount } from './agentrx.controller.js';
@@ -54,7 +54,7 @@ export interface AgentRxModuleRootOptions extends AgentRxModuleOptions {
 /** Options of `AgentRxModule.forRootAsync`: a Nest factory provider for {@link AgentRxModuleOptions}. */
 export interface AgentRxModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   /** Returns the options; may be async. Receives the `inject` dependencies in order. */
-  readonly useFactory: (...args: any[]) => AgentRxModuleOptions | Promise<AgentRxModuleOptions>;
+  readonly useFactory: (...args: never[]) => AgentRxModuleOptions | Promise<AgentRxModuleOptions>;
   /** Nest providers passed to `useFactory` (from this module's `imports` or global modules). */
   readonly inject?: FactoryProvider['inject'];
   /** Register the module globally. Default false. */

@@ -8,13 +8,13 @@
 import { HttpAgent, type AgentSubscriber } from '@ag-ui/client';
 import type { BaseEvent } from '@ag-ui/core';
 import { AgentRx } from '../../src/agentrx.js';
-import { startAgUiServer, type AgUiServer } from '../../src/consumers/agui-http/agui-http.server.js';
-import { openStream, runInput, sseFrames } from '../consumers/agui-http/agui-http.fixtures.js';
+import { startAgUiServer, type AgUiServer } from '../../src/servers/agui-http/agui-http.server.js';
+import { openStream, runInput, sseFrames } from '../servers/agui-http/agui-http.fixtures.js';
 import { DistributedKeys } from '../../src/distributed/distributed-keys.js';
 import { openRedis } from '../../src/distributed/redis-link.js';
 import { describeWithRedis } from '../support/redis-server.js';
 import { DistributedWorld, until } from './distributed-fixture.js';
-import { droppingFetch } from '../consumers/agui-http/agui-http.dropping-fetch.js';
+import { droppingFetch } from '../servers/agui-http/agui-http.dropping-fetch.js';
 import { GateToolHandler } from '../fakes/gate-tool.js';
 
 const PASSWORD = 'n0de-Pa55word';

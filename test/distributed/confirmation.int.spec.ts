@@ -6,7 +6,7 @@
 import { HttpAgent } from '@ag-ui/client';
 import { filter, firstValueFrom } from 'rxjs';
 import { AgentRx } from '../../src/agentrx.js';
-import { startAgUiServer, type AgUiServer } from '../../src/consumers/agui-http/agui-http.server.js';
+import { startAgUiServer, type AgUiServer } from '../../src/servers/agui-http/agui-http.server.js';
 import { ContainerModule } from '../../src/core/util/inversify.js';
 import { isAgentRxEvent } from '../../src/core/events/session-event.js';
 import { SessionStore } from '../../src/core/store/session-store.js';

@@ -1,7 +1,7 @@
 import { AgentRx } from '../../src/agentrx.js';
 import { ContainerModule, type Newable } from '../../src/core/util/inversify.js';
 import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
-import { RedisSessionStore } from '../../src/core/store/redis/redis-session-store.js';
+import { RedisSessionStore } from '../../src/distributed/redis-store/redis-session-store.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import { SessionQueue } from '../../src/distributed/session-queue.js';
 import { startWorker, type SessionWorker, type SessionWorkerOptions } from '../../src/distributed/session-worker.js';

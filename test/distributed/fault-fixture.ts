@@ -10,7 +10,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { SessionEvent } from '../../src/core/events/session-event.js';
-import { RedisSessionStore } from '../../src/core/store/redis/redis-session-store.js';
+import { RedisSessionStore } from '../../src/distributed/redis-store/redis-session-store.js';
 import { DistributedKeys } from '../../src/distributed/distributed-keys.js';
 import { decodeEntry, type OutputMessage } from '../../src/distributed/distributed-messages.js';
 import { openRedis } from '../../src/distributed/redis-link.js';
@@ -56,7 +56,7 @@ export function useFaultWorld(): { world(): FaultWorld } {
   beforeAll(async () => {
     // tsc emits despite type errors in others' work in progress; what the children import must be current.
     await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT }).catch(() => undefined);
-    for (const f of ['distributed/job-runner', 'distributed/session-worker', 'core/store/redis/redis-session-store', 'core/store/redis/redis-lease']) {
+    for (const f of ['distributed/job-runner', 'distributed/session-worker', 'distributed/redis-store/redis-session-store', 'distributed/redis-store/redis-lease']) {
       expect(statSync(join(ROOT, `dist/${f}.js`)).mtimeMs).toBeGreaterThanOrEqual(statSync(join(ROOT, `src/${f}.ts`)).mtimeMs);
     }
   }, 240_000);

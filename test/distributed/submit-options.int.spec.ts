@@ -3,7 +3,7 @@
  * that `start` would refuse), and that a Redis URL's credentials never reach an error.
  */
 import { Redis } from 'ioredis';
-import { RedisSessionStore } from '../../src/core/store/redis/redis-session-store.js';
+import { RedisSessionStore } from '../../src/distributed/redis-store/redis-session-store.js';
 import { DistributedKeys } from '../../src/distributed/distributed-keys.js';
 import { SessionQueue } from '../../src/distributed/session-queue.js';
 import { checkSubmitOptions } from '../../src/distributed/submit-options.js';

@@ -6,7 +6,7 @@
  */
 import { verifyEvents } from '@ag-ui/client';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { toWireEvent } from '../../src/consumers/agui-http/agui-http.stream.js';
+import { toWireEvent } from '../../src/servers/agui-http/agui-http.stream.js';
 import type { SessionEvent } from '../../src/core/events/session-event.js';
 import { EchoToolHandler, resetFakeTools } from '../fakes/fake-tools.js';
 import { DistributedWorld } from './distributed-fixture.js';

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { lastValueFrom, take, toArray } from 'rxjs';
 import type { SessionEvent } from '../../src/core/events/session-event.js';
-import { RedisSessionStore } from '../../src/core/store/redis/redis-session-store.js';
+import { RedisSessionStore } from '../../src/distributed/redis-store/redis-session-store.js';
 import { SessionQueue } from '../../src/distributed/session-queue.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { forkChild, type ProofChild } from '../proof/child-process.js';
@@ -36,7 +36,7 @@ function useWorkspace(closeHost: () => Promise<void>): { children: ChildProcess[
   const children: ChildProcess[] = [];
   beforeAll(async () => {
     await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT }).catch(() => undefined);
-    for (const f of ['distributed/job-runner', 'distributed/session-worker', 'distributed/remote-session', 'core/store/redis/redis-session-store']) {
+    for (const f of ['distributed/job-runner', 'distributed/session-worker', 'distributed/remote-session', 'distributed/redis-store/redis-session-store']) {
       expect(existsSync(join(ROOT, `dist/${f}.js`))).toBe(true);
       expect(statSync(join(ROOT, `dist/${f}.js`)).mtimeMs).toBeGreaterThanOrEqual(statSync(join(ROOT, `src/${f}.ts`)).mtimeMs);
     }

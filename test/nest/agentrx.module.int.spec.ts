@@ -12,7 +12,7 @@ import { demoToolsModule } from '../../src/plugins/tools/tools.module.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { RecordingConsumer } from '../../src/testing/recording-consumer.js';
 import { EchoToolHandler, resetFakeTools } from '../fakes/fake-tools.js';
-import type { AgUiHttpHandler } from '../../src/consumers/agui-http/agui-http.handler.js';
+import type { AgUiHttpHandler } from '../../src/servers/agui-http/agui-http.handler.js';
 
 /** A host service that gets the facade from Nest. */
 @Injectable()

@@ -28,6 +28,12 @@ export interface SessionPlacement {
    */
   open(opts: SessionOptions): Promise<LiveSession>;
   /**
+   * Throws `invalid_options` naming the options of `opts` that `open` would refuse (those that
+   * cannot travel where the placement runs sessions), so that a caller that gives the same
+   * options to every session it opens (a server's `confirmTool`) fails when it is set up.
+   */
+  checkOptions(opts: Partial<SessionOptions>): void;
+  /**
    * The live session of `threadId` opened through another instance sharing this placement, when
    * it is still open (its events start after the log's current end); undefined otherwise. Rejects
    * with `details.threadBusy` while that session's first request is still starting.

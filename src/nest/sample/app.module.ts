@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { AgentRxConfigInput } from '../../agentrx.js';
-import { aguiHttpModule } from '../../consumers/agui-http/agui-http.module.js';
+import { aguiHttpModule } from '../../servers/agui-http/agui-http.module.js';
 import { otelConsumerModule } from '../../consumers/otel/otel.module.js';
 import { demoToolsModule } from '../../plugins/tools/tools.module.js';
 import { AgentRxModule } from '../agentrx.module.js';

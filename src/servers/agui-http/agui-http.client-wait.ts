@@ -1,0 +1,98 @@
+import { AgentRxError } from '../../core/errors.js';
+import type { RunFinishedEvent } from '../../core/events/agui-event.js';
+import type { ToolUse } from '../../core/model.js';
+import type { ClientTools } from './agui-http.client-tools.js';
+import type { AgUiRunRequest } from './agui-http.input.js';
+import { confirmationAnswers, confirmationInterrupts } from './agui-http.interrupts.js';
+import type { ThreadSuspension } from './agui-http.thread-view.js';
+
+type Outcome = NonNullable<RunFinishedEvent['outcome']>;
+
+/** What the thread's session waits for from the client, between two of its runs. */
+type Suspension =
+  /** Frontend tool calls (`ClientTools.waiting`). */
+  | { readonly kind: 'tools' }
+  /** Tool confirmations, by interrupt id (the tool use id). */
+  | { readonly kind: 'interrupt'; readonly toolUses: ReadonlyMap<string, ToolUse> };
+
+/**
+ * One thread's waits on its client. It follows the tool uses the session runs; once every one of
+ * them waits on the client's frontend tools, or the session asks to confirm tools, the thread is
+ * suspended: the client's run ends with the outcome this gives (RUN_FINISHED `success` with
+ * `pendingToolCallIds`, or the AG-UI 1.0 interrupt outcome) and the client's next run answers it
+ * (`answer`). That end is not in the session log, so reconnected readers learn of it through
+ * `onSuspended`.
+ */
+export class ClientWait {
+  /** Tool uses started and not yet answered. */
+  private readonly running = new Set<string>();
+  private suspension: Suspension | undefined;
+  private at: ThreadSuspension | undefined;
+  private readonly watchers = new Set<(s: ThreadSuspension) => void>();
+
+  constructor(private readonly threadId: string) {}
+
+  /** True while the session waits for the client's next run. */
+  get suspended(): boolean {
+    return this.suspension !== undefined;
+  }
+
+  toolStarted(toolUseId: string): void {
+    this.running.add(toolUseId);
+  }
+
+  toolAnswered(toolUseId: string): void {
+    this.running.delete(toolUseId);
+  }
+
+  /** Suspends when every running tool waits on the client's frontend tools (`waiting`): the outcome that ends the run, else undefined. */
+  waitForTools(waiting: readonly string[]): Outcome | undefined {
+    if (this.suspension || waiting.length === 0 || ![...this.running].every((id) => waiting.includes(id))) return undefined;
+    return this.suspend({ kind: 'tools' }, { type: 'success', pendingToolCallIds: [...waiting] });
+  }
+
+  /** Suspends for the confirmation of `toolUses` (one interrupt each, its id the tool use id): the outcome that ends the run. */
+  waitForConfirmations(toolUses: readonly ToolUse[]): Outcome {
+    return this.suspend({ kind: 'interrupt', toolUses: new Map(toolUses.map((u) => [u.id, u])) }, { type: 'interrupt', interrupts: confirmationInterrupts(toolUses) });
+  }
+
+  /** Marks where (the log's last `seq`) the run ended waiting, for reconnected readers. */
+  endedAt(seq: number, outcome: Outcome): void {
+    this.at = { seq, outcome };
+    for (const watch of [...this.watchers]) watch(this.at);
+  }
+
+  /**
+   * Takes the client's answer to the suspension (its frontend tool results, or `resume` for the
+   * interrupts) and ends it: returns what hands the answer to the session once the new run's
+   * stream is open. A mismatch throws `invalid_options` (answered 400) and the thread keeps
+   * waiting. `post` sends confirmation events to the session.
+   */
+  answer(request: AgUiRunRequest, clientTools: ClientTools | undefined, post: (events: Record<string, unknown>[]) => void): () => void {
+    const suspension = this.suspension!;
+    let answer: () => void;
+    if (suspension.kind === 'tools') {
+      if (request.resume.length > 0) throw new AgentRxError('invalid_options', `resume: thread ${this.threadId} waits for frontend tool results (tool messages for ${clientTools!.waiting.join(', ')}), not for interrupts`);
+      answer = clientTools!.prepare(request.toolResults);
+    } else {
+      if (request.toolResults.length > 0) throw new AgentRxError('invalid_options', `messages: thread ${this.threadId} waits for answers to its interrupts (${[...suspension.toolUses.keys()].join(', ')}) in resume, not for tool results`);
+      const events = confirmationAnswers(this.threadId, suspension.toolUses, request.resume);
+      answer = () => post(events);
+    }
+    this.suspension = undefined;
+    this.at = undefined;
+    return answer;
+  }
+
+  /** Calls `listener` when a run ends waiting (at once when one has); returns the unsubscribe. */
+  onSuspended(listener: (s: ThreadSuspension) => void): () => void {
+    if (this.at) listener(this.at);
+    this.watchers.add(listener);
+    return () => void this.watchers.delete(listener);
+  }
+
+  private suspend(suspension: Suspension, outcome: Outcome): Outcome {
+    this.suspension = suspension;
+    return outcome;
+  }
+}
