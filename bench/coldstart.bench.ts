@@ -33,12 +33,24 @@ export async function coldstartBench(): Promise<BenchResult> {
   }
   const fastestPeer = Math.min(...RUNNERS.filter((n) => !n.startsWith('agentrx')).map((n) => median(wall[n] ?? [Infinity])));
   const arx = median(wall['agentrx-index'] ?? [NaN]);
-  const rows: [string, string][] = [...environmentRows('coldstart', load0), ['method', `${ROUNDS} rounds, one fresh process per measurement, runners interleaved (order rotated); wall from the child's first line to the end of setup`]];
+  const rows: [string, string][] = [
+    ...environmentRows('coldstart', load0),
+    [
+      'method',
+      `${ROUNDS} rounds, one fresh process per measurement, runners interleaved (order rotated); wall from the child's first line to the end of setup`,
+    ],
+  ];
   for (const name of RUNNERS) {
     const w = wall[name]!;
-    rows.push([`${name}: wall / CPU ms (median; wall min–max); CommonJS modules`, `${median(w).toFixed(0)} / ${median(cpu[name]!).toFixed(0)} (${Math.min(...w).toFixed(0)}–${Math.max(...w).toFixed(0)}); ${mods[name]}`]);
+    rows.push([
+      `${name}: wall / CPU ms (median; wall min–max); CommonJS modules`,
+      `${median(w).toFixed(0)} / ${median(cpu[name]!).toFixed(0)} (${Math.min(...w).toFixed(0)}–${Math.max(...w).toFixed(0)}); ${mods[name]}`,
+    ]);
   }
   rows.push(['target agentrx-index ≤ 150 ms', arx <= 150 ? 'met' : 'MISSED']);
-  rows.push([`target agentrx-index ≤ 0.5× the fastest peer (${fastestPeer.toFixed(0)} ms)`, `${(arx / fastestPeer).toFixed(2)}× ${arx <= 0.5 * fastestPeer ? 'met' : 'MISSED'}`]);
+  rows.push([
+    `target agentrx-index ≤ 0.5× the fastest peer (${fastestPeer.toFixed(0)} ms)`,
+    `${(arx / fastestPeer).toFixed(2)}× ${arx <= 0.5 * fastestPeer ? 'met' : 'MISSED'}`,
+  ]);
   return report('cold start: import + setup', rows);
 }

@@ -28,9 +28,14 @@ export async function concurrencyBench(): Promise<BenchResult> {
   let live: Live | string;
   let rawLive: Live | string;
   // A failed live-state child is reported in its row; the measurements above still stand.
-  const orFailure = (p: Promise<Live>): Promise<Live | string> => p.catch((e: unknown) => `FAILED: ${(e as Error).message.split('\n').slice(0, 3).join(' ').slice(0, 400)}`);
+  const orFailure = (p: Promise<Live>): Promise<Live | string> =>
+    p.catch((e: unknown) => `FAILED: ${(e as Error).message.split('\n').slice(0, 3).join(' ').slice(0, 400)}`);
   try {
-    r = await runChild('./child.js', ['agentrx', router.baseUrl, 'conc', String(N), String(WARMUP)], process.env['BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_PROF']] : []);
+    r = await runChild(
+      './child.js',
+      ['agentrx', router.baseUrl, 'conc', String(N), String(WARMUP)],
+      process.env['BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_PROF']] : [],
+    );
     raw = await runChild('./child.js', ['raw', router.baseUrl, 'conc', String(N), String(WARMUP)]);
     // Separate children: the forced GCs would disturb the event-loop measurement above.
     live = await orFailure(runChild('./child.js', ['agentrx', router.baseUrl, 'live', String(N), String(WARMUP)]));
@@ -44,17 +49,26 @@ export async function concurrencyBench(): Promise<BenchResult> {
   const mb = (b: number): string => `${(b / 2 ** 20).toFixed(1)} MB`;
   return report(`concurrency: ${N.toLocaleString('en-US')} concurrent Local sessions`, [
     ...environmentRows('concurrency', load0),
-    ['sessions', `${N} concurrent sessions of the 5-turn tool conversation (${N * 5} streamed completions) started in one tick, after ${WARMUP} sequential warm-up sessions; agentrx: one AgentRx, rx.run() each; raw: the peers bench's fetch loop`],
+    [
+      'sessions',
+      `${N} concurrent sessions of the 5-turn tool conversation (${N * 5} streamed completions) started in one tick, after ${WARMUP} sequential warm-up sessions; agentrx: one AgentRx, rx.run() each; raw: the peers bench's fetch loop`,
+    ],
     ['wall / CPU for all: agentrx vs raw', `${r.wall.toFixed(0)} ms / ${r.cpu.toFixed(0)} ms vs ${raw.wall.toFixed(0)} ms / ${raw.cpu.toFixed(0)} ms`],
     ['synchronous start of all N sessions (one loop turn): agentrx vs raw', `${r.startMs.toFixed(0)} ms vs ${raw.startMs.toFixed(0)} ms`],
-    ['event-loop delay p99 (max): agentrx vs raw', `${r.eldP99.toFixed(1)} ms (${r.eldMax.toFixed(1)} ms) vs ${raw.eldP99.toFixed(1)} ms (${raw.eldMax.toFixed(1)} ms)`],
+    [
+      'event-loop delay p99 (max): agentrx vs raw',
+      `${r.eldP99.toFixed(1)} ms (${r.eldMax.toFixed(1)} ms) vs ${raw.eldP99.toFixed(1)} ms (${raw.eldMax.toFixed(1)} ms)`,
+    ],
     ['RSS after warm-up (GC) → peak → after run (GC): agentrx', `${mb(r.memWarm.rss)} → ${mb(r.peakRss)} → ${mb(r.memEnd.rss)}`],
     ['RSS after warm-up (GC) → peak → after run (GC): raw', `${mb(raw.memWarm.rss)} → ${mb(raw.peakRss)} → ${mb(raw.memEnd.rss)}`],
     ['RSS per session ((peak − warm) ÷ N): agentrx vs raw', `${kb(perSession)} vs ${kb(rawPerSession)}`],
     // Heap in use at its sampled peak (garbage not yet collected included), next to the live heap
     // after GC: how much of the peak RSS is garbage awaiting collection rather than session state.
     ['peak heap used during the run (sampled, garbage included): agentrx vs raw', `${mb(r.peakHeapUsed)} vs ${mb(raw.peakHeapUsed)}`],
-    ['heap after GC, after warm-up → after run: agentrx vs raw', `${mb(r.memWarm.heapUsed)} → ${mb(r.memEnd.heapUsed)} vs ${mb(raw.memWarm.heapUsed)} → ${mb(raw.memEnd.heapUsed)}`],
+    [
+      'heap after GC, after warm-up → after run: agentrx vs raw',
+      `${mb(r.memWarm.heapUsed)} → ${mb(r.memEnd.heapUsed)} vs ${mb(raw.memWarm.heapUsed)} → ${mb(raw.memEnd.heapUsed)}`,
+    ],
     [
       'live state per session: largest heap after a forced GC (every second) while all run, minus after warm-up, ÷ N: agentrx vs raw',
       typeof live === 'string' || typeof rawLive === 'string'
@@ -63,6 +77,9 @@ export async function concurrencyBench(): Promise<BenchResult> {
     ],
     ['target event-loop delay p99 < 50 ms (agentrx)', r.eldP99 < 50 ? 'met' : 'MISSED'],
     ['target RSS per session < 100 KB (agentrx), peak RSS (uncollected garbage included)', perSession < 100 * 1024 ? 'met' : 'MISSED'],
-    ['target RSS per session < 100 KB (agentrx), RSS right after a full GC with the sessions in flight', typeof live === 'string' ? 'not measured (the live child failed)' : (live.live.rss - live.memWarm.rss) / N < 100 * 1024 ? 'met' : 'MISSED'],
+    [
+      'target RSS per session < 100 KB (agentrx), RSS right after a full GC with the sessions in flight',
+      typeof live === 'string' ? 'not measured (the live child failed)' : (live.live.rss - live.memWarm.rss) / N < 100 * 1024 ? 'met' : 'MISSED',
+    ],
   ]);
 }

@@ -112,17 +112,29 @@ export async function distributedBench(): Promise<BenchResult> {
   const three = await runOnce(3, true);
   const one = ONLY === '3' ? undefined : await runOnce(1, false);
   const rows: [string, string][] = [
-    ['method', `${SESSIONS} sessions (Local provider, demo model: one \`calculate\` tool call, then the answer), submitted by one child process keeping ${WINDOW} in flight; workers are child processes with concurrency ${CONCURRENCY}, lease ${LEASE_MS} ms, job lock ${LOCK_MS} ms, stalled check every ${STALLED_MS} ms; one redis-server (no persistence); the emulator in the parent`],
+    [
+      'method',
+      `${SESSIONS} sessions (Local provider, demo model: one \`calculate\` tool call, then the answer), submitted by one child process keeping ${WINDOW} in flight; workers are child processes with concurrency ${CONCURRENCY}, lease ${LEASE_MS} ms, job lock ${LOCK_MS} ms, stalled check every ${STALLED_MS} ms; one redis-server (no persistence); the emulator in the parent`,
+    ],
   ];
   for (const r of one ? [three, one] : [three]) {
     const label = r.workers === 3 ? '3 workers, one SIGKILLed' : '1 worker';
     rows.push(
       [`${label}: completed / submitted`, `${r.completed} / ${SESSIONS}${r.failures.length ? ` (failures: ${r.failures.slice(0, 3).join('; ')})` : ''}`],
-      [`${label}: final answers quoting the tool's result / "outcome unknown" / no tool call`, `${r.answers.toolResult} / ${r.answers.toolFailed} / ${r.answers.noTool}`],
+      [
+        `${label}: final answers quoting the tool's result / "outcome unknown" / no tool call`,
+        `${r.answers.toolResult} / ${r.answers.toolFailed} / ${r.answers.noTool}`,
+      ],
       [`${label}: wall time, sessions per second`, `${(r.elapsedMs / 1000).toFixed(1)} s, ${(r.completed / (r.elapsedMs / 1000)).toFixed(1)} sessions/s`],
-      [`${label}: session latency submit → result, p50 / p99 / max`, `${percentile(r.latenciesMs, 50).toFixed(0)} / ${percentile(r.latenciesMs, 99).toFixed(0)} / ${Math.max(...r.latenciesMs).toFixed(0)} ms`],
+      [
+        `${label}: session latency submit → result, p50 / p99 / max`,
+        `${percentile(r.latenciesMs, 50).toFixed(0)} / ${percentile(r.latenciesMs, 99).toFixed(0)} / ${Math.max(...r.latenciesMs).toFixed(0)} ms`,
+      ],
       [`${label}: Redis commands per session (INFO commandstats)`, r.commandsPerSession.toFixed(1)],
-      [`${label}: tool executions, duplicate executions of a tool-use id, sessions with ≠ 1 execution`, `${r.executions}, ${r.duplicateExecutions}, ${r.sessionsNotOneExecution}`],
+      [
+        `${label}: tool executions, duplicate executions of a tool-use id, sessions with ≠ 1 execution`,
+        `${r.executions}, ${r.duplicateExecutions}, ${r.sessionsNotOneExecution}`,
+      ],
       [`${label}: log gaps, duplicate events (seq or event id)`, `${r.gaps}, ${r.duplicateEvents}`],
     );
     if (r.killedAt !== undefined) {
@@ -346,7 +358,10 @@ interface Forked {
 
 /** Forks this file as a child (`--distributed-child <json>`): `ready` at its `ready` message, `result` at its `result`. */
 function forkSelf(args: WorkerArgs | SubmitterArgs, children: ChildProcess[], onLog: (m: unknown) => void = () => undefined): Forked {
-  const proc = fork(fileURLToPath(import.meta.url), ['--distributed-child', JSON.stringify(args)], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const proc = fork(fileURLToPath(import.meta.url), ['--distributed-child', JSON.stringify(args)], {
+    execArgv: [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   children.push(proc);
   const exited = once(proc, 'exit');
   const message = (type: string): Promise<unknown> =>
@@ -373,13 +388,14 @@ async function startRedis(dir: string): Promise<{ url: string; stop(): Promise<v
   const port = await freePort();
   const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
   const url = `redis://127.0.0.1:${port}`;
-  for (const deadline = Date.now() + 10_000; ; ) {
+  for (const deadline = Date.now() + 10_000; ;) {
     try {
       const c = await openRedis(url, 'bench-probe');
       c.disconnect();
       break;
     } catch (e) {
-      if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`redis-server did not start on port ${port} (is it installed? apt-get install redis-server): ${(e as Error).message}`);
+      if (Date.now() > deadline || proc.exitCode !== null)
+        throw new Error(`redis-server did not start on port ${port} (is it installed? apt-get install redis-server): ${(e as Error).message}`);
       await delay(50);
     }
   }
@@ -429,7 +445,12 @@ async function workerMain(args: WorkerArgs): Promise<void> {
         o.bind(SessionStore).toConstantValue(store);
       }),
     ],
-    config: { provider: 'local', logLevel: 'silent', consumers: { terminal: false }, providers: { local: { baseUrl: args.baseUrl, model: 'demo', retryBaseMs: 1 } } },
+    config: {
+      provider: 'local',
+      logLevel: 'silent',
+      consumers: { terminal: false },
+      providers: { local: { baseUrl: args.baseUrl, model: 'demo', retryBaseMs: 1 } },
+    },
   });
   const worker = await startWorker({
     rx,
@@ -505,7 +526,12 @@ class DeadlineMissed extends Error {}
 async function within<T>(p: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new DeadlineMissed(`no ${what} within ${RESULT_DEADLINE_MS} ms`)), RESULT_DEADLINE_MS)))]);
+    return await Promise.race([
+      p,
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new DeadlineMissed(`no ${what} within ${RESULT_DEADLINE_MS} ms`)), RESULT_DEADLINE_MS)),
+      ),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -37,8 +37,14 @@ export function environmentRows(bench: string, loadAtStart: readonly number[], e
     .map((k) => `${k}=${env[k]}`);
   const la = (l: readonly number[]): string => l.map((x) => x.toFixed(2)).join(' / ');
   return [
-    ['machine', `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown cpu'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform}; Node ${process.version}`],
+    [
+      'machine',
+      `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown cpu'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform}; Node ${process.version}`,
+    ],
     ['load average (1 / 5 / 15 min) at start → end', `${la(loadAtStart)} → ${la(loadavg())}`],
-    ['command', `\`${[...vars, 'npm run bench --', bench].join(' ')}\` (after \`tsc -p tsconfig.bench.json\`: \`${[...vars, 'node .bench-build/bench/run.js', bench].join(' ')}\`)`],
+    [
+      'command',
+      `\`${[...vars, 'npm run bench --', bench].join(' ')}\` (after \`tsc -p tsconfig.bench.json\`: \`${[...vars, 'node .bench-build/bench/run.js', bench].join(' ')}\`)`,
+    ],
   ];
 }

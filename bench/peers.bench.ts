@@ -117,14 +117,25 @@ export async function peersBench(): Promise<BenchResult> {
   }
   const out: [string, string][] = [
     ...environmentRows('peers', load0),
-    ['conversation', '5 model turns streamed over SSE, 5 tool calls (one turn with 2 parallel), text in every turn; each session checked: final text from the delivered deltas, all 5 tool results by id and output'],
+    [
+      'conversation',
+      '5 model turns streamed over SSE, 5 tool calls (one turn with 2 parallel), text in every turn; each session checked: final text from the delivered deltas, all 5 tool results by id and output',
+    ],
     [
       'emulator',
       `in the parent process: 5 scripted OpenAI emulators (one per turn) behind a router; every runner talks to the same router URL; ${routerOptions.paceMs ? `**paced**: one SSE event per socket write, ${routerOptions.paceMs} ms apart` : 'unpaced: the SSE bytes piped through as the emulator wrote them'}`,
     ],
     ['sessions', `${WARMUP} warm-up, then ${SEQ} sequential (one fresh process); ${CONC} concurrent (another fresh process, after the same warm-up)`],
-    ['import + setup', COLD > 0 ? `${COLD} fresh processes per runner (\`peers/coldstart-child.ts\`: import the runner module and run its setup, no request), interleaved, order rotated; wall from the child's first line` : 'skipped (BENCH_PEERS_COLD=0)'],
-    ['heap after GC', 'forced GC (3×) on a fresh macrotask: after the modules were imported (loaded), after setup (created), after the warm-up, after the sessions'],
+    [
+      'import + setup',
+      COLD > 0
+        ? `${COLD} fresh processes per runner (\`peers/coldstart-child.ts\`: import the runner module and run its setup, no request), interleaved, order rotated; wall from the child's first line`
+        : 'skipped (BENCH_PEERS_COLD=0)',
+    ],
+    [
+      'heap after GC',
+      'forced GC (3×) on a fresh macrotask: after the modules were imported (loaded), after setup (created), after the warm-up, after the sessions',
+    ],
   ];
   const ok = rows.filter((r) => r.seq && r.conc);
   const cpuMed = new Map(ok.map((r) => [r, median(r.seq!.cpu)]));
@@ -137,18 +148,33 @@ export async function peersBench(): Promise<BenchResult> {
     const c = r.conc;
     out.push([`${r.label}: CPU ms/session, sequential (median / p99)`, `${median(s.cpu).toFixed(2)} / ${percentile(s.cpu, 99).toFixed(2)}`]);
     out.push([`${r.label}: wall ms/session, sequential (median / p99)`, `${median(s.wall).toFixed(2)} / ${percentile(s.wall, 99).toFixed(2)}`]);
-    out.push([`${r.label}: CPU ms/session, sequential: user / system (mean)`, `${(s.split.userMs / s.cpu.length).toFixed(2)} / ${(s.split.systemMs / s.cpu.length).toFixed(2)}`]);
-    out.push([`${r.label}: ${CONC} concurrent: wall / CPU / event-loop delay p99 (max)`, `${c.wall.toFixed(0)} ms / ${c.cpu.toFixed(0)} ms / ${c.eldP99.toFixed(1)} ms (${c.eldMax.toFixed(1)} ms)`]);
-    out.push([`${r.label}: memory after GC: loaded / after warm-up / after ${SEQ} seq (RSS, heap)`, `${mb(s.memLoaded.rss)}, ${mb(s.memLoaded.heapUsed)} / ${mb(s.memWarm.rss)}, ${mb(s.memWarm.heapUsed)} / ${mb(s.memEnd.rss)}, ${mb(s.memEnd.heapUsed)}`]);
+    out.push([
+      `${r.label}: CPU ms/session, sequential: user / system (mean)`,
+      `${(s.split.userMs / s.cpu.length).toFixed(2)} / ${(s.split.systemMs / s.cpu.length).toFixed(2)}`,
+    ]);
+    out.push([
+      `${r.label}: ${CONC} concurrent: wall / CPU / event-loop delay p99 (max)`,
+      `${c.wall.toFixed(0)} ms / ${c.cpu.toFixed(0)} ms / ${c.eldP99.toFixed(1)} ms (${c.eldMax.toFixed(1)} ms)`,
+    ]);
+    out.push([
+      `${r.label}: memory after GC: loaded / after warm-up / after ${SEQ} seq (RSS, heap)`,
+      `${mb(s.memLoaded.rss)}, ${mb(s.memLoaded.heapUsed)} / ${mb(s.memWarm.rss)}, ${mb(s.memWarm.heapUsed)} / ${mb(s.memEnd.rss)}, ${mb(s.memEnd.heapUsed)}`,
+    ]);
     out.push([`${r.label}: after ${CONC} concurrent: peak RSS / RSS, heap after GC`, `${mb(c.peakRss)} / ${mb(c.memEnd.rss)}, ${mb(c.memEnd.heapUsed)}`]);
-    out.push([`${r.label}: heap after GC, concurrent process: loaded → created → warm → ${CONC} done`, `${mb(c.memLoaded.heapUsed)} → ${mb(c.memCreated.heapUsed)} → ${mb(c.memWarm.heapUsed)} → ${mb(c.memEnd.heapUsed)}`]);
+    out.push([
+      `${r.label}: heap after GC, concurrent process: loaded → created → warm → ${CONC} done`,
+      `${mb(c.memLoaded.heapUsed)} → ${mb(c.memCreated.heapUsed)} → ${mb(c.memWarm.heapUsed)} → ${mb(c.memEnd.heapUsed)}`,
+    ]);
   }
   // Import + setup: every fresh process of a runner, all passes together.
   for (const name of new Set(RUNNERS)) {
     const cold = rows.filter((r) => r.name === name).flatMap((r) => r.cold);
     if (cold.length === 0) continue;
     const w = cold.map((c) => c.wallMs);
-    out.push([`${name}: import + setup, wall / CPU ms (median of ${w.length}; wall min–max)`, `${median(w).toFixed(0)} / ${median(cold.map((c) => c.cpuMs)).toFixed(0)} (${Math.min(...w).toFixed(0)}–${Math.max(...w).toFixed(0)})`]);
+    out.push([
+      `${name}: import + setup, wall / CPU ms (median of ${w.length}; wall min–max)`,
+      `${median(w).toFixed(0)} / ${median(cold.map((c) => c.cpuMs)).toFixed(0)} (${Math.min(...w).toFixed(0)}–${Math.max(...w).toFixed(0)})`,
+    ]);
   }
   // Ratios are read within a pass (runs close in time on a shared machine): the k-th pass of a
   // runner against the k-th pass of raw / agentrx, or their first pass when there is no k-th.
@@ -165,13 +191,20 @@ export async function peersBench(): Promise<BenchResult> {
     if (ax) out.push([`${ax.label} ÷ ${r.label}: CPU med / wall med / conc wall / heap after conc`, ratioRow(ax, r)]);
   }
   const axPasses = ok.filter((r) => r.name === 'agentrx');
-  const verdict = (ratios: number[], goal: number): string => `${ratios.map((v) => `${v.toFixed(2)}×`).join(' / ')} (median ${median(ratios).toFixed(2)}×) ${median(ratios) <= goal ? 'met' : 'MISSED'}`;
+  const verdict = (ratios: number[], goal: number): string =>
+    `${ratios.map((v) => `${v.toFixed(2)}×`).join(' / ')} (median ${median(ratios).toFixed(2)}×) ${median(ratios) <= goal ? 'met' : 'MISSED'}`;
   const vsRaw = axPasses.flatMap((ax) => {
     const raw = passOf('raw', ax.pass);
     return raw ? [{ ax, raw }] : [];
   });
   if (vsRaw.length > 0) {
-    out.push(['target agentrx ≤ 1.3× raw CPU per session (issue 17), per pass', verdict(vsRaw.map(({ ax, raw }) => cpuMed.get(ax)! / cpuMed.get(raw)!), 1.3)]);
+    out.push([
+      'target agentrx ≤ 1.3× raw CPU per session (issue 17), per pass',
+      verdict(
+        vsRaw.map(({ ax, raw }) => cpuMed.get(ax)! / cpuMed.get(raw)!),
+        1.3,
+      ),
+    ]);
     const extras = vsRaw.map(({ ax, raw }) => ax.conc!.memEnd.heapUsed - raw.conc!.memEnd.heapUsed);
     out.push([
       `target heap after GC once ${CONC} concurrent sessions are done ≤ raw + 5 MB, per pass`,
@@ -201,7 +234,10 @@ export async function peersBench(): Promise<BenchResult> {
     const axMed = median(coldOf('agentrx'));
     const fastest = peerNames.reduce((a, b) => (median(coldOf(a)) <= median(coldOf(b)) ? a : b));
     const fMed = median(coldOf(fastest));
-    out.push([`target agentrx import + setup ≤ 150 ms and ≤ 0.5× the fastest peer's (${fastest}, ${fMed.toFixed(0)} ms)`, `${axMed.toFixed(0)} ms, ${x(axMed, fMed)}: ${axMed <= 150 ? 'met' : 'MISSED'} / ${axMed <= 0.5 * fMed ? 'met' : 'MISSED'}`]);
+    out.push([
+      `target agentrx import + setup ≤ 150 ms and ≤ 0.5× the fastest peer's (${fastest}, ${fMed.toFixed(0)} ms)`,
+      `${axMed.toFixed(0)} ms, ${x(axMed, fMed)}: ${axMed <= 150 ? 'met' : 'MISSED'} / ${axMed <= 0.5 * fMed ? 'met' : 'MISSED'}`,
+    ]);
   }
   return report(`cost per session vs peers${routerOptions.paceMs ? ` (paced, ${routerOptions.paceMs} ms between SSE events)` : ''}`, out);
 }

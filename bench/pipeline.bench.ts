@@ -19,7 +19,7 @@ import type { EventConsumer } from '../src/core/plugin/event-consumer.js';
 import { loadavg } from 'node:os';
 import { environmentRows, median, report, type BenchResult } from './harness.js';
 
-const N = Number(process.env["BENCH_N"] ?? 1_000_000);
+const N = Number(process.env['BENCH_N'] ?? 1_000_000);
 const TURN = 50;
 /** The dedupe window a Session uses by default (`limits.dedupeWindow`). */
 const WINDOW = new LimitsConfig().dedupeWindow;
@@ -35,7 +35,8 @@ function workload(): RawEvent[] {
   return out.slice(0, N);
 }
 
-const textDelta = (e: RawEvent) => (e['type'] === 'text' ? { text: e['text'] as string, messageId: `m${Math.floor(Number(String(e['id']).slice(1)) / TURN)}` } : undefined);
+const textDelta = (e: RawEvent) =>
+  e['type'] === 'text' ? { text: e['text'] as string, messageId: `m${Math.floor(Number(String(e['id']).slice(1)) / TURN)}` } : undefined;
 const isBoundary = (e: ProviderEnvelope) => e.raw['type'] === 'idle';
 
 class Counter implements EventConsumer {
@@ -62,7 +63,9 @@ async function viaOperators(events: RawEvent[]): Promise<{ ms: number; delivered
   let turns = 0;
   const stamp = (d: EventDraft): SessionEvent => {
     if (d.source === 'agentrx') return { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'agentrx', raw: d.raw, at: 0 };
-    return d.id !== undefined ? { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'provider', id: d.id, raw: d.raw, at: 0 } : { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'provider', raw: d.raw, at: 0 };
+    return d.id !== undefined
+      ? { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'provider', id: d.id, raw: d.raw, at: 0 }
+      : { seq: ++seq, sessionId: 's', turn: 1, provider: 'bench', source: 'provider', raw: d.raw, at: 0 };
   };
   const bus = drafts.pipe(
     dedupeById((d: EventDraft) => (d.source === 'provider' ? d.id : undefined), { window: WINDOW }),
@@ -70,12 +73,29 @@ async function viaOperators(events: RawEvent[]): Promise<{ ms: number; delivered
     map(stamp),
     share(),
   );
-  const turnsSub = bus.pipe(filter((e): e is ProviderEnvelope => e.source === 'provider'), groupTurns(isBoundary)).subscribe(() => turns++);
+  const turnsSub = bus
+    .pipe(
+      filter((e): e is ProviderEnvelope => e.source === 'provider'),
+      groupTurns(isBoundary),
+    )
+    .subscribe(() => turns++);
   const attachment = hub.attach(bus.pipe(withAgUi()), () => 's');
   const t0 = performance.now();
   drafts.next({ source: 'agentrx', raw: { type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false }, turn: 0 });
   for (const raw of events) drafts.next({ source: 'provider', id: raw['id'] as string, raw, turn: 1 });
-  drafts.next({ source: 'agentrx', raw: { type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns, usage: { inputTokens: 0, outputTokens: 0 } }, turn: 1 });
+  drafts.next({
+    source: 'agentrx',
+    raw: {
+      type: 'agentrx.run_finished',
+      runId: 'r',
+      threadId: 't',
+      terminal: 'end_turn',
+      stopReason: 'end_turn',
+      turns,
+      usage: { inputTokens: 0, outputTokens: 0 },
+    },
+    turn: 1,
+  });
   await attachment.close('completed');
   const ms = performance.now() - t0;
   turnsSub.unsubscribe();
@@ -88,16 +108,38 @@ async function viaOperators(events: RawEvent[]): Promise<{ ms: number; delivered
  * the consumer lanes.
  */
 async function viaIngestion(events: RawEvent[]): Promise<{ ms: number; delivered: number }> {
-  const ingestion = new Ingestion({ providerId: 'bench', eventId: defaultEventId, decode: (e) => { const d = textDelta(e); return d ? [{ kind: 'text', ...d }] : []; }, dedupeWindow: WINDOW, retainEvents: false });
+  const ingestion = new Ingestion({
+    providerId: 'bench',
+    eventId: defaultEventId,
+    decode: (e) => {
+      const d = textDelta(e);
+      return d ? [{ kind: 'text', ...d }] : [];
+    },
+    dedupeWindow: WINDOW,
+    retainEvents: false,
+  });
   const consumers = [new Counter('a'), new Counter('b'), new Counter('c')];
   const hub = new ConsumerHub(consumers, { handlerTimeoutMs: 5_000, queueLimit: N * 4, stopTimeoutMs: 60_000 }, new Subject());
   let turns = 0;
-  const turnsSub = ingestion.events$.pipe(filter((e): e is ProviderEnvelope => e.source === 'provider'), groupTurns(isBoundary)).subscribe(() => turns++);
+  const turnsSub = ingestion.events$
+    .pipe(
+      filter((e): e is ProviderEnvelope => e.source === 'provider'),
+      groupTurns(isBoundary),
+    )
+    .subscribe(() => turns++);
   const attachment = hub.attach(ingestion.events$.pipe(withAgUi(), share()), () => 's');
   const t0 = performance.now();
   ingestion.emit({ type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false });
   for (const raw of events) ingestion.ingest(raw);
-  ingestion.emit({ type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns, usage: { inputTokens: 0, outputTokens: 0 } });
+  ingestion.emit({
+    type: 'agentrx.run_finished',
+    runId: 'r',
+    threadId: 't',
+    terminal: 'end_turn',
+    stopReason: 'end_turn',
+    turns,
+    usage: { inputTokens: 0, outputTokens: 0 },
+  });
   await attachment.close('completed');
   const ms = performance.now() - t0;
   turnsSub.unsubscribe();
@@ -176,7 +218,12 @@ export async function pipelineBench(rounds = 5): Promise<BenchResult> {
   const ratio = pipeMs / handMs;
   return report('pipeline throughput', [
     ...environmentRows('pipeline', load0),
-    ['path measured', PATH === 'operators' ? 'operator chain as in runs A–G (BENCH_PIPELINE=operators)' : "the Session's Ingestion (default; BENCH_PIPELINE=operators for the historical operator chain)"],
+    [
+      'path measured',
+      PATH === 'operators'
+        ? 'operator chain as in runs A–G (BENCH_PIPELINE=operators)'
+        : "the Session's Ingestion (default; BENCH_PIPELINE=operators for the historical operator chain)",
+    ],
     ['provider events per round', N.toLocaleString('en-US')],
     ['AG-UI events delivered per consumer', delivered.toLocaleString('en-US')],
     ['agentrx pipeline (median of ' + rounds + ')', `${pipeMs.toFixed(0)} ms → ${Math.round(eventsPerSec).toLocaleString('en-US')} events/s`],

@@ -30,7 +30,9 @@ const benches: Record<string, () => Promise<BenchResult>> = {
 
 const only = process.argv.slice(2);
 const cpu = cpus()[0]?.model ?? 'unknown cpu';
-process.stdout.write(`## ${new Date().toISOString().slice(0, 10)} · node ${process.version} · ${cpus().length} cores (${cpu}) · ${(totalmem() / 2 ** 30).toFixed(0)} GiB\n\n`);
+process.stdout.write(
+  `## ${new Date().toISOString().slice(0, 10)} · node ${process.version} · ${cpus().length} cores (${cpu}) · ${(totalmem() / 2 ** 30).toFixed(0)} GiB\n\n`,
+);
 for (const [name, run] of Object.entries(benches)) {
   if (only.length > 0 && !only.includes(name)) continue;
   process.stderr.write(`running ${name}…\n`);

@@ -151,7 +151,11 @@ export interface ServeChild {
 export async function startServeChild(cli: string, config?: string): Promise<ServeChild> {
   const stateDir = await mkdtemp(join(tmpdir(), 'agentrx-soak-state-'));
   const args = ['--expose-gc', '--inspect=127.0.0.1:0', cli, 'serve', '--demo', '--port', '0', ...(config !== undefined ? ['--config', config] : [])];
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, AGENTRX_STATE_DIR: stateDir, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, AGENTRX_STATE_DIR: stateDir, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const log: ServeLog = { requests: new Map(), other: [] };
   const exited = new Promise<number | null>((res) => proc.once('exit', (code) => res(code)));
   const ready = new Promise<{ url: string; ws: string }>((res, rej) => {
@@ -220,7 +224,11 @@ function tallyLine(log: ServeLog, line: string, onInspector: (url: string) => vo
       // not a log entry: kept below
     }
   }
-  if (line.trim() === '' || /^(For help, see|Debugger attached|Debugger ending|Waiting for the debugger|agentrx serve: chat page|agentrx serve: stopping)/.test(line)) return;
+  if (
+    line.trim() === '' ||
+    /^(For help, see|Debugger attached|Debugger ending|Waiting for the debugger|agentrx serve: chat page|agentrx serve: stopping)/.test(line)
+  )
+    return;
   log.other.push(line.slice(0, 500));
   if (log.other.length > 20) log.other.shift();
 }
@@ -336,7 +344,12 @@ async function abortedRun(endpoint: string, agent: HttpAgent, runId: string, dea
   deadline.addEventListener('abort', onDeadline, { once: true });
   try {
     const body = { threadId: agent.threadId, runId, messages: agent.messages, tools: [], context: [], state: agent.state ?? {}, forwardedProps: {} };
-    const res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(body), signal: ctrl.signal });
+    const res = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify(body),
+      signal: ctrl.signal,
+    });
     if (res.status === 409) {
       await res.text();
       return { kind: 'busy' };
@@ -353,7 +366,11 @@ async function abortedRun(endpoint: string, agent: HttpAgent, runId: string, dea
       while ((cut = buf.indexOf('\n\n')) >= 0) {
         const frame = buf.slice(0, cut);
         buf = buf.slice(cut + 2);
-        const data = frame.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+        const data = frame
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n');
         if (data === '') continue;
         const ev = JSON.parse(data) as { type: string; code?: string; message?: string };
         if (ev.type === 'TEXT_MESSAGE_CONTENT' || ev.type === 'TOOL_CALL_START') {
@@ -390,7 +407,18 @@ export async function driveSoak(opts: {
   readonly onRun?: (runsDone: number) => void;
 }): Promise<RunTally> {
   const rng = seeded(opts.seed);
-  const tally: RunTally = { finished: 0, aborted: 0, newThreads: 0, followUps: 0, failed: 0, failures: [], byPrompt: new Map(), withTools: 0, busyRetries: 0, timedOut: 0 };
+  const tally: RunTally = {
+    finished: 0,
+    aborted: 0,
+    newThreads: 0,
+    followUps: 0,
+    failed: 0,
+    failures: [],
+    byPrompt: new Map(),
+    withTools: 0,
+    busyRetries: 0,
+    timedOut: 0,
+  };
   const idle: Conversation[] = [];
   let threadNo = 0;
   let done = 0;
@@ -440,7 +468,8 @@ export async function driveSoak(opts: {
     else {
       tally.failed++;
       if (outcome.timedOut) tally.timedOut++;
-      if (tally.failures.length < 10) tally.failures.push(`run ${i} (${kind.name}${abort ? ', aborted' : ''}, thread run ${conv.runs + 1}): ${outcome.error}`.slice(0, 400));
+      if (tally.failures.length < 10)
+        tally.failures.push(`run ${i} (${kind.name}${abort ? ', aborted' : ''}, thread run ${conv.runs + 1}): ${outcome.error}`.slice(0, 400));
     }
     conv.runs++;
     // Retired threads are dropped by the client; the server closes them when idle or evicts them.
@@ -499,7 +528,9 @@ export async function soakBench(): Promise<BenchResult> {
   let exitCode: number | null;
   try {
     const before = await server.inspector.heapAfterGc();
-    process.stderr.write(`soak: serve --demo at ${server.url} (pid ${server.proc.pid}); heap after GC before any run ${mb(before.heapUsed)}; ${runs} runs, ${concurrency} in flight\n`);
+    process.stderr.write(
+      `soak: serve --demo at ${server.url} (pid ${server.proc.pid}); heap after GC before any run ${mb(before.heapUsed)}; ${runs} runs, ${concurrency} in flight\n`,
+    );
     let blockStart = Date.now();
     tally = await driveSoak({
       endpoint: `${server.url}agent`,
@@ -530,17 +561,37 @@ export async function soakBench(): Promise<BenchResult> {
   const steady = samples.find((x) => x.runs >= steadyAt);
   const last = samples.at(-1);
   const ok = flat && tally.failed === 0 && tally.finished + tally.aborted === runs;
-  const requests = [...server.log.requests.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
+  const requests = [...server.log.requests.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
   return report(`soak: ${runs.toLocaleString('en-US')} AG-UI runs against agentrx serve --demo`, [
-    ['server', `\`node --expose-gc --inspect=127.0.0.1:0 ${cli.replace(`${ROOT}/`, '')} serve --demo --port 0\`${env['BENCH_SOAK_CONFIG'] ? ` --config ${env['BENCH_SOAK_CONFIG']}` : ''}, default endpoint options, file session store in a fresh AGENTRX_STATE_DIR; exit code after SIGTERM ${exitCode}`],
-    ['client', `@ag-ui/client HttpAgent (verify stage on), ${concurrency} runs in flight, seed ${seed}; ${tally.newThreads} new threads, ${tally.followUps} follow-ups with history (≤ ${MAX_RUNS_PER_THREAD} runs a thread); ${Math.round(ABORT_SHARE * 100)}% aborted by the client at their first text or tool call; ${tally.busyRetries} requests answered 409 thread_busy right after an abort and sent again`],
+    [
+      'server',
+      `\`node --expose-gc --inspect=127.0.0.1:0 ${cli.replace(`${ROOT}/`, '')} serve --demo --port 0\`${env['BENCH_SOAK_CONFIG'] ? ` --config ${env['BENCH_SOAK_CONFIG']}` : ''}, default endpoint options, file session store in a fresh AGENTRX_STATE_DIR; exit code after SIGTERM ${exitCode}`,
+    ],
+    [
+      'client',
+      `@ag-ui/client HttpAgent (verify stage on), ${concurrency} runs in flight, seed ${seed}; ${tally.newThreads} new threads, ${tally.followUps} follow-ups with history (≤ ${MAX_RUNS_PER_THREAD} runs a thread); ${Math.round(ABORT_SHARE * 100)}% aborted by the client at their first text or tool call; ${tally.busyRetries} requests answered 409 thread_busy right after an abort and sent again`,
+    ],
     ['prompts', [...tally.byPrompt.entries()].map(([k, v]) => `${k} ${v}`).join(', ') + `; ${tally.withTools} runs got tool results`],
-    ['outcomes (client)', `${tally.finished} RUN_FINISHED, ${tally.aborted} aborted, ${tally.failed} other${tally.failures.length > 0 ? `: ${tally.failures.join(' | ')}` : ''}`],
+    [
+      'outcomes (client)',
+      `${tally.finished} RUN_FINISHED, ${tally.aborted} aborted, ${tally.failed} other${tally.failures.length > 0 ? `: ${tally.failures.join(' | ')}` : ''}`,
+    ],
     ['outcomes (server request log, outcome/status)', requests || '(none)'],
     ...(server.log.other.length > 0 ? [['server stderr, other lines (last 20)', server.log.other.join(' | ')] as [string, string]] : []),
     ['heap after GC per block', blockRows.join('<br>')],
-    [`target: heapUsed after GC within ±${HEAP_TOLERANCE * 100}% of the warm-up sample (${samples[0] ? mb(samples[0].heapUsed) : '?'})`, flat ? 'met' : 'MISSED'],
-    [`drift from the sample at ${steadyAt} runs (the endpoint's and the store's caches full) to the last`, steady ? `${mb(steady.heapUsed)} → ${mb(last!.heapUsed)}: ${(((last!.heapUsed - steady.heapUsed) / steady.heapUsed) * 100).toFixed(1)}% (${heapFlat([steady, last!]) ? 'within' : 'NOT within'} ±${HEAP_TOLERANCE * 100}%)` : '(no such sample)'],
+    [
+      `target: heapUsed after GC within ±${HEAP_TOLERANCE * 100}% of the warm-up sample (${samples[0] ? mb(samples[0].heapUsed) : '?'})`,
+      flat ? 'met' : 'MISSED',
+    ],
+    [
+      `drift from the sample at ${steadyAt} runs (the endpoint's and the store's caches full) to the last`,
+      steady
+        ? `${mb(steady.heapUsed)} → ${mb(last!.heapUsed)}: ${(((last!.heapUsed - steady.heapUsed) / steady.heapUsed) * 100).toFixed(1)}% (${heapFlat([steady, last!]) ? 'within' : 'NOT within'} ±${HEAP_TOLERANCE * 100}%)`
+        : '(no such sample)',
+    ],
     ['every run ended with RUN_FINISHED (or its client abort)', tally.failed === 0 && tally.finished + tally.aborted === runs ? 'yes' : 'NO'],
     ['total time', `${totalS.toFixed(0)} s (${(runs / totalS).toFixed(1)} runs/s)`],
     ['result', ok ? 'PASS' : 'FAIL'],

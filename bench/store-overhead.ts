@@ -50,7 +50,11 @@ async function recordSession(): Promise<{ text: string; id: string }> {
 
 /** The steps of one session whose id is `sessionId`, fresh objects (as a real session makes them). */
 function stepsOf(journal: { text: string; id: string }, sessionId: string): Step[] {
-  const lines = journal.text.split(journal.id).join(sessionId).split('\n').filter((l) => l !== '');
+  const lines = journal.text
+    .split(journal.id)
+    .join(sessionId)
+    .split('\n')
+    .filter((l) => l !== '');
   const fold = new JournalFold();
   const steps: Step[] = [];
   let batch: SessionEvent[] = [];
@@ -148,7 +152,8 @@ process.stdout.write(`one session: ${stepsOf(journal, 'x').length} store calls, 
 for (let round = 0; round < rounds; round++) {
   for (const engine of engines) {
     const dir = mkdtempSync(join(tmpdir(), 'agentrx-store-overhead-'));
-    const store: SessionStore = engine === 'memory' ? new MemorySessionStore(0, 1_000) : new FileSessionStore(dir, () => undefined, { io: engine === 'file' ? io : noIo });
+    const store: SessionStore =
+      engine === 'memory' ? new MemorySessionStore(0, 1_000) : new FileSessionStore(dir, () => undefined, { io: engine === 'file' ? io : noIo });
     const sessions = Array.from({ length: n + 20 }, (_, i) => {
       const id = `local-bench-${round}-${i}-${engine}`;
       return { id, steps: stepsOf(journal, id) };

@@ -30,7 +30,10 @@ export async function transportBench(): Promise<BenchResult> {
   const base = median(out.cpuMsPerCall['axios-node']!);
   const rows: [string, string][] = [
     ...environmentRows('transport', load0),
-    ['method', `${ROUNDS} rounds × ${PER_ROUND} sequential streamed completions per candidate, interleaved (order rotated each round), after ${WARMUP} warm-up calls each; one fresh child process; emulator in the parent`],
+    [
+      'method',
+      `${ROUNDS} rounds × ${PER_ROUND} sequential streamed completions per candidate, interleaved (order rotated each round), after ${WARMUP} warm-up calls each; one fresh child process; emulator in the parent`,
+    ],
     ['completion', 'one chat.completion.chunk SSE stream: text + 2 parallel tool calls, parsed by readChatStream + ChunkAccumulator'],
   ];
   for (const name of CANDIDATES) {

@@ -222,8 +222,10 @@ export class AgentRx {
    */
   attach(sessionId: string, opts: { readonly afterSeq?: number } = {}): LogAttachment {
     const afterSeq = opts.afterSeq ?? 0;
-    if (typeof sessionId !== 'string' || sessionId.length === 0) throw new AgentRxError('invalid_options', 'attach(sessionId): sessionId must be a non-empty string');
-    if (!Number.isInteger(afterSeq) || afterSeq < 0) throw new AgentRxError('invalid_options', `attach: afterSeq must be an integer ≥ 0; got ${JSON.stringify(opts.afterSeq)}`);
+    if (typeof sessionId !== 'string' || sessionId.length === 0)
+      throw new AgentRxError('invalid_options', 'attach(sessionId): sessionId must be a non-empty string');
+    if (!Number.isInteger(afterSeq) || afterSeq < 0)
+      throw new AgentRxError('invalid_options', `attach: afterSeq must be an integer ≥ 0; got ${JSON.stringify(opts.afterSeq)}`);
     return attachLog(this.store, sessionId, afterSeq);
   }
 
@@ -253,7 +255,10 @@ export class AgentRx {
   /** The queue link of the distributed module (`runtime.mode: 'distributed'`; it refuses otherwise). */
   private remoteSessions(): RemoteSessions {
     if (!this.container.isBound(RemoteSessionsToken)) {
-      throw new AgentRxError('invalid_config', "submit() needs the distributed module (a default module: leave defaults on, or pass distributedModule in modules), runtime: { mode: 'distributed' } and store: { type: 'redis', url }");
+      throw new AgentRxError(
+        'invalid_config',
+        "submit() needs the distributed module (a default module: leave defaults on, or pass distributedModule in modules), runtime: { mode: 'distributed' } and store: { type: 'redis', url }",
+      );
     }
     return this.container.get<RemoteSessions>(RemoteSessionsToken);
   }
@@ -305,7 +310,12 @@ export class AgentRx {
         reconnectBaseMs: limits.reconnectBaseMs,
         dedupeWindow: limits.dedupeWindow,
       },
-      { toolNames: this.toolRegistry.ids, supportsOutcomes: provider.supportsOutcomes === true, providerId: provider.id, toolsPerCall: provider.toolsPerCall === true },
+      {
+        toolNames: this.toolRegistry.ids,
+        supportsOutcomes: provider.supportsOutcomes === true,
+        providerId: provider.id,
+        toolsPerCall: provider.toolsPerCall === true,
+      },
     );
     const { spec, dispatcher } = this.toolsOf(resolved.tools);
     const session: Session = new Session(

@@ -5,13 +5,67 @@ export type { LogAttachment, SequencedAgUiEvent } from './core/session/log-attac
 export { InProcessPlacement } from './core/session/in-process-placement.js';
 export type { ConfirmTool, SessionOptions, ToolDecision, TurnGuard } from './core/session/session-options.js';
 export { AgentRxError, isAgentRxError, type ErrorCode } from './core/errors.js';
-export type { AgentSpec, Outcome, RawEvent, SessionResult, ToolConfirmation, ToolDeclaration, ToolResult, ToolUse, TurnResult, TurnTerminal, Usage } from './core/model.js';
-export { AgentProvider, defaultEventId, missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderBase, type ProviderMode, type Reconnected, type StreamingProvider, type StreamItem, type TurnProvider } from './core/plugin/agent-provider.js';
-export { NO_HOST_EVENTS, toolConfirmationOf, type HostEvent, type HostReasoning, type HostText, type HostToolAnswered, type HostToolCallDelta, type HostToolResult, type HostToolUse, type HostTurnEnd } from './core/plugin/host-event.js';
-export { ToolHandler, type InputType, type JsonSchema, type StandardSchemaIssue, type StandardSchemaResult, type StandardSchemaV1, type ToolContext, type ToolInputSchema, type ToolOutcome, type ToolOutput } from './core/plugin/tool-handler.js';
+export type {
+  AgentSpec,
+  Outcome,
+  RawEvent,
+  SessionResult,
+  ToolConfirmation,
+  ToolDeclaration,
+  ToolResult,
+  ToolUse,
+  TurnResult,
+  TurnTerminal,
+  Usage,
+} from './core/model.js';
+export {
+  AgentProvider,
+  defaultEventId,
+  missedSince,
+  type IngestCursor,
+  type KickoffOptions,
+  type OpenOptions,
+  type ProviderBase,
+  type ProviderMode,
+  type Reconnected,
+  type StreamingProvider,
+  type StreamItem,
+  type TurnProvider,
+} from './core/plugin/agent-provider.js';
+export {
+  NO_HOST_EVENTS,
+  toolConfirmationOf,
+  type HostEvent,
+  type HostReasoning,
+  type HostText,
+  type HostToolAnswered,
+  type HostToolCallDelta,
+  type HostToolResult,
+  type HostToolUse,
+  type HostTurnEnd,
+} from './core/plugin/host-event.js';
+export {
+  ToolHandler,
+  type InputType,
+  type JsonSchema,
+  type StandardSchemaIssue,
+  type StandardSchemaResult,
+  type StandardSchemaV1,
+  type ToolContext,
+  type ToolInputSchema,
+  type ToolOutcome,
+  type ToolOutput,
+} from './core/plugin/tool-handler.js';
 export { ToolSource, type ToolSourceSubscription } from './core/plugin/tool-source.js';
 export { defineTool, type ToolDefinition } from './core/tools/define-tool.js';
-export { BaseEventConsumer, EventConsumer, type ConsumerContext, type StopContext, type StopReason, type ToolCallResult } from './core/plugin/event-consumer.js';
+export {
+  BaseEventConsumer,
+  EventConsumer,
+  type ConsumerContext,
+  type StopContext,
+  type StopReason,
+  type ToolCallResult,
+} from './core/plugin/event-consumer.js';
 export type { LifecycleParticipant } from './core/plugin/lifecycle-participant.js';
 export { AgUiEventType } from './core/events/agui-event.js';
 export type {
@@ -106,7 +160,17 @@ export { HttpClientFactory } from './core/http/http-client-factory.js';
 export { localProviderModule } from './plugins/providers/local/local.module.js';
 export type { LocalProviderOptions } from './plugins/providers/local/local.config.js';
 export { demoToolsModule } from './plugins/tools/tools.module.js';
-export { formatMcpProgress, mcpModule, mcpProgressModule, type McpCallResult, type McpContent, type McpOptions, type McpProgressEvent, type McpSdkImporter, type McpServerOptions } from './plugins/mcp/index.js';
+export {
+  formatMcpProgress,
+  mcpModule,
+  mcpProgressModule,
+  type McpCallResult,
+  type McpContent,
+  type McpOptions,
+  type McpProgressEvent,
+  type McpSdkImporter,
+  type McpServerOptions,
+} from './plugins/mcp/index.js';
 export { TerminalConsumer } from './consumers/terminal/terminal.consumer.js';
 export { JsonlConsumer } from './consumers/jsonl/jsonl.consumer.js';
 export {

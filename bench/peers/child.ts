@@ -72,5 +72,19 @@ if (mode === 'seq') {
   const cpu = cpuMs(c0);
   for (const o of outcomes) check(o);
   const memEnd = await settledMemAfterGc();
-  process.stdout.write(JSON.stringify({ wall, startMs, cpu, eldP99: delay.p99, eldMax: delay.max, peakRss: peak.rss, peakHeapUsed: peak.heapUsed, memLoaded, memCreated, memWarm, memEnd }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      wall,
+      startMs,
+      cpu,
+      eldP99: delay.p99,
+      eldMax: delay.max,
+      peakRss: peak.rss,
+      peakHeapUsed: peak.heapUsed,
+      memLoaded,
+      memCreated,
+      memWarm,
+      memEnd,
+    }) + '\n',
+  );
 }

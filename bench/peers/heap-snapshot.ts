@@ -66,7 +66,8 @@ export class HeapSnapshot {
   /** `type:name`, the name cut to 80 characters (strings and code get their type only). */
   key(i: number): string {
     const t = this.type(i);
-    if (t === 'string' || t === 'concatenated string' || t === 'sliced string' || t === 'number' || t === 'code' || t === 'hidden' || t === 'array') return `(${t})${t === 'array' || t === 'hidden' ? ' ' + this.name(i).slice(0, 60) : ''}`;
+    if (t === 'string' || t === 'concatenated string' || t === 'sliced string' || t === 'number' || t === 'code' || t === 'hidden' || t === 'array')
+      return `(${t})${t === 'array' || t === 'hidden' ? ' ' + this.name(i).slice(0, 60) : ''}`;
     return `${t}:${this.name(i).slice(0, 80)}`;
   }
 

@@ -23,7 +23,6 @@ const PER_TURN = Number(perTurnArg ?? 1000);
 const EARLY = 10 * PER_TURN;
 const TOTAL = TURNS * PER_TURN;
 
-
 function script(prefix: string, count: number): ScriptedTurn[] {
   const turns: ScriptedTurn[] = [];
   for (let t = 0; t < count; t++) {
@@ -59,11 +58,20 @@ class Sampler implements EventConsumer {
     }
   }
 }
-const config = { provider: 'scripted', retainEvents: false, consumers: { terminal: false, queueLimit: 4 * PER_TURN }, limits: { maxTurns: Math.min(1000, TURNS + 10) } };
+const config = {
+  provider: 'scripted',
+  retainEvents: false,
+  consumers: { terminal: false, queueLimit: 4 * PER_TURN },
+  limits: { maxTurns: Math.min(1000, TURNS + 10) },
+};
 
 // Warm-up: a 20-turn session in its own AgentRx, so the code the measured session runs is already
 // compiled (V8's optimized code lives in the heap too, and is not per-event state).
-const warm = await AgentRx.create({ config, providers: [new ScriptedProvider({ id: 'scripted', mode: 'request_response', turns: script('w', 20) })], tools: [EchoTool] });
+const warm = await AgentRx.create({
+  config,
+  providers: [new ScriptedProvider({ id: 'scripted', mode: 'request_response', turns: script('w', 20) })],
+  tools: [EchoTool],
+});
 await warm.run({ prompt: 'go' });
 await warm.stop();
 
@@ -75,5 +83,18 @@ const result = await rx.run({ prompt: 'go' });
 const ms = performance.now() - t0;
 provider.history.length = 0;
 const after = memAfterGc().heapUsed;
-process.stdout.write(JSON.stringify({ turns: result.turns, terminal: result.terminal, deltas: sampler.deltas, events: result.events?.length ?? 0, before, early: sampler.early, mid: sampler.mid, late: sampler.late, after, ms }) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    turns: result.turns,
+    terminal: result.terminal,
+    deltas: sampler.deltas,
+    events: result.events?.length ?? 0,
+    before,
+    early: sampler.early,
+    mid: sampler.mid,
+    late: sampler.late,
+    after,
+    ms,
+  }) + '\n',
+);
 await rx.stop();

@@ -25,7 +25,11 @@ if (!KINDS.includes(kind)) throw new Error(`paths-child: the first argument must
 
 const WARMUP = 20;
 const total = 2 * (n + WARMUP) + 10;
-const faultOf: Partial<Record<Kind, EmulatorFault>> = { cancel: { kind: 'stall', afterChunks: 2 }, error: { kind: 'status', status: 400 }, timeout: { kind: 'hang' } };
+const faultOf: Partial<Record<Kind, EmulatorFault>> = {
+  cancel: { kind: 'stall', afterChunks: 2 },
+  error: { kind: 'status', status: 400 },
+  timeout: { kind: 'hang' },
+};
 const fault = faultOf[kind];
 const turn: EmulatorTurn = kind === 'tool' ? { text: 'blocking', toolCalls: [{ name: 'block', arguments: {} }] } : { text: 'one two three four' };
 const emu = await startOpenAiEmulator({
@@ -40,7 +44,13 @@ const block = defineTool({
   handle: (_input, ctx) => new Promise<string>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))),
 });
 const rx = await AgentRx.create({
-  config: { provider: 'local', retainEvents: false, consumers: { terminal: false }, limits: { reconnectAttempts: 0 }, providers: { local: { baseUrl: emu.baseUrl, model: 'scripted' } } },
+  config: {
+    provider: 'local',
+    retainEvents: false,
+    consumers: { terminal: false },
+    limits: { reconnectAttempts: 0 },
+    providers: { local: { baseUrl: emu.baseUrl, model: 'scripted' } },
+  },
   tools: [block],
 });
 

@@ -20,7 +20,10 @@ export const USER_PROMPT = 'Echo a few words and add some numbers, then summaris
  * every turn with streamed text. Tool ids are fixed per turn, so they are unique within a session.
  */
 export const CONVERSATION: readonly EmulatorTurn[] = [
-  { text: 'Let me echo the first phrase for you right away, one moment please.', toolCalls: [{ id: 'call_t0_0', name: 'echo', arguments: { text: 'hello world' } }] },
+  {
+    text: 'Let me echo the first phrase for you right away, one moment please.',
+    toolCalls: [{ id: 'call_t0_0', name: 'echo', arguments: { text: 'hello world' } }],
+  },
   { text: 'Now I will add the first pair of numbers you gave me.', toolCalls: [{ id: 'call_t1_0', name: 'add', arguments: { a: 17, b: 25 } }] },
   {
     text: 'Next I run two tools in parallel to save a little time here.',
@@ -103,7 +106,8 @@ export function routerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Rout
   const v = env['BENCH_PEERS_PACED'];
   if (v === undefined || v === '' || v === '0') return {};
   const ms = Number(v);
-  if (!Number.isFinite(ms) || ms < 0) throw new Error(`BENCH_PEERS_PACED must be a number of milliseconds between SSE events (1 when set to 1); got ${JSON.stringify(v)}`);
+  if (!Number.isFinite(ms) || ms < 0)
+    throw new Error(`BENCH_PEERS_PACED must be a number of milliseconds between SSE events (1 when set to 1); got ${JSON.stringify(v)}`);
   return { paceMs: ms };
 }
 
@@ -278,4 +282,3 @@ export function loopDelay(): { stop(): { p99: number; max: number } } {
     },
   };
 }
-

@@ -48,23 +48,39 @@ async function main(): Promise<void> {
 
   /** Opens the stream with each candidate; every one answers a Node Readable of the SSE body. */
   const open: Record<Candidate, (signal: AbortSignal) => Promise<Readable>> = {
-    'axios-node': async (signal) => (await viaFactory.post<Readable>('chat/completions', BODY, { responseType: 'stream', headers: { Accept: 'text/event-stream' }, signal })).data,
+    'axios-node': async (signal) =>
+      (await viaFactory.post<Readable>('chat/completions', BODY, { responseType: 'stream', headers: { Accept: 'text/event-stream' }, signal })).data,
     'axios-fetch': async (signal) => {
-      const res = await viaFetch.post<WebReadableStream>('chat/completions', BODY, { responseType: 'stream', headers: { Accept: 'text/event-stream' }, signal });
+      const res = await viaFetch.post<WebReadableStream>('chat/completions', BODY, {
+        responseType: 'stream',
+        headers: { Accept: 'text/event-stream' },
+        signal,
+      });
       return Readable.fromWeb(res.data);
     },
     'undici-request': async (signal) => {
-      const res = await undiciRequest(url, { method: 'POST', headers: { ...HEADERS, 'content-type': 'application/json' }, body: JSON.stringify(BODY), dispatcher: undiciAgent, signal });
+      const res = await undiciRequest(url, {
+        method: 'POST',
+        headers: { ...HEADERS, 'content-type': 'application/json' },
+        body: JSON.stringify(BODY),
+        dispatcher: undiciAgent,
+        signal,
+      });
       return res.body as unknown as Readable;
     },
     'node-http': (signal) =>
       new Promise<Readable>((resolve, reject) => {
         const data = JSON.stringify(BODY);
-        const req = httpRequest(url, { method: 'POST', agent: nodeAgent, signal, headers: { ...HEADERS, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, resolve);
+        const req = httpRequest(
+          url,
+          { method: 'POST', agent: nodeAgent, signal, headers: { ...HEADERS, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+          resolve,
+        );
         req.on('error', reject);
         req.end(data);
       }),
-    'factory-stream': async (signal) => (await factory.stream(viaFactory, { method: 'POST', url: 'chat/completions', data: BODY, headers: { Accept: 'text/event-stream' }, signal })).data,
+    'factory-stream': async (signal) =>
+      (await factory.stream(viaFactory, { method: 'POST', url: 'chat/completions', data: BODY, headers: { Accept: 'text/event-stream' }, signal })).data,
   };
 
   const once = async (name: Candidate): Promise<void> => {
@@ -74,7 +90,8 @@ async function main(): Promise<void> {
     const acc = new ChunkAccumulator();
     await readChatStream(body, { idleTimeoutMs: 30_000, target: url, signal, onChunk: (c: WireMap) => acc.add(c) });
     const msg = acc.result(() => 'x').message;
-    if (!Array.isArray(msg['tool_calls']) || msg['tool_calls'].length !== 2 || typeof msg['content'] !== 'string') throw new Error(`${name}: incomplete answer ${JSON.stringify(msg)}`);
+    if (!Array.isArray(msg['tool_calls']) || msg['tool_calls'].length !== 2 || typeof msg['content'] !== 'string')
+      throw new Error(`${name}: incomplete answer ${JSON.stringify(msg)}`);
   };
 
   for (const name of CANDIDATES) for (let i = 0; i < warmup; i++) await once(name);

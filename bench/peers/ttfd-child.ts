@@ -26,7 +26,13 @@ class FirstDelta implements EventConsumer {
 }
 const probe = new FirstDelta();
 const rx = await AgentRx.create({
-  config: { provider: 'local', retainEvents: false, consumers: { terminal: false }, agent: { systemPrompt: 'Be brief.' }, providers: { local: { baseUrl: baseUrl!, model: 'scripted' } } },
+  config: {
+    provider: 'local',
+    retainEvents: false,
+    consumers: { terminal: false },
+    agent: { systemPrompt: 'Be brief.' },
+    providers: { local: { baseUrl: baseUrl!, model: 'scripted' } },
+  },
   consumers: [probe],
 });
 
@@ -42,7 +48,14 @@ async function viaAxios(): Promise<number> {
   const t0 = performance.now();
   const res = await http.post<Readable>(
     '/chat/completions',
-    { model: 'scripted', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Say something.' }], stream: true },
+    {
+      model: 'scripted',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Say something.' },
+      ],
+      stream: true,
+    },
     { responseType: 'stream' },
   );
   return new Promise<number>((resolve, reject) => {

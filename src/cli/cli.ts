@@ -32,7 +32,10 @@ const COMMANDS: readonly RegisterCommand[] = [
  * The `agentrx` command. Returns the exit code: 0 success, 1 failed run, 2 bad usage or config.
  * Every failure prints one line with the cause and one with a hint.
  */
-export async function runCli(argv: readonly string[], io: CliIo = { out: process.stdout, err: process.stderr, env: process.env, cwd: process.cwd() }): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo = { out: process.stdout, err: process.stderr, env: process.env, cwd: process.cwd() },
+): Promise<number> {
   let code = EXIT_OK;
   const ctx: CommandContext = {
     io,

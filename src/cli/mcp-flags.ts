@@ -20,7 +20,10 @@ export function parseMcpFlag(value: string): McpFlagServer {
   const eq = value.indexOf('=');
   const name = eq < 0 ? '' : value.slice(0, eq).trim();
   if (eq < 0 || !MCP_SERVER_NAME.test(name)) {
-    throw new AgentRxError('invalid_options', `--mcp ${JSON.stringify(value)}: expected <name>=<command …> with a name of letters, digits and "-" (e.g. --mcp 'files=npx -y @modelcontextprotocol/server-filesystem .')`);
+    throw new AgentRxError(
+      'invalid_options',
+      `--mcp ${JSON.stringify(value)}: expected <name>=<command …> with a name of letters, digits and "-" (e.g. --mcp 'files=npx -y @modelcontextprotocol/server-filesystem .')`,
+    );
   }
   const words = splitWords(value.slice(eq + 1), `--mcp ${name}`);
   if (words.length === 0) throw new AgentRxError('invalid_options', `--mcp ${name}: no command after "="`);
@@ -62,7 +65,6 @@ export function withMcpFlags(config: Readonly<Record<string, unknown>>, flags: r
 export function mcpProgressTo(err: Writable, opts: { readonly quietMs?: number } = {}): ContainerModule {
   return mcpProgressModule((e) => err.write(`agentrx: ${formatMcpProgress(e)}\n`), opts);
 }
-
 
 /** Shell-like word splitting without expansion: quotes group, backslash escapes (not inside single quotes). */
 function splitWords(line: string, what: string): string[] {

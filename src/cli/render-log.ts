@@ -22,7 +22,8 @@ export const MAX_PACE_GAP_MS = 5_000;
 
 /** `--json` (the envelopes), `--agui` (AG-UI JSON lines) or the terminal renderer. */
 export function renderFormat(flags: RenderFlags): RenderFormat {
-  if (flags.json && flags.agui) throw new AgentRxError('invalid_options', '--json and --agui cannot be combined: --json prints the envelopes, --agui the AG-UI events');
+  if (flags.json && flags.agui)
+    throw new AgentRxError('invalid_options', '--json and --agui cannot be combined: --json prints the envelopes, --agui the AG-UI events');
   return flags.json ? 'envelopes' : flags.agui ? 'agui' : 'terminal';
 }
 
@@ -32,7 +33,12 @@ export function renderFormat(flags: RenderFlags): RenderFormat {
  * the envelopes themselves as JSON lines. With `pace`, waits the recorded gap between envelopes
  * (at most {@link MAX_PACE_GAP_MS}); `io.signal` stops early.
  */
-export async function renderLog(log: readonly SessionEvent[], format: RenderFormat, io: CliIo, opts: { pace?: boolean; sessionId?: string; threadId?: string } = {}): Promise<void> {
+export async function renderLog(
+  log: readonly SessionEvent[],
+  format: RenderFormat,
+  io: CliIo,
+  opts: { pace?: boolean; sessionId?: string; threadId?: string } = {},
+): Promise<void> {
   const feed = async (next: (env: SessionEvent) => void): Promise<void> => {
     let prevAt: number | undefined;
     for (const env of log) {

@@ -29,12 +29,19 @@ function hintFor(err: AgentRxError, baseUrl: string | undefined): string | undef
   const status = err.details?.['status'];
   const msg = err.message;
   // An MCP server that did not start (details.server; several: details.servers), or a tool source that overran the tools phase (details.sources).
-  const mcp = typeof err.details?.['server'] === 'string' ? [err.details['server']] : Array.isArray(err.details?.['servers']) ? err.details['servers'].filter((s): s is string => typeof s === 'string') : [];
+  const mcp =
+    typeof err.details?.['server'] === 'string'
+      ? [err.details['server']]
+      : Array.isArray(err.details?.['servers'])
+        ? err.details['servers'].filter((s): s is string => typeof s === 'string')
+        : [];
   if (err.code === 'timeout' && mcp.length > 0) {
     return `raise ${mcp.map((s) => `mcp.servers.${s}.startTimeoutMs`).join(', ')} in a config file (-c), e.g. {"mcp":{"servers":{"${mcp[0]}":{"startTimeoutMs":180000}}}} (with --mcp ${mcp[0]}=… the command still comes from the flag); a first npx/uvx run downloads the package`;
   }
-  if (err.code === 'timeout' && Array.isArray(err.details?.['sources'])) return 'a tool source did not finish starting: raise timeouts.toolsPhaseMs in a config file (-c)';
-  if (err.code === 'invalid_config' && mcp.length === 1 && / was not found /.test(msg)) return `install it, or fix the command of --mcp ${mcp[0]}=… (or mcp.servers.${mcp[0]}.command)`;
+  if (err.code === 'timeout' && Array.isArray(err.details?.['sources']))
+    return 'a tool source did not finish starting: raise timeouts.toolsPhaseMs in a config file (-c)';
+  if (err.code === 'invalid_config' && mcp.length === 1 && / was not found /.test(msg))
+    return `install it, or fix the command of --mcp ${mcp[0]}=… (or mcp.servers.${mcp[0]}.command)`;
   if (mcp.length > 0) return `check MCP server ${mcp.join(', ')}: run its command by hand to see its output, or check its url and headers under mcp.servers`;
   if (err.code === 'invalid_config') return 'fix the fields listed above (see README "Configuration")';
   if (err.code === 'invalid_options') return 'see agentrx --help';
@@ -42,10 +49,12 @@ function hintFor(err: AgentRxError, baseUrl: string | undefined): string | undef
   if (err.code === 'store_error' && /^no session /.test(msg)) return 'pass --store <dir> (or set AGENTRX_STATE_DIR) if the session was recorded elsewhere';
   if (status === 401 || status === 403) return 'the host rejected the credentials: set providers.<id>.apiKey (e.g. "${OPENAI_API_KEY}")';
   if (status === 404) return 'unknown model or path: check --model and that --base-url ends with /v1';
-  if (/ECONNREFUSED|refused|ENOTFOUND|unreachable|cannot reach/i.test(msg)) return `nothing answers at ${baseUrl ?? 'the base URL'}: is the server running? (ollama serve, vllm serve …) or pass --base-url`;
+  if (/ECONNREFUSED|refused|ENOTFOUND|unreachable|cannot reach/i.test(msg))
+    return `nothing answers at ${baseUrl ?? 'the base URL'}: is the server running? (ollama serve, vllm serve …) or pass --base-url`;
   if (err.code === 'timeout') return 'raise --timeout or limits.runTimeoutMs, or check that the host is responsive';
   if (err.code === 'max_turns_exceeded') return 'raise --max-turns or limits.maxTurns';
-  if (err.code === 'unresolved_requires_action' && Array.isArray(err.details?.['toolUses'])) return 'pass --confirm allow (or --confirm deny) to answer the host\'s confirmation requests';
+  if (err.code === 'unresolved_requires_action' && Array.isArray(err.details?.['toolUses']))
+    return "pass --confirm allow (or --confirm deny) to answer the host's confirmation requests";
   if (/EADDRINUSE/.test(msg)) return 'another process listens on that port: pass another --port (0 picks a free one)';
   return undefined;
 }

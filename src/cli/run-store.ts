@@ -31,18 +31,25 @@ export interface RunStoreFlags {
 export function openRunStore(config: Record<string, unknown>, flags: RunStoreFlags, io: CliIo): RunStore | undefined {
   if (io.store) return { store: io.store, where: 'the configured store', durable: true };
   // One run's log, kept whole (no memoryLogLimit): `--record` exports all of it.
-  const memory = (): RunStore => ({ store: openEngine({ type: 'memory', memoryLogLimit: 0, memoryMaxSessions: 0 }, coreStores), where: 'memory', durable: false });
+  const memory = (): RunStore => ({
+    store: openEngine({ type: 'memory', memoryLogLimit: 0, memoryMaxSessions: 0 }, coreStores),
+    where: 'memory',
+    durable: false,
+  });
   const section = config['store'] as { type?: unknown; dir?: unknown } | undefined;
   if (flags.store === undefined && section !== undefined) {
     if (typeof section === 'object' && section !== null && section.type === 'file' && typeof section.dir === 'string' && section.dir !== '') {
       const dir = pathFrom(io.cwd, section.dir);
       return { store: fileStore(dir, io), where: dir, durable: true };
     }
-    return typeof section === 'object' && section !== null && (section.type === 'memory' || section.type === undefined) && section.dir === undefined ? memory() : undefined;
+    return typeof section === 'object' && section !== null && (section.type === 'memory' || section.type === undefined) && section.dir === undefined
+      ? memory()
+      : undefined;
   }
   const loc = storeLocation(flags.store, io.env, io.cwd);
   if (!loc) {
-    if (flags.resume !== undefined) throw new AgentRxError('invalid_options', 'no state directory to resume from: pass --store <dir>, or set AGENTRX_STATE_DIR, XDG_STATE_HOME or HOME');
+    if (flags.resume !== undefined)
+      throw new AgentRxError('invalid_options', 'no state directory to resume from: pass --store <dir>, or set AGENTRX_STATE_DIR, XDG_STATE_HOME or HOME');
     return memory();
   }
   try {
@@ -50,7 +57,8 @@ export function openRunStore(config: Record<string, unknown>, flags: RunStoreFla
     accessSync(loc.dir, fsConstants.W_OK);
   } catch (e) {
     const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    if (flags.store !== undefined || flags.resume !== undefined) throw new AgentRxError('store_error', `cannot use the session store ${loc.dir}: ${why}`, { dir: loc.dir });
+    if (flags.store !== undefined || flags.resume !== undefined)
+      throw new AgentRxError('store_error', `cannot use the session store ${loc.dir}: ${why}`, { dir: loc.dir });
     io.err.write(`agentrx: warning: cannot use the session store ${loc.dir} (${why}, from ${loc.from}); this session is kept in memory only\n`);
     return memory();
   }

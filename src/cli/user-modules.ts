@@ -20,13 +20,22 @@ const KINDS = ['tools', 'modules', 'consumers'] as const;
  * takes them), named or on its default export. A missing file, a module that fails to load or
  * one that exports none of the three is `invalid_options` naming the file.
  */
-export async function loadUserPlugins(flagFiles: readonly string[], config: Record<string, unknown>, configFile: string | undefined, cwd: string): Promise<UserPlugins> {
+export async function loadUserPlugins(
+  flagFiles: readonly string[],
+  config: Record<string, unknown>,
+  configFile: string | undefined,
+  cwd: string,
+): Promise<UserPlugins> {
   const fromConfig = Array.isArray(config['modules']) ? config['modules'].filter((f): f is string => typeof f === 'string') : [];
   const base = configFile !== undefined ? dirname(isAbsolute(configFile) ? configFile : resolve(cwd, configFile)) : cwd;
   const files = [...flagFiles.map((f) => resolve(cwd, f)), ...fromConfig.map((f) => resolve(base, f))];
   const out: UserPlugins = { tools: [], modules: [], consumers: [] };
   for (const file of files) {
-    if (!existsSync(file)) throw new AgentRxError('invalid_options', `module ${file} does not exist (--module or the config's "modules" name ES module files exporting tools, modules or consumers)`);
+    if (!existsSync(file))
+      throw new AgentRxError(
+        'invalid_options',
+        `module ${file} does not exist (--module or the config's "modules" name ES module files exporting tools, modules or consumers)`,
+      );
     let mod: Record<string, unknown>;
     try {
       mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
@@ -42,7 +51,8 @@ export async function loadUserPlugins(flagFiles: readonly string[], config: Reco
       (out[kind] as unknown[]).push(...(value as unknown[]));
       found = true;
     }
-    if (!found) throw new AgentRxError('invalid_options', `module ${file} exports none of tools, modules, consumers (e.g. export const tools = [defineTool({ … })])`);
+    if (!found)
+      throw new AgentRxError('invalid_options', `module ${file} exports none of tools, modules, consumers (e.g. export const tools = [defineTool({ … })])`);
   }
   return out;
 }

@@ -22,19 +22,35 @@ export class StderrLogger implements Logger {
     const extra = fields && Object.keys(fields).length > 0 ? ' ' + safeJson(fields) : '';
     process.stderr.write(`agentrx ${lvl}: ${message}${extra}\n`);
   }
-  debug(m: string, f?: Record<string, unknown>): void { this.write('debug', m, f); }
-  info(m: string, f?: Record<string, unknown>): void { this.write('info', m, f); }
-  warn(m: string, f?: Record<string, unknown>): void { this.write('warn', m, f); }
-  error(m: string, f?: Record<string, unknown>): void { this.write('error', m, f); }
+  debug(m: string, f?: Record<string, unknown>): void {
+    this.write('debug', m, f);
+  }
+  info(m: string, f?: Record<string, unknown>): void {
+    this.write('info', m, f);
+  }
+  warn(m: string, f?: Record<string, unknown>): void {
+    this.write('warn', m, f);
+  }
+  error(m: string, f?: Record<string, unknown>): void {
+    this.write('error', m, f);
+  }
 }
 
 /** A logger that keeps lines in memory (tests, embedding). */
 export class MemoryLogger implements Logger {
   readonly lines: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
-  debug(message: string, fields?: Record<string, unknown>): void { this.lines.push({ level: 'debug', message, fields }); }
-  info(message: string, fields?: Record<string, unknown>): void { this.lines.push({ level: 'info', message, fields }); }
-  warn(message: string, fields?: Record<string, unknown>): void { this.lines.push({ level: 'warn', message, fields }); }
-  error(message: string, fields?: Record<string, unknown>): void { this.lines.push({ level: 'error', message, fields }); }
+  debug(message: string, fields?: Record<string, unknown>): void {
+    this.lines.push({ level: 'debug', message, fields });
+  }
+  info(message: string, fields?: Record<string, unknown>): void {
+    this.lines.push({ level: 'info', message, fields });
+  }
+  warn(message: string, fields?: Record<string, unknown>): void {
+    this.lines.push({ level: 'warn', message, fields });
+  }
+  error(message: string, fields?: Record<string, unknown>): void {
+    this.lines.push({ level: 'error', message, fields });
+  }
 }
 
 function safeJson(v: unknown): string {

@@ -11,7 +11,10 @@ let loaded: Promise<BullMq> | undefined;
  * naming what to install; a failed import is not cached.
  */
 export function loadBullmq(): Promise<BullMq> {
-  loaded ??= importOptionalPeer({ name: 'bullmq', feature: "the worker pool (runtime.mode 'distributed')", install: ['ioredis', 'bullmq'] }, () => import('bullmq')).catch((e: unknown) => {
+  loaded ??= importOptionalPeer(
+    { name: 'bullmq', feature: "the worker pool (runtime.mode 'distributed')", install: ['ioredis', 'bullmq'] },
+    () => import('bullmq'),
+  ).catch((e: unknown) => {
     loaded = undefined;
     throw e;
   });

@@ -63,7 +63,11 @@ export function registerPoolMetrics(source: PoolMetricsSource, opts: PoolMetrics
       const p = await pool().catch(() => undefined);
       if (!p) return;
       r.observe(workers, p.workers.length, { queue });
-      r.observe(sessions, p.workers.reduce((n, w) => n + w.sessions.length, 0), { queue });
+      r.observe(
+        sessions,
+        p.workers.reduce((n, w) => n + w.sessions.length, 0),
+        { queue },
+      );
     };
     meter.addBatchObservableCallback(cb, observables);
     removers.push(() => meter.removeBatchObservableCallback(cb, observables));

@@ -61,7 +61,10 @@ export class DistributedPlacement implements SessionPlacement {
   constructor(private readonly opts: DistributedPlacementOptions) {
     const url = opts.redis?.url;
     if (typeof url !== 'string' || url === '') {
-      throw new AgentRxError('invalid_config', "runtime.mode 'distributed' needs store: { type: 'redis', url } in the config (the workers and every instance share it)");
+      throw new AgentRxError(
+        'invalid_config',
+        "runtime.mode 'distributed' needs store: { type: 'redis', url } in the config (the workers and every instance share it)",
+      );
     }
     this.url = url;
     this.keys = new DistributedKeys(opts.redis.keyPrefix ?? DEFAULT_KEY_PREFIX);
@@ -94,7 +97,11 @@ export class DistributedPlacement implements SessionPlacement {
     const refused = Object.keys(CANNOT_TRAVEL).filter((key) => opts[key as keyof SessionOptions] !== undefined);
     if (refused.length === 0) return;
     const why = refused.map((key) => `${key}: ${CANNOT_TRAVEL[key]}`).join('; ');
-    throw new AgentRxError('invalid_options', `${refused.join(', ')} cannot be used in runtime.mode 'distributed' (${why}); leave ${refused.length > 1 ? 'them' : 'it'} out, or run sessions with runtime.mode 'embedded'`, { refused });
+    throw new AgentRxError(
+      'invalid_options',
+      `${refused.join(', ')} cannot be used in runtime.mode 'distributed' (${why}); leave ${refused.length > 1 ? 'them' : 'it'} out, or run sessions with runtime.mode 'embedded'`,
+      { refused },
+    );
   }
 
   /**
@@ -110,7 +117,10 @@ export class DistributedPlacement implements SessionPlacement {
       if (submissionId === null) return undefined;
       state = await redis.hgetall(this.keys.of(submissionId).state);
     } catch (e) {
-      throw new AgentRxError('store_error', scrubUrl(`cannot look up thread ${threadId} in Redis at ${redactUrl(this.url)}: ${toAgentRxError(e).message}`, this.url));
+      throw new AgentRxError(
+        'store_error',
+        scrubUrl(`cannot look up thread ${threadId} in Redis at ${redactUrl(this.url)}: ${toAgentRxError(e).message}`, this.url),
+      );
     }
     if (state['closed'] === '1') return undefined;
     const sessionId = state['sessionId'];
@@ -118,7 +128,11 @@ export class DistributedPlacement implements SessionPlacement {
     // for this request's. (Once opened, a message sent during a running request waits for it, and
     // the events of that request's end come before this one's run_started.)
     if (sessionId === undefined) {
-      throw new AgentRxError('invalid_options', `thread ${threadId} is still starting its first request (on another instance); wait for its terminal event, or follow it with GET /threads/${encodeURIComponent(threadId)}/events`, { threadBusy: true, threadId });
+      throw new AgentRxError(
+        'invalid_options',
+        `thread ${threadId} is still starting its first request (on another instance); wait for its terminal event, or follow it with GET /threads/${encodeURIComponent(threadId)}/events`,
+        { threadBusy: true, threadId },
+      );
     }
     const afterSeq = await this.opts.store.lastSeq(sessionId);
     await redis.pexpire(this.keys.thread(threadId), this.threadTtlMs).catch(() => undefined);
@@ -140,7 +154,14 @@ export class DistributedPlacement implements SessionPlacement {
     const ttl = this.followerTtlMs;
     const beat = (): void =>
       void this.redis()
-        .then((r) => r.multi().zadd(key, Date.now() + ttl, reader).zremrangebyscore(key, '-inf', Date.now()).pexpire(key, ttl).exec())
+        .then((r) =>
+          r
+            .multi()
+            .zadd(key, Date.now() + ttl, reader)
+            .zremrangebyscore(key, '-inf', Date.now())
+            .pexpire(key, ttl)
+            .exec(),
+        )
         .catch(() => undefined);
     beat();
     const timer = setInterval(beat, Math.max(10, Math.floor(ttl / 3)));

@@ -22,7 +22,10 @@ const EMBEDDED: RemoteSessions & { close(): Promise<void> } = {
 };
 
 function notDistributed(): AgentRxError {
-  return new AgentRxError('invalid_config', "submit() needs runtime: { mode: 'distributed' } and store: { type: 'redis', url } in the config; use start() to run a session in this process");
+  return new AgentRxError(
+    'invalid_config',
+    "submit() needs runtime: { mode: 'distributed' } and store: { type: 'redis', url } in the config; use start() to run a session in this process",
+  );
 }
 
 /**
@@ -54,7 +57,11 @@ export const distributedModule = new ContainerModule((options) => {
         const store = ctx.get<SessionStore>(SessionStore);
         if (config.runtime.mode !== 'distributed') return new InProcessPlacement(ctx.get<SessionFactory>(SessionFactoryToken), store);
         const redis = redisStoreConfigOf(config.store, "runtime.mode 'distributed'");
-        return new DistributedPlacement({ sessions: ctx.get<RemoteSessions>(RemoteSessionsToken), store, redis: { url: redis.url, keyPrefix: redis.keyPrefix } });
+        return new DistributedPlacement({
+          sessions: ctx.get<RemoteSessions>(RemoteSessionsToken),
+          store,
+          redis: { url: redis.url, keyPrefix: redis.keyPrefix },
+        });
       })
       .inSingletonScope()
       .onDeactivation((placement) => placement.close());

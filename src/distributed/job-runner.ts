@@ -112,7 +112,9 @@ export class JobRunner {
     // A takeover resumes: the host's history (or Local's stored transcript) has the prompt, unless
     // the dead worker was killed before anything was stored — then the session starts from it.
     const prompt = this.data.options.prompt;
-    const opts: SessionOptions = takeover ? { ...this.data.options, prompt: undefined, sessionId: storeId, ...(prompt !== undefined ? { freshPrompt: prompt } : {}) } : this.data.options;
+    const opts: SessionOptions = takeover
+      ? { ...this.data.options, prompt: undefined, sessionId: storeId, ...(prompt !== undefined ? { freshPrompt: prompt } : {}) }
+      : this.data.options;
     let session: LiveSession;
     try {
       session = this.deps.sessions.start(opts);
@@ -147,7 +149,10 @@ export class JobRunner {
         this.touch();
       }),
       session.results$.subscribe({
-        next: (result) => void this.publish({ kind: 'result', result: toRemoteResult(result) }).catch((e: unknown) => this.deps.log(`cannot publish a result of ${this.data.submissionId}: ${toAgentRxError(e).message}`)),
+        next: (result) =>
+          void this.publish({ kind: 'result', result: toRemoteResult(result) }).catch((e: unknown) =>
+            this.deps.log(`cannot publish a result of ${this.data.submissionId}: ${toAgentRxError(e).message}`),
+          ),
         error: (e: unknown) => (failure = toAgentRxError(e)),
       }),
     );
@@ -223,27 +228,29 @@ export class JobRunner {
   }
 
   private onInputs(entries: readonly StreamEntry[]): Promise<void> {
-    this.inputsChain = this.inputsChain.then(async () => {
-      for (const [id, fields] of entries) {
-        if (this.handingBack || this.superseded) return;
-        const input = decodeEntry<InputMessage>(fields);
-        let error: WireError | undefined;
-        try {
-          if (input) await this.apply(input);
-        } catch (e) {
-          error = toWireError(toAgentRxError(e));
+    this.inputsChain = this.inputsChain
+      .then(async () => {
+        for (const [id, fields] of entries) {
+          if (this.handingBack || this.superseded) return;
+          const input = decodeEntry<InputMessage>(fields);
+          let error: WireError | undefined;
+          try {
+            if (input) await this.apply(input);
+          } catch (e) {
+            error = toWireError(toAgentRxError(e));
+          }
+          // The cursor moves once the input is applied: a takeover reads on from the next one. A
+          // close or a cancel has taken effect only once the session's end is published: until
+          // then the cursor stays before it, so a takeover after this worker died applies it again.
+          const ack: OutputMessage = { kind: 'ack', input: id, ...(error ? { error } : {}) };
+          await this.publish(ack, input?.kind !== 'close' && input?.kind !== 'cancel' ? { cursor: id } : undefined);
+          this.touch();
         }
-        // The cursor moves once the input is applied: a takeover reads on from the next one. A
-        // close or a cancel has taken effect only once the session's end is published: until
-        // then the cursor stays before it, so a takeover after this worker died applies it again.
-        const ack: OutputMessage = { kind: 'ack', input: id, ...(error ? { error } : {}) };
-        await this.publish(ack, input?.kind !== 'close' && input?.kind !== 'cancel' ? { cursor: id } : undefined);
-        this.touch();
-      }
-    }).catch((e: unknown) => {
-      // Redis failed under us: the session goes on; an input whose cursor was not saved is read again by a takeover.
-      this.deps.log(`cannot record an input of ${this.data.submissionId}: ${toAgentRxError(e).message}`);
-    });
+      })
+      .catch((e: unknown) => {
+        // Redis failed under us: the session goes on; an input whose cursor was not saved is read again by a takeover.
+        this.deps.log(`cannot record an input of ${this.data.submissionId}: ${toAgentRxError(e).message}`);
+      });
     return this.inputsChain;
   }
 
@@ -340,7 +347,9 @@ export class JobRunner {
   private supersede(): void {
     if (this.superseded) return;
     this.superseded = true;
-    this.deps.log(`another worker claimed submission ${this.data.submissionId}: leaving it (its session here is cancelled, nothing more is published from here)`);
+    this.deps.log(
+      `another worker claimed submission ${this.data.submissionId}: leaving it (its session here is cancelled, nothing more is published from here)`,
+    );
     void this.stopInputs?.();
     this.cause ??= 'handback';
     this.session?.cancel();

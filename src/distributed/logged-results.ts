@@ -75,7 +75,7 @@ export async function loggedResults(store: SessionStore, sessionId: string): Pro
         return;
     }
   };
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const page = await store.read(sessionId, after, PAGE);
     for (const env of page) onEnvelope(env);
     if (page.length < PAGE) return { results, open };

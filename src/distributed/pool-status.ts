@@ -5,7 +5,6 @@ import type { PoolStatus, QueueDepth, WorkerHeartbeat, WorkerStatus } from './po
 
 export type { PoolStatus, QueueDepth, WorkerHeartbeat, WorkerSessionStatus, WorkerStatus } from './pool-status.types.js';
 
-
 /**
  * Writes a worker's heartbeat: the JSON under its own key with a expiry of `ttlMs`, and its id in
  * the queue's worker set scored by that expiry (a reader lists the ids whose score is in the
@@ -52,7 +51,13 @@ export async function liveWorkers(redis: Redis, keys: DistributedKeys, queueName
 /** The queue's jobs by state, as BullMQ counts them. */
 export async function queueDepth(queue: Queue): Promise<QueueDepth> {
   const c = await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed');
-  return { name: queue.name, waiting: (c['waiting'] ?? 0) + (c['prioritized'] ?? 0), active: c['active'] ?? 0, delayed: c['delayed'] ?? 0, failed: c['failed'] ?? 0 };
+  return {
+    name: queue.name,
+    waiting: (c['waiting'] ?? 0) + (c['prioritized'] ?? 0),
+    active: c['active'] ?? 0,
+    delayed: c['delayed'] ?? 0,
+    failed: c['failed'] ?? 0,
+  };
 }
 
 /** The pool's live workers and queue depth. */

@@ -41,7 +41,9 @@ export class QueueLink implements RemoteSessions {
 
   private connected(): Promise<SessionQueue> {
     if (this.closed) return Promise.reject(new AgentRxError('session_closed', 'this instance is stopped; create a new one'));
-    this.queue ??= import('./session-queue.js').then(({ SessionQueue }) => SessionQueue.connect({ redis: this.redis, store: this.store, queueName: this.queueName }));
+    this.queue ??= import('./session-queue.js').then(({ SessionQueue }) =>
+      SessionQueue.connect({ redis: this.redis, store: this.store, queueName: this.queueName }),
+    );
     this.queue.catch(() => (this.queue = undefined));
     return this.queue;
   }

@@ -112,7 +112,8 @@ export class RemoteSession implements LiveSession {
 
   /** Replaces the agent's state before the session's next request (the owner worker applies it when it reads it). */
   async setState(state: Readonly<Record<string, unknown>>): Promise<void> {
-    if (typeof state !== 'object' || state === null || Array.isArray(state)) throw new AgentRxError('invalid_options', 'setState(state): state must be a JSON object');
+    if (typeof state !== 'object' || state === null || Array.isArray(state))
+      throw new AgentRxError('invalid_options', 'setState(state): state must be a JSON object');
     this.checkOpen();
     await this.deps.send(this.deps.keys.inputs, { kind: 'state', state });
   }

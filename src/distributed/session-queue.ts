@@ -85,9 +85,11 @@ export class SessionQueue {
   /** A handle on submission `submissionId` (from `submit`, here or in another process). */
   open(submissionId: string, opts: OpenRemoteOptions = {}): RemoteSession {
     this.checkOpen();
-    if (typeof submissionId !== 'string' || submissionId.length === 0) throw new AgentRxError('invalid_options', 'open(submissionId): submissionId must be a non-empty string');
+    if (typeof submissionId !== 'string' || submissionId.length === 0)
+      throw new AgentRxError('invalid_options', 'open(submissionId): submissionId must be a non-empty string');
     const afterSeq = opts.afterSeq ?? 0;
-    if (!Number.isInteger(afterSeq) || afterSeq < 0) throw new AgentRxError('invalid_options', `open: afterSeq must be an integer ≥ 0; got ${JSON.stringify(opts.afterSeq)}`);
+    if (!Number.isInteger(afterSeq) || afterSeq < 0)
+      throw new AgentRxError('invalid_options', `open: afterSeq must be an integer ≥ 0; got ${JSON.stringify(opts.afterSeq)}`);
     return new RemoteSession(
       submissionId,
       {

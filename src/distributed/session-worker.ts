@@ -92,11 +92,14 @@ export interface SessionWorker {
  * from the log and the ledger (the store lease of the dead worker expires first).
  */
 export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWorker> {
-  if (!opts.rx === !opts.create) throw new AgentRxError('invalid_options', 'startWorker: pass exactly one of rx (an AgentRx) or create (a function building one)');
+  if (!opts.rx === !opts.create)
+    throw new AgentRxError('invalid_options', 'startWorker: pass exactly one of rx (an AgentRx) or create (a function building one)');
   const concurrency = opts.concurrency ?? 10;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new AgentRxError('invalid_options', `startWorker: concurrency must be an integer ≥ 1; got ${JSON.stringify(opts.concurrency)}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new AgentRxError('invalid_options', `startWorker: concurrency must be an integer ≥ 1; got ${JSON.stringify(opts.concurrency)}`);
   const heartbeatMs = opts.heartbeatMs ?? 5_000;
-  if (!Number.isInteger(heartbeatMs) || heartbeatMs < 10) throw new AgentRxError('invalid_options', `startWorker: heartbeatMs must be an integer ≥ 10; got ${JSON.stringify(opts.heartbeatMs)}`);
+  if (!Number.isInteger(heartbeatMs) || heartbeatMs < 10)
+    throw new AgentRxError('invalid_options', `startWorker: heartbeatMs must be an integer ≥ 10; got ${JSON.stringify(opts.heartbeatMs)}`);
   const url = opts.redis.url;
   const keys = new DistributedKeys(opts.redis.keyPrefix ?? DEFAULT_KEY_PREFIX);
   const id = opts.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -136,8 +139,12 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
       takeoverWaitMs: opts.takeoverWaitMs ?? 60_000,
       retainMs: opts.retainMs ?? 86_400_000,
       follow: (key, after, onEntries) => {
-        const follower = new StreamFollower(() => openRedis(url, `agentrx-worker-inputs-${id}`), key, after, onEntries, (e) =>
-          log(`worker ${id}: reading the inputs of ${data.submissionId}: ${scrubUrl(toAgentRxError(e).message, url)}`),
+        const follower = new StreamFollower(
+          () => openRedis(url, `agentrx-worker-inputs-${id}`),
+          key,
+          after,
+          onEntries,
+          (e) => log(`worker ${id}: reading the inputs of ${data.submissionId}: ${scrubUrl(toAgentRxError(e).message, url)}`),
         );
         followers.add(follower);
         return async () => {
@@ -189,7 +196,9 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
   });
   worker.on('error', (e) => log(`worker ${id}: queue error: ${scrubUrl(String((e as Error)?.message ?? e), url)}`));
   await worker.waitUntilReady();
-  log(`worker ${id}: taking sessions from queue '${queueName}' on ${redactUrl(url)} (concurrency ${concurrency}, job lock ${lockDuration} ms, stalled check every ${stalledInterval} ms)`);
+  log(
+    `worker ${id}: taking sessions from queue '${queueName}' on ${redactUrl(url)} (concurrency ${concurrency}, job lock ${lockDuration} ms, stalled check every ${stalledInterval} ms)`,
+  );
 
   const heartbeat = (): WorkerHeartbeat => {
     const now = Date.now();
@@ -201,11 +210,17 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
       startedAt,
       heartbeatAt: now,
       concurrency,
-      sessions: [...since].map(([runner, held]) => ({ submissionId: held.submissionId, ...(runner.sessionId !== undefined ? { sessionId: runner.sessionId } : {}), leaseAgeMs: now - held.at })),
+      sessions: [...since].map(([runner, held]) => ({
+        submissionId: held.submissionId,
+        ...(runner.sessionId !== undefined ? { sessionId: runner.sessionId } : {}),
+        leaseAgeMs: now - held.at,
+      })),
     };
   };
   const beat = (): Promise<void> =>
-    writeHeartbeat(commands, keys, heartbeat(), heartbeatMs * 3).catch((e: unknown) => log(`worker ${id}: cannot write its heartbeat: ${scrubUrl(toAgentRxError(e).message, url)}`));
+    writeHeartbeat(commands, keys, heartbeat(), heartbeatMs * 3).catch((e: unknown) =>
+      log(`worker ${id}: cannot write its heartbeat: ${scrubUrl(toAgentRxError(e).message, url)}`),
+    );
   await beat();
   const beating = setInterval(() => void beat(), heartbeatMs);
   beating.unref();
@@ -213,7 +228,9 @@ export async function startWorker(opts: SessionWorkerOptions): Promise<SessionWo
   const depthQueue = new Queue(queueName, { connection: commands, prefix: keys.bullPrefix });
   depthQueue.on('error', () => undefined);
   const gauges: PoolMetrics | undefined =
-    opts.metrics === false ? undefined : registerPoolMetrics({ queue: queueName, depth: () => queueDepth(depthQueue), worker: { id, sessions: () => runners.size } }, opts.metrics ?? {});
+    opts.metrics === false
+      ? undefined
+      : registerPoolMetrics({ queue: queueName, depth: () => queueDepth(depthQueue), worker: { id, sessions: () => runners.size } }, opts.metrics ?? {});
 
   return {
     id,

@@ -98,7 +98,15 @@ export class SubmissionWriter {
   /** Applies `w` unless another worker claimed the submission since this one did. */
   async write(w: SubmissionWrite): Promise<WriteOutcome> {
     const fields = Object.entries(w.fields ?? {}).flat();
-    const res = await this.redis.rxSubmissionWrite(this.keys.state, this.keys.outputs, this.keys.inputs, String(this.epoch), w.message ? JSON.stringify(w.message) : '', w.end ? String(w.end.retainMs) : '', ...fields);
+    const res = await this.redis.rxSubmissionWrite(
+      this.keys.state,
+      this.keys.outputs,
+      this.keys.inputs,
+      String(this.epoch),
+      w.message ? JSON.stringify(w.message) : '',
+      w.end ? String(w.end.retainMs) : '',
+      ...fields,
+    );
     return res[0] as WriteOutcome;
   }
 }

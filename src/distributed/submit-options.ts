@@ -9,11 +9,26 @@ import { resolveSessionOptions, type SessionOptions } from '../core/session/sess
 export type SubmitOptions = Omit<SessionOptions, 'signal' | 'turnGuard' | 'confirmTool'>;
 
 /** The options a job carries. */
-const SERIALIZABLE: readonly (keyof SubmitOptions)[] = ['prompt', 'sessionId', 'threadId', 'history', 'state', 'provider', 'timeoutMs', 'maxTurns', 'outcome', 'requireTerminalTool', 'terminalTool', 'maxReprompts', 'retainEvents'];
+const SERIALIZABLE: readonly (keyof SubmitOptions)[] = [
+  'prompt',
+  'sessionId',
+  'threadId',
+  'history',
+  'state',
+  'provider',
+  'timeoutMs',
+  'maxTurns',
+  'outcome',
+  'requireTerminalTool',
+  'terminalTool',
+  'maxReprompts',
+  'retainEvents',
+];
 
 /** Why each non-serializable option of `start` is refused, and what to use instead. */
 const REFUSED: Readonly<Record<string, string>> = {
-  confirmTool: 'a function cannot travel to a worker in another process; answer confirmation requests with handle.sendEvent({ type: "user.tool_confirmation", … })',
+  confirmTool:
+    'a function cannot travel to a worker in another process; answer confirmation requests with handle.sendEvent({ type: "user.tool_confirmation", … })',
   turnGuard: 'a function cannot travel to a worker in another process; bound the run with maxTurns and timeoutMs',
   signal: 'an AbortSignal cannot travel to a worker in another process; call handle.cancel() instead',
 };
@@ -46,11 +61,25 @@ export function checkSubmitOptions(opts: unknown): SubmitOptions {
   const submitted = copy as SubmitOptions;
   // Types and ranges as `start` checks them; the worker checks the rest against its registry.
   const terminal = submitted.terminalTool;
-  resolveSessionOptions(submitted, DEFAULTS, { toolNames: typeof terminal === 'string' ? [terminal] : [], supportsOutcomes: true, providerId: submitted.provider ?? 'the configured provider' });
+  resolveSessionOptions(submitted, DEFAULTS, {
+    toolNames: typeof terminal === 'string' ? [terminal] : [],
+    supportsOutcomes: true,
+    providerId: submitted.provider ?? 'the configured provider',
+  });
   return submitted;
 }
 
-const DEFAULTS = { timeoutMs: 1, maxTurns: 1, maxReprompts: 0, retainEvents: false, toolTimeoutMs: 1, toolConcurrency: 1, reconnectAttempts: 0, reconnectBaseMs: 1, dedupeWindow: 1 };
+const DEFAULTS = {
+  timeoutMs: 1,
+  maxTurns: 1,
+  maxReprompts: 0,
+  retainEvents: false,
+  toolTimeoutMs: 1,
+  toolConcurrency: 1,
+  reconnectAttempts: 0,
+  reconnectBaseMs: 1,
+  dedupeWindow: 1,
+};
 
 function isJson(v: unknown, depth = 0): boolean {
   if (depth > 32) return false;

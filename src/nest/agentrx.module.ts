@@ -1,4 +1,14 @@
-import { Inject, Module, Optional, type BeforeApplicationShutdown, type DynamicModule, type FactoryProvider, type ModuleMetadata, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import {
+  Inject,
+  Module,
+  Optional,
+  type BeforeApplicationShutdown,
+  type DynamicModule,
+  type FactoryProvider,
+  type ModuleMetadata,
+  type OnApplicationShutdown,
+  type Provider,
+} from '@nestjs/common';
 import { AgentRx, type AgentRxCreateOptions } from '../agentrx.js';
 import { AgUiHttpOptions, type AgUiHttpOptionsInput } from '../servers/agui-http/agui-http.config.js';
 import { createAgUiHandler, type AgUiHttpHandler } from '../servers/agui-http/agui-http.handler.js';
@@ -130,7 +140,12 @@ export class AgentRxModule implements BeforeApplicationShutdown, OnApplicationSh
     return this.stopping;
   }
 
-  private static build(options: Provider, imports: NonNullable<ModuleMetadata['imports']>, isGlobal: boolean | undefined, mount: AgUiMount | undefined): DynamicModule {
+  private static build(
+    options: Provider,
+    imports: NonNullable<ModuleMetadata['imports']>,
+    isGlobal: boolean | undefined,
+    mount: AgUiMount | undefined,
+  ): DynamicModule {
     const providers: Provider[] = [
       options,
       { provide: AGENTRX, useFactory: (opts: AgentRxModuleOptions) => createAgentRx(opts), inject: [AGENTRX_MODULE_OPTIONS] },

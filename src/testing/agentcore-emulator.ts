@@ -159,7 +159,10 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
     const url = new URL(req.url ?? '/', 'http://emulator');
     const operation = operationOf(req.method ?? 'GET', url.pathname);
     const body = parseJsonBody(raw);
-    const auth = checkSigV4({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: raw }, { service: 'bedrock-agentcore', credentials: opts.credentials, region: opts.region });
+    const auth = checkSigV4(
+      { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: raw },
+      { service: 'bedrock-agentcore', credentials: opts.credentials, region: opts.region },
+    );
     const record: AgentCoreRecordedRequest = {
       index: requests.length,
       operation,
@@ -192,7 +195,9 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
       record.outcome = 'unauthorized';
       record.message = auth.reason;
       const missing = req.headers['authorization'] === undefined;
-      answer(res, record, 403, missing ? 'MissingAuthenticationTokenException' : 'InvalidSignatureException', { message: missing ? 'Missing Authentication Token' : `The request signature is invalid: ${auth.reason}` });
+      answer(res, record, 403, missing ? 'MissingAuthenticationTokenException' : 'InvalidSignatureException', {
+        message: missing ? 'Missing Authentication Token' : `The request signature is invalid: ${auth.reason}`,
+      });
       return;
     }
     switch (operation) {
@@ -224,7 +229,13 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
       return;
     }
     if (!SESSION_ID.test(sid)) {
-      reject(res, record, 400, `runtimeSessionId: must be 33-100 characters of [a-zA-Z0-9][a-zA-Z0-9-_]*, got ${sid.length} characters.`, 'FieldValidationFailed');
+      reject(
+        res,
+        record,
+        400,
+        `runtimeSessionId: must be 33-100 characters of [a-zA-Z0-9][a-zA-Z0-9-_]*, got ${sid.length} characters.`,
+        'FieldValidationFailed',
+      );
       return;
     }
     if (!url.searchParams.get('harnessArn')?.startsWith('arn:')) {
@@ -262,7 +273,13 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
     const messages = (body as { messages: HarnessWireMessage[] }).messages;
     const turn = nextTurn({ invoke: n, runtimeSessionId: sid, messages, history: session?.messages.slice() ?? [] });
     if (!turn) {
-      reject(res, record, 400, `Emulator script exhausted: all ${Array.isArray(opts.script) ? opts.script.length : 0} scripted turn(s) have been served.`, 'FieldValidationFailed');
+      reject(
+        res,
+        record,
+        400,
+        `Emulator script exhausted: all ${Array.isArray(opts.script) ? opts.script.length : 0} scripted turn(s) have been served.`,
+        'FieldValidationFailed',
+      );
       return;
     }
     const built = buildTurn(turn, n, messages);
@@ -303,7 +320,11 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
     answer(res, record, status, 'ValidationException', { message, reason });
   }
 
-  function controlAnswer(res: ServerResponse, record: AgentCoreRecordedRequest, a: { status: number; body: Readonly<Record<string, unknown>>; errorType?: string }): void {
+  function controlAnswer(
+    res: ServerResponse,
+    record: AgentCoreRecordedRequest,
+    a: { status: number; body: Readonly<Record<string, unknown>>; errorType?: string },
+  ): void {
     if (a.status >= 400) {
       record.outcome = 'fault';
       record.message = typeof a.body['message'] === 'string' ? a.body['message'] : undefined;
@@ -311,7 +332,13 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
     answer(res, record, a.status, a.errorType, a.body);
   }
 
-  function answer(res: ServerResponse, record: AgentCoreRecordedRequest, status: number, errorType: string | undefined, payload: Readonly<Record<string, unknown>>): void {
+  function answer(
+    res: ServerResponse,
+    record: AgentCoreRecordedRequest,
+    status: number,
+    errorType: string | undefined,
+    payload: Readonly<Record<string, unknown>>,
+  ): void {
     record.status = status;
     sendError(res, status, errorType, payload);
   }
@@ -340,17 +367,20 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
     harnesses: () => [...control.harnesses],
     waitForRequest: (index) => waitFor(() => requests[index]),
     waitForInvoke: (n) => waitFor(() => invokeRecord(n)),
-    waitForFrames: (n, frames) => waitFor(() => {
-      const r = invokeRecord(n);
-      return r && r.framesSent >= frames ? r : undefined;
-    }),
-    waitForClose: (n) => waitFor(() => {
-      const r = invokeRecord(n);
-      return r?.closed ? r : undefined;
-    }),
+    waitForFrames: (n, frames) =>
+      waitFor(() => {
+        const r = invokeRecord(n);
+        return r && r.framesSent >= frames ? r : undefined;
+      }),
+    waitForClose: (n) =>
+      waitFor(() => {
+        const r = invokeRecord(n);
+        return r?.closed ? r : undefined;
+      }),
     release: (invoke) => {
       if (invoke !== undefined) grants.set(invoke, (grants.get(invoke) ?? 0) + 1);
-      else for (const r of requests) if (r.invoke !== undefined && !r.finished && !r.closed) grants.set(r.invoke, Math.max(grants.get(r.invoke) ?? 0, r.stalls));
+      else
+        for (const r of requests) if (r.invoke !== undefined && !r.finished && !r.closed) grants.set(r.invoke, Math.max(grants.get(r.invoke) ?? 0, r.stalls));
       changes.emit('change');
     },
     close: () =>

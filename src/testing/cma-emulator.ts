@@ -6,7 +6,15 @@ import { CmaEmulatorState, type CmaEmulatorSession, type CmaRecordedRequest } fr
 import { CmaStreams } from './cma-emulator/cma-streams.js';
 import { listenLoopback } from './emulator-http.js';
 
-export type { CmaFaultPlan, CmaGetFault, CmaPostFault, CmaScriptServerToolUse, CmaScriptToolUse, CmaScriptTurn, CmaWireEvent } from './cma-emulator/cma-script.js';
+export type {
+  CmaFaultPlan,
+  CmaGetFault,
+  CmaPostFault,
+  CmaScriptServerToolUse,
+  CmaScriptToolUse,
+  CmaScriptTurn,
+  CmaWireEvent,
+} from './cma-emulator/cma-script.js';
 export type { CmaEmulatorSession, CmaRecordedRequest } from './cma-emulator/cma-state.js';
 
 /**

@@ -84,7 +84,11 @@ function finalAnswer(callMessage: Json, results: readonly Json[]): EmulatorTurn 
 
 /** The first line of a tool result, at most 160 characters (a whole file would drown the answer). */
 function excerpt(content: string): string {
-  const first = content.split('\n').find((l) => l.trim().length > 0)?.trim() ?? '';
+  const first =
+    content
+      .split('\n')
+      .find((l) => l.trim().length > 0)
+      ?.trim() ?? '';
   const more = first.length < content.trim().length;
   return first.length > 160 ? `${first.slice(0, 159)}…` : more ? `${first} …` : first;
 }
@@ -104,7 +108,10 @@ export function findExpression(text: string): string | undefined {
 /** A file name mentioned in `text` (e.g. `README.md`, `src/index.ts`), without surrounding punctuation. */
 export function findFileName(text: string): string | undefined {
   for (const token of text.split(/\s+/)) {
-    const t = token.replace(/^[("'`[]+/, '').replace(/[)"'`\],;:!?]+$/, '').replace(/\.$/, '');
+    const t = token
+      .replace(/^[("'`[]+/, '')
+      .replace(/[)"'`\],;:!?]+$/, '')
+      .replace(/\.$/, '');
     const m = /^((?:[\w-]+\/)*([\w-][\w.-]*)\.([A-Za-z][A-Za-z0-9]{0,7}))$/.exec(t);
     if (m && m[2]!.length >= 2 && /[A-Za-z]/.test(m[2]!)) return m[1];
   }

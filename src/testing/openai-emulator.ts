@@ -204,7 +204,9 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
   async function writeStream(res: ServerResponse, record: RecordedRequest, chunks: Json[], fault: EmulatorFault | undefined): Promise<boolean> {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
     const limit =
-      fault && (fault.kind === 'stall' || fault.kind === 'drop' || fault.kind === 'malformed_chunk' || fault.kind === 'unbounded_frame') ? Math.max(0, fault.afterChunks) : Infinity;
+      fault && (fault.kind === 'stall' || fault.kind === 'drop' || fault.kind === 'malformed_chunk' || fault.kind === 'unbounded_frame')
+        ? Math.max(0, fault.afterChunks)
+        : Infinity;
     const write = (frame: string): Promise<void> => new Promise((resolve) => res.write(frame, () => resolve()));
     if (limit === 0) await write(': emulator\n\n');
     for (let i = 0; i < chunks.length; i++) {

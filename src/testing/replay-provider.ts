@@ -186,12 +186,26 @@ export class ReplayProvider implements TurnProvider<ReplayConn, ReplayInput> {
     return new Observable<RawEvent>((subscriber) => {
       if (this.opts.strict && input.kind === 'resume' && input.mismatches.length > 0) {
         const m = input.mismatches[0]!;
-        subscriber.error(new AgentRxError('provider_error', `replay mismatch (strict): ${describe(m)}`, { retryable: false, toolUseId: m.toolUseId, name: m.name, recorded: m.recorded, actual: m.actual }));
+        subscriber.error(
+          new AgentRxError('provider_error', `replay mismatch (strict): ${describe(m)}`, {
+            retryable: false,
+            toolUseId: m.toolUseId,
+            name: m.name,
+            recorded: m.recorded,
+            actual: m.actual,
+          }),
+        );
         return;
       }
       const turn = this.turns[conn.next];
       if (!turn) {
-        subscriber.error(new AgentRxError('provider_error', `the replay asked for turn ${conn.next + 1} but the cassette of session '${this.cassette.record.sessionId}' holds ${this.turns.length}; the replayed session went further than the recorded one`, { retryable: false }));
+        subscriber.error(
+          new AgentRxError(
+            'provider_error',
+            `the replay asked for turn ${conn.next + 1} but the cassette of session '${this.cassette.record.sessionId}' holds ${this.turns.length}; the replayed session went further than the recorded one`,
+            { retryable: false },
+          ),
+        );
         return;
       }
       conn.next++;
@@ -212,7 +226,16 @@ export class ReplayProvider implements TurnProvider<ReplayConn, ReplayInput> {
       if (turn) break;
     }
     turn ??= this.lastPolled;
-    if (!turn) return { terminal: 'terminated', stopReason: 'replay_unknown_turn', text: '', customToolUses: [], serverToolUses: [], usage: { inputTokens: 0, outputTokens: 0 }, events };
+    if (!turn)
+      return {
+        terminal: 'terminated',
+        stopReason: 'replay_unknown_turn',
+        text: '',
+        customToolUses: [],
+        serverToolUses: [],
+        usage: { inputTokens: 0, outputTokens: 0 },
+        events,
+      };
     const end = turn.end;
     const custom = end.customToolUses;
     return {

@@ -2,7 +2,19 @@ import { Observable, Subject } from 'rxjs';
 import { AgentRxError } from '../core/errors.js';
 import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../core/model.js';
 import { NO_HOST_EVENTS, type HostEvent } from '../core/plugin/host-event.js';
-import { defaultEventId, missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type ProviderBase, type ProviderMode, type Reconnected, type StreamItem, type StreamingProvider, type TurnProvider } from '../core/plugin/agent-provider.js';
+import {
+  defaultEventId,
+  missedSince,
+  type IngestCursor,
+  type KickoffOptions,
+  type OpenOptions,
+  type ProviderBase,
+  type ProviderMode,
+  type Reconnected,
+  type StreamItem,
+  type StreamingProvider,
+  type TurnProvider,
+} from '../core/plugin/agent-provider.js';
 
 /**
  * Event vocabulary of the ScriptedProvider (a small, CMA-like wire):
@@ -78,7 +90,10 @@ export interface ScriptedConn {
  * `'request_response'` a `TurnProvider`).
  */
 export class ScriptedProvider
-  implements ProviderBase<ScriptedConn, ScriptedInput>, Omit<StreamingProvider<ScriptedConn, ScriptedInput>, 'mode'>, Omit<TurnProvider<ScriptedConn, ScriptedInput>, 'mode'>
+  implements
+    ProviderBase<ScriptedConn, ScriptedInput>,
+    Omit<StreamingProvider<ScriptedConn, ScriptedInput>, 'mode'>,
+    Omit<TurnProvider<ScriptedConn, ScriptedInput>, 'mode'>
 {
   readonly id: string;
   readonly mode: ProviderMode;
@@ -252,9 +267,13 @@ export class ScriptedProvider
     const serverToolUses = events.filter((e) => e['type'] === 'server_tool_use').map(toToolUse);
     let usage = { inputTokens: 0, outputTokens: 0 };
     for (const e of events) {
-      if (e['type'] === 'usage') usage = { inputTokens: usage.inputTokens + Number(e['input_tokens'] ?? 0), outputTokens: usage.outputTokens + Number(e['output_tokens'] ?? 0) };
+      if (e['type'] === 'usage')
+        usage = { inputTokens: usage.inputTokens + Number(e['input_tokens'] ?? 0), outputTokens: usage.outputTokens + Number(e['output_tokens'] ?? 0) };
     }
-    const text = events.filter((e) => e['type'] === 'text').map((e) => String(e['text'])).join('');
+    const text = events
+      .filter((e) => e['type'] === 'text')
+      .map((e) => String(e['text']))
+      .join('');
     const stopReason = idle?.['stop_reason'];
     const terminal = stopReason === 'end_turn' ? 'end_turn' : stopReason === 'requires_action' ? 'requires_action' : 'terminated';
     let customToolUses: ToolUse[] = [];
@@ -263,7 +282,17 @@ export class ScriptedProvider
       customToolUses = Array.isArray(ids) ? ids.map((id) => uses.find((u) => u.id === id)).filter((u): u is ToolUse => u !== undefined) : uses;
     }
     const requested = Array.isArray(idle?.['tool_use_ids']) ? { requestedToolUseIds: (idle['tool_use_ids'] as unknown[]).map(String) } : {};
-    return { terminal, stopReason, text, customToolUses, serverToolUses, usage, events: [...events], ...requested, ...(idle?.['continue'] === true ? { continueWithoutTools: true } : {}) };
+    return {
+      terminal,
+      stopReason,
+      text,
+      customToolUses,
+      serverToolUses,
+      usage,
+      events: [...events],
+      ...requested,
+      ...(idle?.['continue'] === true ? { continueWithoutTools: true } : {}),
+    };
   }
 
   /** Every `tool_use` of `history` no `tool_result` answers (what `reconnect` reports as pending). */
@@ -311,7 +340,18 @@ export const ev = {
   toolUse: (id: string, name: string, input: Record<string, unknown> = {}): ScriptedEvent => ({ type: 'tool_use', id, name, input }),
   serverToolUse: (id: string, name: string, input: Record<string, unknown> = {}): ScriptedEvent => ({ type: 'server_tool_use', id, name, input }),
   usage: (input_tokens: number, output_tokens: number, id = `usage-${++usageIds}`): ScriptedEvent => ({ type: 'usage', id, input_tokens, output_tokens }),
-  idle: (id: string, stop_reason: string, tool_use_ids?: string[]): ScriptedEvent => ({ type: 'idle', id, stop_reason, ...(tool_use_ids ? { tool_use_ids } : {}) }),
+  idle: (id: string, stop_reason: string, tool_use_ids?: string[]): ScriptedEvent => ({
+    type: 'idle',
+    id,
+    stop_reason,
+    ...(tool_use_ids ? { tool_use_ids } : {}),
+  }),
   toolResult: (id: string, tool_use_id: string): ScriptedEvent => ({ type: 'tool_result', id, tool_use_id }),
-  hostToolResult: (id: string, tool_use_id: string, content: string, is_error = false): ScriptedEvent => ({ type: 'host_tool_result', id, tool_use_id, content, is_error }),
+  hostToolResult: (id: string, tool_use_id: string, content: string, is_error = false): ScriptedEvent => ({
+    type: 'host_tool_result',
+    id,
+    tool_use_id,
+    content,
+    is_error,
+  }),
 };

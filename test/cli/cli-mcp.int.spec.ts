@@ -36,7 +36,11 @@ describe('agentrx CLI with MCP servers', () => {
     it('should print one JSON line per tool: the local tools and the server’s, each with its source', async () => {
       const t = io();
       expect(await runCli(argv('tools', '--mcp', everything, '--json', '--demo-tools'), t)).toBe(0);
-      const rows = t.stdout().trim().split('\n').map((l) => JSON.parse(l) as { name: string; source: string });
+      const rows = t
+        .stdout()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { name: string; source: string });
       expect(rows.map((r) => r.name)).toEqual(expect.arrayContaining(['calculate', 'every__echo']));
       expect(rows.find((r) => r.name === 'every__echo')).toMatchObject({ source: expect.stringContaining('every') });
     }, 60_000);
@@ -44,11 +48,18 @@ describe('agentrx CLI with MCP servers', () => {
 
   describe('agentrx run --mcp …', () => {
     it('should give the model the server’s tools and run a call through the server', async () => {
-      emu = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'c1', name: 'every__echo', arguments: { message: 'hi from mcp' } }] }, { text: 'Echoed.' }] });
+      emu = await startOpenAiEmulator({
+        script: [{ toolCalls: [{ id: 'c1', name: 'every__echo', arguments: { message: 'hi from mcp' } }] }, { text: 'Echoed.' }],
+      });
       const t = io();
       const code = await runCli(argv('run', 'echo it', '--base-url', emu.baseUrl, '--model', 'scripted', '--mcp', everything), t);
       // Nothing on stderr but the server's start-up progress, if that is shown.
-      expect(t.stderr().split('\n').filter((l) => l !== '' && !l.startsWith('agentrx: mcp every: '))).toEqual([]);
+      expect(
+        t
+          .stderr()
+          .split('\n')
+          .filter((l) => l !== '' && !l.startsWith('agentrx: mcp every: ')),
+      ).toEqual([]);
       expect(code).toBe(0);
       const completions = emu.requests.filter((r) => r.completion !== undefined);
       const tools = (completions[0]!.body as { tools: { function: { name: string } }[] }).tools.map((x) => x.function.name);
@@ -66,7 +77,9 @@ describe('agentrx CLI with MCP servers', () => {
       const code = await runCli(argv('tools', '-c', config, '--mcp', `stuck=${process.execPath} ${SLOW} never`), t);
       expect(code).toBe(1);
       const lines = t.stderr().split('\n');
-      expect(lines).toContain('agentrx: MCP server stuck did not answer initialize within 2000 ms (raise mcp.servers.stuck.startTimeoutMs if it needs longer to start)');
+      expect(lines).toContain(
+        'agentrx: MCP server stuck did not answer initialize within 2000 ms (raise mcp.servers.stuck.startTimeoutMs if it needs longer to start)',
+      );
       expect(lines.find((l) => l.startsWith('hint: '))).toBe(
         'hint: raise mcp.servers.stuck.startTimeoutMs in a config file (-c), e.g. {"mcp":{"servers":{"stuck":{"startTimeoutMs":180000}}}} (with --mcp stuck=… the command still comes from the flag); a first npx/uvx run downloads the package',
       );
@@ -89,10 +102,16 @@ describe('agentrx CLI with MCP servers', () => {
       const err = new PassThrough();
       const chunks: Buffer[] = [];
       err.on('data', (c: Buffer) => chunks.push(c));
-      const rx = await AgentRx.create({ config: withMcpFlags({ providers: { local: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } } }, [everything]), modules: [demoToolsModule, mcpProgressTo(err, { quietMs: 60_000 })] });
+      const rx = await AgentRx.create({
+        config: withMcpFlags({ providers: { local: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } } }, [everything]),
+        modules: [demoToolsModule, mcpProgressTo(err, { quietMs: 60_000 })],
+      });
       await rx.stop();
       const lines = Buffer.concat(chunks).toString().trim().split('\n');
-      expect(lines).toEqual([`agentrx: mcp every: starting (${process.execPath} ${EVERYTHING})`, expect.stringMatching(/^agentrx: mcp every: ready, \d+ tools in \d+\.\d s$/)]);
+      expect(lines).toEqual([
+        `agentrx: mcp every: starting (${process.execPath} ${EVERYTHING})`,
+        expect.stringMatching(/^agentrx: mcp every: ready, \d+ tools in \d+\.\d s$/),
+      ]);
     }, 60_000);
   });
 });

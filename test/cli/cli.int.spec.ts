@@ -54,7 +54,11 @@ describe('agentrx CLI', () => {
       it('should print one parseable AG-UI event per line', async () => {
         const t = io();
         expect(await runCli(argv('demo', 'what is 2 + 2', '--json'), t)).toBe(0);
-        const events = t.stdout().trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+        const events = t
+          .stdout()
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { type: string });
         expect(events[0]!.type).toBe('RUN_STARTED');
         expect(events.at(-1)!.type).toBe('RUN_FINISHED');
         expect(events.some((e) => e.type === 'TOOL_CALL_RESULT')).toBe(true);
@@ -114,7 +118,14 @@ describe('agentrx CLI', () => {
     describe('when the config is invalid', () => {
       it('should exit 2 listing every bad field without the secret', async () => {
         const dir = await tempDir('agentrx-cli-');
-        await writeFile(join(dir, 'bad.json'), JSON.stringify({ limits: { maxTurns: 0, toolConcurrency: 'many' }, providers: { local: { baseUrl: 'nope', apiKey: 'sk-very-secret-123' } }, colour: true }));
+        await writeFile(
+          join(dir, 'bad.json'),
+          JSON.stringify({
+            limits: { maxTurns: 0, toolConcurrency: 'many' },
+            providers: { local: { baseUrl: 'nope', apiKey: 'sk-very-secret-123' } },
+            colour: true,
+          }),
+        );
         const t = io(dir);
         const code = await runCli(argv('run', 'hi', '--config', 'bad.json'), t);
         expect(code).toBe(2);
@@ -154,7 +165,8 @@ describe('agentrx CLI', () => {
       await emu?.close();
       emu = undefined;
     });
-    const offered = (e: OpenAiEmulator): string[] => ((e.requests[0]?.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
+    const offered = (e: OpenAiEmulator): string[] =>
+      ((e.requests[0]?.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
 
     describe('when no tools are asked for', () => {
       it('should offer the model no demo tools (read_file would read the working folder)', async () => {

@@ -23,7 +23,9 @@ export interface RecordedSession {
  * `store` bound as the SessionStore, which the Session fills with its record and log.
  */
 export async function recordSession(store: SessionStore): Promise<RecordedSession> {
-  const emu = await startOpenAiEmulator({ script: [{ text: 'Checking.', toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'hi' } }] }, { text: 'It says HI.' }] });
+  const emu = await startOpenAiEmulator({
+    script: [{ text: 'Checking.', toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'hi' } }] }, { text: 'It says HI.' }],
+  });
   const rec = new RecordingConsumer();
   const out = new PassThrough();
   let terminal = '';

@@ -34,7 +34,11 @@ const argv = (...args: string[]) => ['node', 'agentrx', ...args];
 const maskTimes = (s: string): string => s.replace(/ \d+\.\ds$/gm, ' <T>s');
 
 /** AG-UI events without what a rendering legitimately changes: nothing but object identity. */
-const lines = (s: string): unknown[] => s.trim().split('\n').map((l) => JSON.parse(l) as unknown);
+const lines = (s: string): unknown[] =>
+  s
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as unknown);
 
 describe('agentrx sessions and replay', () => {
   let store: MemorySessionStore;

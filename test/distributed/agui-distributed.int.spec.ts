@@ -47,7 +47,12 @@ describeWithRedis('AG-UI endpoint in runtime.mode distributed', () => {
   /** A client node: an AgentRx configured for the pool (store and queue on Redis), behind an AG-UI server. */
   async function node(opts: { reconnectGraceMs?: number } = {}): Promise<{ rx: AgentRx; server: AgUiServer }> {
     const rx = await AgentRx.create({
-      config: { logLevel: 'silent', consumers: { terminal: false }, store: { type: 'redis', url: world.redis.url, leaseMs: 1_000 }, runtime: { mode: 'distributed', queueName: world.queueName } },
+      config: {
+        logLevel: 'silent',
+        consumers: { terminal: false },
+        store: { type: 'redis', url: world.redis.url, leaseMs: 1_000 },
+        runtime: { mode: 'distributed', queueName: world.queueName },
+      },
     });
     world.instances.push(rx);
     const server = await startAgUiServer({ rx, port: 0, ...opts });
@@ -94,7 +99,10 @@ describeWithRedis('AG-UI endpoint in runtime.mode distributed', () => {
       again.addMessage({ id: 'u2', role: 'user', content: 'And now?' });
       const failures2: unknown[] = [];
       const second: BaseEvent[] = [];
-      await again.runAgent({ runId: 'client-run-2' }, { onEvent: ({ event }) => void second.push(event), onRunFailed: ({ error }) => void failures2.push(error) });
+      await again.runAgent(
+        { runId: 'client-run-2' },
+        { onEvent: ({ event }) => void second.push(event), onRunFailed: ({ error }) => void failures2.push(error) },
+      );
       expect(failures2).toEqual([]);
       expect(second[0]).toMatchObject({ type: 'RUN_STARTED', threadId: THREAD, runId: 'client-run-2' });
       expect(second.filter((e) => e.type === 'RUN_FINISHED')).toEqual([expect.objectContaining({ runId: 'client-run-2' })]);
@@ -116,22 +124,34 @@ describeWithRedis('AG-UI endpoint in runtime.mode distributed', () => {
       world = await DistributedWorld.start(SCRIPT);
       await world.worker([GateToolHandler]);
       const a = await node();
-      const stream = await openStream(`${a.server.url}agent`, runInput({ threadId: 'thread-abort', runId: 'r1' }, 'Go through the gate'), (ev) => ev.type === 'TOOL_CALL_END');
+      const stream = await openStream(
+        `${a.server.url}agent`,
+        runInput({ threadId: 'thread-abort', runId: 'r1' }, 'Go through the gate'),
+        (ev) => ev.type === 'TOOL_CALL_END',
+      );
       await GateToolHandler.started;
       stream.abort();
-      await until(async () => (await a.rx.sessionStore.list()).some((r) => r.threadId === 'thread-abort' && r.status === 'cancelled'), 15_000, 'the session to be cancelled');
+      await until(
+        async () => (await a.rx.sessionStore.list()).some((r) => r.threadId === 'thread-abort' && r.status === 'cancelled'),
+        15_000,
+        'the session to be cancelled',
+      );
       await until(() => a.server.handler.activeRuns === 0 && a.server.handler.threadCount === 0, 5_000, 'the endpoint to forget the thread');
       expect(GateToolHandler.runs).toBe(1);
     }, 30_000);
   });
 
-  describe('when the client of a run on node A leaves and a reader on node B follows the run past A\'s reconnect grace', () => {
-    it('should not cancel the run, and B\'s reader should get it to its end', async () => {
+  describe("when the client of a run on node A leaves and a reader on node B follows the run past A's reconnect grace", () => {
+    it("should not cancel the run, and B's reader should get it to its end", async () => {
       world = await DistributedWorld.start(SCRIPT);
       await world.worker([GateToolHandler]);
       const a = await node({ reconnectGraceMs: 200 });
       const b = await node();
-      const stream = await openStream(`${a.server.url}agent`, runInput({ threadId: 'thread-follow', runId: 'r1' }, 'Go through the gate'), (ev) => ev.type === 'TOOL_CALL_END');
+      const stream = await openStream(
+        `${a.server.url}agent`,
+        runInput({ threadId: 'thread-follow', runId: 'r1' }, 'Go through the gate'),
+        (ev) => ev.type === 'TOOL_CALL_END',
+      );
       await GateToolHandler.started;
       const follower = await fetch(`${b.server.url}threads/thread-follow/events?runId=r1`);
       expect(follower.status).toBe(200);
@@ -139,7 +159,11 @@ describeWithRedis('AG-UI endpoint in runtime.mode distributed', () => {
       // B's reader is announced in Redis before A's client leaves.
       const redis = await openRedis(world.redis.url, 'test');
       try {
-        await until(async () => (await redis.zcount(new DistributedKeys().followers('thread-follow'), Date.now(), '+inf')) === 1, 5_000, 'the reader to be announced');
+        await until(
+          async () => (await redis.zcount(new DistributedKeys().followers('thread-follow'), Date.now(), '+inf')) === 1,
+          5_000,
+          'the reader to be announced',
+        );
       } finally {
         redis.disconnect();
       }
@@ -162,11 +186,19 @@ describeWithRedis('AG-UI endpoint in runtime.mode distributed', () => {
       world = await DistributedWorld.start(SCRIPT);
       await world.worker([GateToolHandler]);
       const a = await node({ reconnectGraceMs: 200 });
-      const stream = await openStream(`${a.server.url}agent`, runInput({ threadId: 'thread-gone', runId: 'r1' }, 'Go through the gate'), (ev) => ev.type === 'TOOL_CALL_END');
+      const stream = await openStream(
+        `${a.server.url}agent`,
+        runInput({ threadId: 'thread-gone', runId: 'r1' }, 'Go through the gate'),
+        (ev) => ev.type === 'TOOL_CALL_END',
+      );
       await GateToolHandler.started;
       const left = Date.now();
       stream.abort();
-      await until(async () => (await a.rx.sessionStore.list()).some((r) => r.threadId === 'thread-gone' && r.status === 'cancelled'), 15_000, 'the session to be cancelled');
+      await until(
+        async () => (await a.rx.sessionStore.list()).some((r) => r.threadId === 'thread-gone' && r.status === 'cancelled'),
+        15_000,
+        'the session to be cancelled',
+      );
       expect(Date.now() - left).toBeGreaterThanOrEqual(190);
     }, 30_000);
   });
@@ -177,8 +209,16 @@ describeWithRedis('AG-UI endpoint in runtime.mode distributed', () => {
       await world.worker();
       const a = await node();
       const [first, second] = await Promise.all([
-        fetch(`${a.server.url}agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(runInput({ threadId: 'thread-race', runId: 'r1' }, 'one')) }),
-        fetch(`${a.server.url}agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(runInput({ threadId: 'thread-race', runId: 'r2' }, 'two')) }),
+        fetch(`${a.server.url}agent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(runInput({ threadId: 'thread-race', runId: 'r1' }, 'one')),
+        }),
+        fetch(`${a.server.url}agent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(runInput({ threadId: 'thread-race', runId: 'r2' }, 'two')),
+        }),
       ]);
       const statuses = [first.status, second.status].sort();
       expect(statuses).toEqual([200, 409]);
@@ -220,9 +260,19 @@ describeWithRedis('AG-UI endpoint in runtime.mode distributed', () => {
   describe('when the endpoint is given confirmTool', () => {
     it('should refuse it with invalid_options (a function cannot travel to the workers)', async () => {
       world = await DistributedWorld.start([]);
-      const rx = await AgentRx.create({ config: { logLevel: 'silent', consumers: { terminal: false }, store: { type: 'redis', url: world.redis.url }, runtime: { mode: 'distributed', queueName: world.queueName } } });
+      const rx = await AgentRx.create({
+        config: {
+          logLevel: 'silent',
+          consumers: { terminal: false },
+          store: { type: 'redis', url: world.redis.url },
+          runtime: { mode: 'distributed', queueName: world.queueName },
+        },
+      });
       world.instances.push(rx);
-      await expect(startAgUiServer({ rx, port: 0, confirmTool: () => ({ allow: true }) })).rejects.toMatchObject({ code: 'invalid_options', message: expect.stringContaining('confirmTool') });
+      await expect(startAgUiServer({ rx, port: 0, confirmTool: () => ({ allow: true }) })).rejects.toMatchObject({
+        code: 'invalid_options',
+        message: expect.stringContaining('confirmTool'),
+      });
     });
   });
 });

@@ -53,7 +53,9 @@ describeWithRedis('RemoteSession.sendEvent on a streaming host', () => {
 
       await expect(handle.result).resolves.toMatchObject({ terminal: 'end_turn', text: 'Done.' });
       const session = cma!.sessions.get(await handle.opened)!;
-      expect(session.received.filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([expect.objectContaining({ type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'allow' })]);
+      expect(session.received.filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([
+        expect.objectContaining({ type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'allow' }),
+      ]);
       await handle.close();
       await handle.closed;
     }, 30_000);
@@ -69,7 +71,12 @@ describeWithRedis('RemoteSession.sendEvent on a streaming host', () => {
     it('should end the run with the interrupt outcome, and the resume run should reach the worker and finish', async () => {
       await startWorld();
       const nodeRx = await AgentRx.create({
-        config: { logLevel: 'silent', consumers: { terminal: false }, store: { type: 'redis', url: world.redis.url, leaseMs: 1_000 }, runtime: { mode: 'distributed', queueName: world.queueName } },
+        config: {
+          logLevel: 'silent',
+          consumers: { terminal: false },
+          store: { type: 'redis', url: world.redis.url, leaseMs: 1_000 },
+          runtime: { mode: 'distributed', queueName: world.queueName },
+        },
       });
       world.instances.push(nodeRx);
       server = await startAgUiServer({ rx: nodeRx, port: 0 });
@@ -84,13 +91,19 @@ describeWithRedis('RemoteSession.sendEvent on a streaming host', () => {
       const texts: string[] = [];
       await agent.runAgent(
         { runId: 'r2', resume: [{ interruptId: 'sevt_ws', status: 'resolved', payload: { allow: true } }] },
-        { onTextMessageContentEvent: ({ event }) => void texts.push(event.delta), onRunFinishedEvent: (e) => void (outcome = e.outcome), onRunFailed: ({ error }) => void failures.push(error) },
+        {
+          onTextMessageContentEvent: ({ event }) => void texts.push(event.delta),
+          onRunFinishedEvent: (e) => void (outcome = e.outcome),
+          onRunFailed: ({ error }) => void failures.push(error),
+        },
       );
       expect(failures).toEqual([]);
       expect(outcome).toBe('success');
       expect(texts.join('')).toBe('Done.');
       const [session] = [...cma!.sessions.values()];
-      expect(session!.received.filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([expect.objectContaining({ tool_use_id: 'sevt_ws', result: 'allow' })]);
+      expect(session!.received.filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([
+        expect.objectContaining({ tool_use_id: 'sevt_ws', result: 'allow' }),
+      ]);
     }, 30_000);
   });
 });

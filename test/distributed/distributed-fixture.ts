@@ -44,7 +44,12 @@ export class DistributedWorld {
     const rx = await AgentRx.create({
       modules: [new ContainerModule((o) => void o.bind(SessionStore).toConstantValue(store))],
       tools: [...tools],
-      config: { provider: 'local', logLevel: 'silent', consumers: { terminal: false }, providers: { local: { baseUrl: this.emu.baseUrl, model: 'scripted', retryBaseMs: 1 } } },
+      config: {
+        provider: 'local',
+        logLevel: 'silent',
+        consumers: { terminal: false },
+        providers: { local: { baseUrl: this.emu.baseUrl, model: 'scripted', retryBaseMs: 1 } },
+      },
     });
     this.instances.push(rx);
     return rx;

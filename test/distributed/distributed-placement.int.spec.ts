@@ -54,13 +54,18 @@ describeWithRedis('DistributedPlacement', () => {
   describe('.open', () => {
     it('should refuse the options that cannot travel, naming each, and submit nothing', async () => {
       const opts = { prompt: 'hi', confirmTool: () => true, turnGuard: () => false, signal: new AbortController().signal };
-      await expect(placement.open(opts)).rejects.toMatchObject({ code: 'invalid_options', message: expect.stringMatching(/^confirmTool, turnGuard, signal cannot be used/) });
-      expect(() => placement.checkOptions({ confirmTool: () => true })).toThrow(expect.objectContaining({ code: 'invalid_options', details: { refused: ['confirmTool'] } }));
+      await expect(placement.open(opts)).rejects.toMatchObject({
+        code: 'invalid_options',
+        message: expect.stringMatching(/^confirmTool, turnGuard, signal cannot be used/),
+      });
+      expect(() => placement.checkOptions({ confirmTool: () => true })).toThrow(
+        expect.objectContaining({ code: 'invalid_options', details: { refused: ['confirmTool'] } }),
+      );
       expect(() => placement.checkOptions({ prompt: 'fine' })).not.toThrow();
       expect(sessions.submitted).toEqual([]);
     });
 
-    it('should leave out frontend tools, and record the session as its thread\'s', async () => {
+    it("should leave out frontend tools, and record the session as its thread's", async () => {
       const handle = await placement.open({ prompt: 'hi', threadId: 't-1', tools: [], state: { a: 1 } });
       expect(sessions.submitted).toEqual([{ prompt: 'hi', threadId: 't-1', state: { a: 1 } }]);
       expect(handle).toMatchObject({ id: 'sub-1' });
@@ -77,11 +82,13 @@ describeWithRedis('DistributedPlacement', () => {
       expect(sessions.opened).toEqual([]);
     });
 
-    it('should answer threadBusy while the session has not opened, then open a handle after the log\'s end', async () => {
+    it("should answer threadBusy while the session has not opened, then open a handle after the log's end", async () => {
       await placement.open({ prompt: 'hi', threadId: 't-1' });
       await expect(placement.find('t-1')).rejects.toMatchObject({ code: 'invalid_options', details: { threadBusy: true, threadId: 't-1' } });
       await redis.hset(keys.of('sub-1').state, { sessionId: 'sess-1' });
-      await store.append('sess-1', [{ seq: 1, sessionId: 'sess-1', turn: 0, provider: 'fake', source: 'agentrx', raw: { type: 'agentrx.text_delta', text: 'x', messageId: 'm' }, at: 1 }]);
+      await store.append('sess-1', [
+        { seq: 1, sessionId: 'sess-1', turn: 0, provider: 'fake', source: 'agentrx', raw: { type: 'agentrx.text_delta', text: 'x', messageId: 'm' }, at: 1 },
+      ]);
       await expect(placement.find('t-1')).resolves.toMatchObject({ id: 'sub-1' });
       expect(sessions.opened).toEqual([{ id: 'sub-1', opts: { afterSeq: 1 } }]);
     });
@@ -120,4 +127,3 @@ describeWithRedis('DistributedPlacement', () => {
     });
   });
 });
-

@@ -24,7 +24,12 @@ describeWithRedis('AgentRx.submit (runtime.mode distributed)', () => {
       world = await DistributedWorld.start([{ toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ada' } }] }, { text: 'Echoed ADA.' }]);
       await world.worker([EchoToolHandler]);
       client = await AgentRx.create({
-        config: { logLevel: 'silent', consumers: { terminal: false }, store: { type: 'redis', url: world.redis.url }, runtime: { mode: 'distributed', queueName: world.queueName } },
+        config: {
+          logLevel: 'silent',
+          consumers: { terminal: false },
+          store: { type: 'redis', url: world.redis.url },
+          runtime: { mode: 'distributed', queueName: world.queueName },
+        },
       });
       const handle = await client.submit({ prompt: 'Echo ada.' });
       const events = lastValueFrom(handle.events$.pipe(toArray()));
@@ -45,7 +50,10 @@ describeWithRedis('AgentRx.submit (runtime.mode distributed)', () => {
   describe('when the instance is embedded', () => {
     it('should refuse submit with invalid_config saying what to set', async () => {
       client = await AgentRx.create({ config: { logLevel: 'silent', consumers: { terminal: false } } });
-      await expect(client.submit({ prompt: 'x' })).rejects.toMatchObject({ code: 'invalid_config', message: expect.stringContaining("runtime: { mode: 'distributed' }") });
+      await expect(client.submit({ prompt: 'x' })).rejects.toMatchObject({
+        code: 'invalid_config',
+        message: expect.stringContaining("runtime: { mode: 'distributed' }"),
+      });
     });
   });
 });

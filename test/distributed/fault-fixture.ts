@@ -56,7 +56,12 @@ export function useFaultWorld(): { world(): FaultWorld } {
   beforeAll(async () => {
     // tsc emits despite type errors in others' work in progress; what the children import must be current.
     await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT }).catch(() => undefined);
-    for (const f of ['distributed/job-runner', 'distributed/session-worker', 'distributed/redis-store/redis-session-store', 'distributed/redis-store/redis-lease']) {
+    for (const f of [
+      'distributed/job-runner',
+      'distributed/session-worker',
+      'distributed/redis-store/redis-session-store',
+      'distributed/redis-store/redis-lease',
+    ]) {
       expect(statSync(join(ROOT, `dist/${f}.js`)).mtimeMs).toBeGreaterThanOrEqual(statSync(join(ROOT, `src/${f}.ts`)).mtimeMs);
     }
   }, 240_000);
@@ -129,7 +134,11 @@ export class FaultWorld {
       concurrency: opts.concurrency,
     };
     const child = forkChild(CHILD, [JSON.stringify(args)], this.children);
-    await until(() => child.messages.some((m) => (m as { type: string }).type === 'ready') || child.proc.exitCode !== null, 30_000, 'the worker child to be ready');
+    await until(
+      () => child.messages.some((m) => (m as { type: string }).type === 'ready') || child.proc.exitCode !== null,
+      30_000,
+      'the worker child to be ready',
+    );
     expect(child.proc.exitCode).toBeNull();
     return child;
   }
@@ -162,10 +171,12 @@ export class FaultWorld {
   async checkCompleted(handles: readonly RemoteSession[]): Promise<Map<string, SessionEvent[]>> {
     const results = await Promise.all(handles.map((h) => h.result));
     for (const r of results) expect(r).toMatchObject({ terminal: 'end_turn', text: expect.stringContaining('calculate returned: "(17 + 25) * 3 = 126"') });
-    await Promise.all(handles.map(async (h) => {
-      await h.close();
-      await h.closed;
-    }));
+    await Promise.all(
+      handles.map(async (h) => {
+        await h.close();
+        await h.closed;
+      }),
+    );
     const executions = this.executions();
     const ids = executions.map((e) => e.toolUseId);
     expect(new Set(ids).size).toBe(ids.length);

@@ -71,7 +71,11 @@ describeWithRedis('SessionWorker.stop', () => {
 
   describe('when a request is running', () => {
     it('should let it finish within the grace period, deliver its result, then hand the session back', async () => {
-      world = await DistributedWorld.start([{ toolCalls: [{ id: 'call_slow', name: 'slow', arguments: {} }] }, { text: 'Slow is done.' }, { text: 'Still here.' }]);
+      world = await DistributedWorld.start([
+        { toolCalls: [{ id: 'call_slow', name: 'slow', arguments: {} }] },
+        { text: 'Slow is done.' },
+        { text: 'Still here.' },
+      ]);
       const first = await world.worker([SlowToolHandler]);
       const handle = await (await world.queue()).submit({ prompt: 'Run slow.' });
       await until(() => SlowToolHandler.runs === 1, 10_000, 'the tool to start');

@@ -99,7 +99,10 @@ describeWithRedis('RemoteSession inputs through the input stream', () => {
       const handle = await (await world.queue()).submit({ prompt: 'Hi.' });
       await handle.result;
 
-      await expect(handle.sendEvent({ type: 'user.tool_confirmation', tool_use_id: 'x', result: 'allow' })).rejects.toMatchObject({ code: 'unsupported', message: expect.stringMatching(/does not accept raw events/) });
+      await expect(handle.sendEvent({ type: 'user.tool_confirmation', tool_use_id: 'x', result: 'allow' })).rejects.toMatchObject({
+        code: 'unsupported',
+        message: expect.stringMatching(/does not accept raw events/),
+      });
       await handle.message('Still there?');
       await handle.close();
       expect((await lastValueFrom(handle.results$.pipe(toArray()))).map((r) => r.text)).toEqual(['Ready.', 'Still here.']);

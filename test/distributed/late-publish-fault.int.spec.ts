@@ -45,7 +45,10 @@ describeWithRedis('a worker paused while it publishes a result, then resumed (ch
     paused.proc.kill('SIGCONT');
     trap.release();
     await until(
-      () => FaultWorld.logLines(paused).some((l) => l.includes(`job ${handle!.id} left to the worker that took it over`) || l.includes(`lost the lease of session ${sessionId}`)),
+      () =>
+        FaultWorld.logLines(paused).some(
+          (l) => l.includes(`job ${handle!.id} left to the worker that took it over`) || l.includes(`lost the lease of session ${sessionId}`),
+        ),
       30_000,
       'the resumed worker to leave the submission',
     );

@@ -163,7 +163,9 @@ describeWithRedis('worker pool operations', () => {
         await worker.stop({ graceMs: 0 });
         const t = io();
         expect(await runCli(argv('workers', '--config', configFile(world)), t)).toBe(0);
-        expect(t.stdout()).toBe(`queue ${world.queueName}: 0 waiting, 0 active, 0 delayed, 0 failed\nno live workers (start one with: agentrx worker --config <file>)\n`);
+        expect(t.stdout()).toBe(
+          `queue ${world.queueName}: 0 waiting, 0 active, 0 delayed, 0 failed\nno live workers (start one with: agentrx worker --config <file>)\n`,
+        );
       }, 30_000);
     });
 
@@ -212,7 +214,7 @@ describeWithRedis('worker pool operations', () => {
 
   describe('metrics', () => {
     describe('when a worker runs a session and a monitor watches the pool', () => {
-      it('should report the queue depth, the worker\'s sessions, the live workers and their sessions', async () => {
+      it("should report the queue depth, the worker's sessions, the live workers and their sessions", async () => {
         world = await DistributedWorld.start(SCRIPT);
         const reader = new TestReader();
         const meterProvider = new MeterProvider({ readers: [reader] });
@@ -244,7 +246,7 @@ describeWithRedis('worker pool operations', () => {
     });
 
     describe('when the application set a global MeterProvider', () => {
-      it('should register the worker\'s gauges on it', async () => {
+      it("should register the worker's gauges on it", async () => {
         world = await DistributedWorld.start([]);
         const reader = new TestReader();
         const meterProvider = new MeterProvider({ readers: [reader] });

@@ -9,11 +9,29 @@ const SESSION = 'sess-1';
 
 /** The log of one short run: run_started, a text delta, run_finished (seq 1–3). */
 function run(runId: string, from: number, text: string): SessionEvent[] {
-  const at = (seq: number): Pick<SessionEvent, 'seq' | 'sessionId' | 'turn' | 'provider' | 'at'> => ({ seq, sessionId: SESSION, turn: 1, provider: 'fake', at: 1_000 + seq });
+  const at = (seq: number): Pick<SessionEvent, 'seq' | 'sessionId' | 'turn' | 'provider' | 'at'> => ({
+    seq,
+    sessionId: SESSION,
+    turn: 1,
+    provider: 'fake',
+    at: 1_000 + seq,
+  });
   return [
     { ...at(from), source: 'agentrx', raw: { type: 'agentrx.run_started', runId, threadId: 't', resumed: false } },
     { ...at(from + 1), source: 'agentrx', raw: { type: 'agentrx.text_delta', text, messageId: `m-${runId}` } },
-    { ...at(from + 2), source: 'agentrx', raw: { type: 'agentrx.run_finished', runId, threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage: { inputTokens: 1, outputTokens: 1 } } },
+    {
+      ...at(from + 2),
+      source: 'agentrx',
+      raw: {
+        type: 'agentrx.run_finished',
+        runId,
+        threadId: 't',
+        terminal: 'end_turn',
+        stopReason: 'end_turn',
+        turns: 1,
+        usage: { inputTokens: 1, outputTokens: 1 },
+      },
+    },
   ];
 }
 
@@ -74,7 +92,7 @@ describe('RemoteSession', () => {
 
   describe('.events$ and .agui$', () => {
     describe('when both are subscribed together', () => {
-      it('should read the log once and give each envelope\'s AG-UI events before the envelope', async () => {
+      it("should read the log once and give each envelope's AG-UI events before the envelope", async () => {
         await h.store.append(SESSION, run('r1', 1, 'hello'));
         const handle = h.handle();
         const order: string[] = [];
@@ -106,7 +124,7 @@ describe('RemoteSession', () => {
     });
 
     describe('when the handle starts after a seq inside a run', () => {
-      it('should emit only what follows, translated from the run\'s start', async () => {
+      it("should emit only what follows, translated from the run's start", async () => {
         await h.store.append(SESSION, run('r1', 1, 'hello'));
         const handle = h.handle(1);
         const agui = lastValueFrom(handle.agui$.pipe(toArray()));

@@ -44,12 +44,19 @@ describeWithRedis('agentrx serve in runtime.mode distributed', () => {
 
   const configFile = (w: DistributedWorld): string => {
     const file = join(dir, 'serve.json');
-    writeFileSync(file, JSON.stringify({ logLevel: 'silent', store: { type: 'redis', url: `redis://default:\${REDIS_PASSWORD}@127.0.0.1:${w.redis.port}` }, runtime: { mode: 'distributed', queueName: w.queueName } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        logLevel: 'silent',
+        store: { type: 'redis', url: `redis://default:\${REDIS_PASSWORD}@127.0.0.1:${w.redis.port}` },
+        runtime: { mode: 'distributed', queueName: w.queueName },
+      }),
+    );
     return file;
   };
 
   describe('when started with a distributed config and a worker runs the pool', () => {
-    it('should run the client\'s run on the worker, report Redis in /healthz, and stop on its signal without the password anywhere', async () => {
+    it("should run the client's run on the worker, report Redis in /healthz, and stop on its signal without the password anywhere", async () => {
       world = await DistributedWorld.start([{ text: 'Hello from the pool.' }], { password: PASSWORD });
       await world.worker();
       const stop = new AbortController();
@@ -96,12 +103,19 @@ describeWithRedis('agentrx serve in runtime.mode distributed', () => {
       servers = [];
     });
 
-    it('should end the client\'s stream with RUN_ERROR unavailable, and the run should go on for another node\'s reconnect', async () => {
+    it("should end the client's stream with RUN_ERROR unavailable, and the run should go on for another node's reconnect", async () => {
       world = await DistributedWorld.start([{ toolCalls: [{ id: 'call_gate', name: 'gate', arguments: { text: 'x' } }] }, { text: 'Unlatched, done.' }]);
       await world.worker([GateToolHandler]);
       const nodes: AgUiServer[] = [];
       for (let i = 0; i < 2; i++) {
-        const rx = await AgentRx.create({ config: { logLevel: 'silent', consumers: { terminal: false }, store: { type: 'redis', url: world.redis.url }, runtime: { mode: 'distributed', queueName: world.queueName } } });
+        const rx = await AgentRx.create({
+          config: {
+            logLevel: 'silent',
+            consumers: { terminal: false },
+            store: { type: 'redis', url: world.redis.url },
+            runtime: { mode: 'distributed', queueName: world.queueName },
+          },
+        });
         world.instances.push(rx);
         nodes.push(await startAgUiServer({ rx, port: 0 }));
       }
@@ -113,18 +127,20 @@ describeWithRedis('agentrx serve in runtime.mode distributed', () => {
       expect(events.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'unavailable', message: expect.stringContaining('reconnect with Last-Event-ID') });
       expect(events.filter((e) => e.type === 'RUN_ERROR' || e.type === 'RUN_FINISHED')).toHaveLength(1);
 
-      const lastId = sseFrames(await fetch(`${b.url}threads/thread-shutdown/events?after=0`).then(async (r) => {
-        // Read the replay only up to the tool call: the run is still held in its tool.
-        const reader = r.body!.getReader();
-        let text = '';
-        while (!text.includes('TOOL_CALL_END')) {
-          const { value, done } = await reader.read();
-          if (done) throw new Error(`the replay ended before the tool call: ${text}`);
-          text += new TextDecoder().decode(value);
-        }
-        await reader.cancel();
-        return text.slice(0, text.indexOf('\n\n', text.indexOf('TOOL_CALL_END')) + 2);
-      }))
+      const lastId = sseFrames(
+        await fetch(`${b.url}threads/thread-shutdown/events?after=0`).then(async (r) => {
+          // Read the replay only up to the tool call: the run is still held in its tool.
+          const reader = r.body!.getReader();
+          let text = '';
+          while (!text.includes('TOOL_CALL_END')) {
+            const { value, done } = await reader.read();
+            if (done) throw new Error(`the replay ended before the tool call: ${text}`);
+            text += new TextDecoder().decode(value);
+          }
+          await reader.cancel();
+          return text.slice(0, text.indexOf('\n\n', text.indexOf('TOOL_CALL_END')) + 2);
+        }),
+      )
         .filter((f) => f.id !== undefined)
         .at(-1)!.id!;
       const resumed = fetch(`${b.url}threads/thread-shutdown/events`, { headers: { 'last-event-id': lastId } }).then((r) => r.text());

@@ -20,7 +20,9 @@ describe('checkSubmitOptions', () => {
       }
       expect(error).toMatchObject({ code: 'invalid_options' });
       const message = (error as Error).message;
-      expect(message).toMatch(/confirmTool: not accepted by submit: a function cannot travel to a worker in another process; answer confirmation requests with handle\.sendEvent/);
+      expect(message).toMatch(
+        /confirmTool: not accepted by submit: a function cannot travel to a worker in another process; answer confirmation requests with handle\.sendEvent/,
+      );
       expect(message).toMatch(/turnGuard: not accepted by submit: a function cannot travel .*maxTurns and timeoutMs/);
       expect(message).toMatch(/signal: not accepted by submit: an AbortSignal cannot travel .*handle\.cancel\(\)/);
     });
@@ -57,7 +59,10 @@ describe('SessionQueue', () => {
       const queue = await SessionQueue.connect({ redis: { url: redis.url }, store, queueName: 'refuse-q' });
       const probe = new Redis(redis.url);
       try {
-        await expect(queue.submit({ prompt: 'x', confirmTool: () => true } as never)).rejects.toMatchObject({ code: 'invalid_options', message: expect.stringMatching(/confirmTool/) });
+        await expect(queue.submit({ prompt: 'x', confirmTool: () => true } as never)).rejects.toMatchObject({
+          code: 'invalid_options',
+          message: expect.stringMatching(/confirmTool/),
+        });
         const bull = `${new DistributedKeys().bullPrefix}:refuse-q`;
         expect(await probe.keys(`${bull}:sub-*`)).toEqual([]);
         expect(await probe.llen(`${bull}:wait`)).toBe(0);
@@ -83,7 +88,9 @@ describe('SessionQueue', () => {
       }
       await store.close();
       expect(error).toMatchObject({ code: 'store_error', message: expect.stringContaining(`redis://***@127.0.0.1:${port}`) });
-      expect(JSON.stringify({ message: (error as Error).message, details: (error as { details?: unknown }).details, cause: String((error as Error).cause) })).not.toContain(secret);
+      expect(
+        JSON.stringify({ message: (error as Error).message, details: (error as { details?: unknown }).details, cause: String((error as Error).cause) }),
+      ).not.toContain(secret);
     });
   });
 });

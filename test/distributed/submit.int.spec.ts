@@ -24,7 +24,10 @@ describeWithRedis('SessionQueue.submit with a worker in the same process', () =>
 
   describe('when a session with a tool call is submitted, then closed after its first result', () => {
     it('should deliver the result, every event gap-free, and a well-formed AG-UI stream to the handle', async () => {
-      world = await DistributedWorld.start([{ text: 'Let me echo.', toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ada' } }] }, { text: 'Echoed ADA.' }]);
+      world = await DistributedWorld.start([
+        { text: 'Let me echo.', toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ada' } }] },
+        { text: 'Echoed ADA.' },
+      ]);
       await world.worker([EchoToolHandler]);
       const queue = await world.queue();
 
@@ -64,7 +67,11 @@ describeWithRedis('SessionQueue.submit with a worker in the same process', () =>
       const other = await world.queue();
       const again = other.open(handle.id);
       const later = other.open(handle.id, { afterSeq: 3 });
-      const [all, after, results] = await Promise.all([lastValueFrom(again.events$.pipe(toArray())), lastValueFrom(later.events$.pipe(toArray())), lastValueFrom(again.results$.pipe(toArray()))]);
+      const [all, after, results] = await Promise.all([
+        lastValueFrom(again.events$.pipe(toArray())),
+        lastValueFrom(later.events$.pipe(toArray())),
+        lastValueFrom(again.results$.pipe(toArray())),
+      ]);
 
       expect(all).toEqual(await own);
       expect(seqs(after)).toEqual(seqs(all).filter((s) => s > 3));

@@ -62,13 +62,24 @@ describeWithRedis('a takeover after the owner died between two writes of its ses
     proxy.freeze();
     GatedToolHandler.open();
     const reader = world.store();
-    await until(async () => (await reader.read(sessionId, 0, 1_000)).some((e) => e.source === 'agentrx' && e.raw.type === 'agentrx.run_finished'), 20_000, 'the run to finish in the log');
+    await until(
+      async () => (await reader.read(sessionId, 0, 1_000)).some((e) => e.source === 'agentrx' && e.raw.type === 'agentrx.run_finished'),
+      20_000,
+      'the run to finish in the log',
+    );
     // It dies: its store stops renewing the lease (its job lock already stopped with the proxy).
     await storeA.close();
 
     await world.worker([GatedToolHandler]);
     const result = await withDeadline(handle.result, 30_000, 'the result on the handle');
-    expect(result).toMatchObject({ terminal: 'end_turn', text: 'Noted: Ada.', texts: ['', 'Noted: Ada.'], turns: 2, sessionId, customToolUses: [{ id: 'call_note', name: 'note' }] });
+    expect(result).toMatchObject({
+      terminal: 'end_turn',
+      text: 'Noted: Ada.',
+      texts: ['', 'Noted: Ada.'],
+      turns: 2,
+      sessionId,
+      customToolUses: [{ id: 'call_note', name: 'note' }],
+    });
     await handle.close();
     await handle.closed;
     expect(GatedToolHandler.executions).toEqual(['call_note']);
@@ -80,7 +91,10 @@ describeWithRedis('a takeover after the owner died between two writes of its ses
   it('should apply again a close the dead owner had applied but not finished, and end the session once', async () => {
     GatedToolHandler.executions = [];
     GatedToolHandler.gate = new Promise<void>((resolve) => (GatedToolHandler.open = resolve));
-    world = await DistributedWorld.start([{ toolCalls: [{ id: 'call_note', name: 'note', arguments: { text: 'Ada' } }] }, { text: 'I could not confirm the note.' }]);
+    world = await DistributedWorld.start([
+      { toolCalls: [{ id: 'call_note', name: 'note', arguments: { text: 'Ada' } }] },
+      { text: 'I could not confirm the note.' },
+    ]);
     proxy = await startTcpProxy(world.redis.port);
     const rxA = await world.rx([GatedToolHandler]);
     const storeA = world.stores[world.stores.length - 1]!;

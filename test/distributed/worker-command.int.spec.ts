@@ -74,7 +74,10 @@ describe('runWorkerCommand', () => {
         await until(() => cli.stderr().includes(`job ${handle.id} ended`), 10_000, 'the end line');
         ctrl.abort();
         await expect(exit).resolves.toBe(0);
-        const lines = cli.stderr().split('\n').filter((l) => l.includes(handle.id));
+        const lines = cli
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes(handle.id));
         expect(lines.map((l) => l.replace(/.*job \S+ (\w+).*/, '$1'))).toEqual(['started', 'ended']);
         expect(cli.stderr()).toMatch(/concurrency 2, job lock 2000 ms, stalled check every 1500 ms/);
         expect(cli.stderr()).toMatch(/redis:\/\/\*\*\*@127\.0\.0\.1/);
@@ -103,7 +106,11 @@ describe('runWorkerCommand', () => {
 
   describe('when the config has no Redis store or a bad runtime section', () => {
     it('should exit 2 listing every problem, with the URL redacted', async () => {
-      const configFile = writeConfig({ provider: 'local', store: { type: 'file', url: `http://user:${PASSWORD}@host` }, runtime: { concurrency: 0, color: 'red' } });
+      const configFile = writeConfig({
+        provider: 'local',
+        store: { type: 'file', url: `http://user:${PASSWORD}@host` },
+        runtime: { concurrency: 0, color: 'red' },
+      });
       const cli = io();
 
       await expect(runWorkerCommand({ configFile }, cli)).resolves.toBe(2);

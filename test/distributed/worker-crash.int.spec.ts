@@ -70,11 +70,17 @@ describeWithRedis('a worker killed mid-tool (child processes, real Redis and Bul
     expect(child.proc.exitCode).toBeNull();
     return child;
   };
-  const logLines = (child: ProofChild): string[] => child.messages.flatMap((m) => ((m as { type: string }).type === 'log' ? [(m as unknown as { line: string }).line] : []));
+  const logLines = (child: ProofChild): string[] =>
+    child.messages.flatMap((m) => ((m as { type: string }).type === 'log' ? [(m as unknown as { line: string }).line] : []));
 
   it('should resume the session on another worker: the tool ran once, the seq is gap-free, the original handle gets the result', async () => {
     redis = await startRedis();
-    emu = await startOpenAiEmulator({ script: [{ text: 'Let me note that.', toolCalls: [{ id: 'call_note', name: 'note', arguments: { text: 'Ada' } }] }, { text: 'I could not confirm the note.' }] });
+    emu = await startOpenAiEmulator({
+      script: [
+        { text: 'Let me note that.', toolCalls: [{ id: 'call_note', name: 'note', arguments: { text: 'Ada' } }] },
+        { text: 'I could not confirm the note.' },
+      ],
+    });
     const store = new RedisSessionStore({ url: redis.url, tailPollMs: 500 });
     stores.push(store);
     queue = await SessionQueue.connect({ redis: { url: redis.url }, store, queueName: QUEUE });
@@ -97,7 +103,11 @@ describeWithRedis('a worker killed mid-tool (child processes, real Redis and Bul
     // The tool ran once, in the killed worker; the second worker answered the call as outcome unknown.
     expect(executions()).toHaveLength(1);
     const resumed = (emu.requests.find((r) => r.completion === 1)!.body as { messages: Message[] }).messages;
-    expect(resumed.map((m) => [m.role, m.tool_call_id ?? null])).toEqual([['user', null], ['assistant', null], ['tool', 'call_note']]);
+    expect(resumed.map((m) => [m.role, m.tool_call_id ?? null])).toEqual([
+      ['user', null],
+      ['assistant', null],
+      ['tool', 'call_note'],
+    ]);
     expect(resumed[2]!.content).toMatch(/outcome unknown/);
     // The original handle saw every event once, gap-free, across both workers; so does the store.
     const seen = (await events).map((e: SessionEvent) => e.seq);

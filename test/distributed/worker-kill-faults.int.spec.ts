@@ -57,7 +57,11 @@ describeWithRedis('workers SIGKILLed mid-stream and between turns (child process
     const handles = await w.submit(SESSIONS);
     // Settled: every session is either done or waits on one hanging request.
     const done = new Set<string>();
-    for (const h of handles) void h.result.then(() => done.add(h.id), () => undefined);
+    for (const h of handles)
+      void h.result.then(
+        () => done.add(h.id),
+        () => undefined,
+      );
     const hanging = (): RecordedRequest[] => w.emu.requests.filter((r) => r.completion !== undefined && r.completion >= SESSIONS && !r.closed);
     await until(() => hanging().length + done.size === SESSIONS, 30_000, 'every session to finish or wait on the model');
     // The sessions waiting between turns: their tool ran and its result is in the next request.
@@ -77,7 +81,9 @@ describeWithRedis('workers SIGKILLed mid-stream and between turns (child process
     expect(ranBeforeKill.every((e) => e.pid === first.proc.pid)).toBe(true);
     for (const r of betweenTurns) {
       const toolUseId = messagesOf(r).find((m) => m.role === 'tool')!.tool_call_id!;
-      const resent = w.emu.requests.filter((q) => q.completion !== undefined && q.index > r.index && messagesOf(q).some((m) => m.role === 'tool' && m.tool_call_id === toolUseId));
+      const resent = w.emu.requests.filter(
+        (q) => q.completion !== undefined && q.index > r.index && messagesOf(q).some((m) => m.role === 'tool' && m.tool_call_id === toolUseId),
+      );
       expect(resent).toHaveLength(1);
       expect(messagesOf(resent[0]!).find((m) => m.tool_call_id === toolUseId)!.content).toBe('(17 + 25) * 3 = 126');
     }

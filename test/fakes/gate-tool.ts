@@ -31,7 +31,10 @@ export class GateToolHandler implements ToolHandler<GateInput> {
   async handle(input: GateInput, ctx: { signal: AbortSignal }): Promise<string> {
     GateToolHandler.runs++;
     GateToolHandler.markStarted();
-    await Promise.race([GateToolHandler.opened, new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }))]);
+    await Promise.race([
+      GateToolHandler.opened,
+      new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true })),
+    ]);
     return `passed ${input.text}`;
   }
 }

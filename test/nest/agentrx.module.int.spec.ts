@@ -50,7 +50,11 @@ class ShoutTool implements ToolHandler<ShoutInput> {
   }
 }
 
-const localConfig = (baseUrl: string): AgentRxConfigInput => ({ provider: 'local', providers: { local: { baseUrl, model: 'agentrx-demo', maxRetries: 0 } }, limits: { runTimeoutMs: 10_000 } });
+const localConfig = (baseUrl: string): AgentRxConfigInput => ({
+  provider: 'local',
+  providers: { local: { baseUrl, model: 'agentrx-demo', maxRetries: 0 } },
+  limits: { runTimeoutMs: 10_000 },
+});
 
 /** Reads an SSE body to its end and returns the AG-UI event types, in order. */
 async function sseTypes(res: Response): Promise<string[]> {
@@ -61,7 +65,15 @@ async function sseTypes(res: Response): Promise<string[]> {
     .map((l) => (JSON.parse(l.slice(5)) as { type: string }).type);
 }
 
-const runInput = (threadId: string, prompt: string): object => ({ threadId, runId: `${threadId}-r1`, state: {}, messages: [{ id: 'u1', role: 'user', content: prompt }], tools: [], context: [], forwardedProps: {} });
+const runInput = (threadId: string, prompt: string): object => ({
+  threadId,
+  runId: `${threadId}-r1`,
+  state: {},
+  messages: [{ id: 'u1', role: 'user', content: prompt }],
+  tools: [],
+  context: [],
+  forwardedProps: {},
+});
 
 describe('AgentRxModule', () => {
   let emulator: OpenAiEmulator;
@@ -82,7 +94,9 @@ describe('AgentRxModule', () => {
         emulator = await startOpenAiEmulator({ model: 'demo' });
         recording = new RecordingConsumer();
         const moduleRef = await Test.createTestingModule({
-          imports: [AgentRxModule.forRoot({ config: localConfig(emulator.baseUrl), modules: [demoToolsModule], tools: [EchoToolHandler], consumers: [recording] })],
+          imports: [
+            AgentRxModule.forRoot({ config: localConfig(emulator.baseUrl), modules: [demoToolsModule], tools: [EchoToolHandler], consumers: [recording] }),
+          ],
           providers: [AskService],
         }).compile();
         app = moduleRef.createNestApplication({ logger: false });
@@ -183,7 +197,11 @@ describe('AgentRxModule', () => {
         await app.listen(0, '127.0.0.1');
         const base = `${await app.getUrl()}/api/agui`.replace('[::1]', '127.0.0.1');
 
-        const res = await fetch(`${base}/agent`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(runInput('t1', DEMO_PROMPT)) });
+        const res = await fetch(`${base}/agent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify(runInput('t1', DEMO_PROMPT)),
+        });
         expect(res.status).toBe(200);
         expect(res.headers.get('content-type')).toContain('text/event-stream');
         const types = await sseTypes(res);
@@ -208,7 +226,11 @@ describe('AgentRxModule', () => {
         const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
         const handler = app.get<AgUiHttpHandler>(AGENTRX_AGUI_HANDLER);
 
-        const res = await fetch(`${url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(runInput('t1', 'hello')) });
+        const res = await fetch(`${url}/agent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify(runInput('t1', 'hello')),
+        });
         expect(res.status).toBe(200);
         await emulator.waitForRequest(0);
         expect(handler.activeRuns).toBe(1);
@@ -225,7 +247,9 @@ describe('AgentRxModule', () => {
     describe('when the page is on (default)', () => {
       it('should serve the chat page at the mount path', async () => {
         emulator = await startOpenAiEmulator({ model: 'demo' });
-        const moduleRef = await Test.createTestingModule({ imports: [AgentRxModule.forRootAsync({ useFactory: () => ({ config: localConfig(emulator.baseUrl) }), agui: { path: '/chat/' } })] }).compile();
+        const moduleRef = await Test.createTestingModule({
+          imports: [AgentRxModule.forRootAsync({ useFactory: () => ({ config: localConfig(emulator.baseUrl) }), agui: { path: '/chat/' } })],
+        }).compile();
         app = moduleRef.createNestApplication({ logger: false });
         await app.listen(0, '127.0.0.1');
         const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');

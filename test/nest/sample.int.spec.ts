@@ -26,7 +26,11 @@ describe('Nest sample host (AppModule)', () => {
   describe('POST /ask', () => {
     describe('when given the demo prompt', () => {
       it('should answer with the run text, turns and usage', async () => {
-        const res = await fetch(`${url}/ask`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: DEMO_PROMPT }) });
+        const res = await fetch(`${url}/ask`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ prompt: DEMO_PROMPT }),
+        });
         expect(res.status).toBe(200);
         const body = (await res.json()) as { text: string; turns: number; usage: { inputTokens: number } };
         expect(body.turns).toBe(2);
@@ -48,8 +52,20 @@ describe('Nest sample host (AppModule)', () => {
   describe('POST /agent', () => {
     describe('when given a RunAgentInput', () => {
       it('should stream the run as AG-UI SSE', async () => {
-        const input = { threadId: 'th', runId: 'r1', state: {}, messages: [{ id: 'u1', role: 'user', content: 'what time is it?' }], tools: [], context: [], forwardedProps: {} };
-        const res = await fetch(`${url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(input) });
+        const input = {
+          threadId: 'th',
+          runId: 'r1',
+          state: {},
+          messages: [{ id: 'u1', role: 'user', content: 'what time is it?' }],
+          tools: [],
+          context: [],
+          forwardedProps: {},
+        };
+        const res = await fetch(`${url}/agent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify(input),
+        });
         const types = (await res.text())
           .split('\n')
           .filter((l) => l.startsWith('data:'))

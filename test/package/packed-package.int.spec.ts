@@ -37,7 +37,20 @@ describe('the packed package', () => {
       expect(r).toMatchObject({ code: 0, stdout: `${lockedVersionOfSelf()}\n` });
     });
 
-    const helps = [[], ['run'], ['tools'], ['demo'], ['serve'], ['sessions'], ['sessions', 'ls'], ['sessions', 'show'], ['sessions', 'export'], ['replay'], ['worker'], ['workers']].map((c) => [[...c, '--help'].join(' '), [...c, '--help']] as const);
+    const helps = [
+      [],
+      ['run'],
+      ['tools'],
+      ['demo'],
+      ['serve'],
+      ['sessions'],
+      ['sessions', 'ls'],
+      ['sessions', 'show'],
+      ['sessions', 'export'],
+      ['replay'],
+      ['worker'],
+      ['workers'],
+    ].map((c) => [[...c, '--help'].join(' '), [...c, '--help']] as const);
     it.each(helps)('should print `agentrx %s` and exit 0', async (_name, args) => {
       const r = await project.agentrx(args);
       expect(r.stderr).toBe('');
@@ -57,7 +70,16 @@ describe('the packed package', () => {
   describe('agentrx with its output piped into a reader that stops early (agentrx … | head)', () => {
     it('should end quietly with exit 0', async () => {
       const model = await startOpenAiEmulator({ model: 'demo' });
-      const args = ['run', '--json', '--demo-tools', '--base-url', model.baseUrl, '--store', join(project.dir, 'sessions'), 'what time is it, and what is 2 + 2?'];
+      const args = [
+        'run',
+        '--json',
+        '--demo-tools',
+        '--base-url',
+        model.baseUrl,
+        '--store',
+        join(project.dir, 'sessions'),
+        'what time is it, and what is 2 + 2?',
+      ];
       const child = spawn(join(project.dir, 'node_modules', '.bin', 'agentrx'), args, { cwd: project.dir, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -71,14 +93,22 @@ describe('the packed package', () => {
 
   describe('the entry points', () => {
     it.each(['agentrx', 'agentrx/testing', 'agentrx/distributed'])('should import %s without any optional peer', async (entry) => {
-      const r = await project.node(['--input-type=module', '-e', `import 'reflect-metadata'; const m = await import('${entry}'); console.log(Object.keys(m).length);`]);
+      const r = await project.node([
+        '--input-type=module',
+        '-e',
+        `import 'reflect-metadata'; const m = await import('${entry}'); console.log(Object.keys(m).length);`,
+      ]);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       expect(Number(r.stdout.trim())).toBeGreaterThan(0);
     });
 
     it('should refuse agentrx/nest without Nest in one line naming what to install', async () => {
-      const r = await project.node(['--input-type=module', '-e', "import 'reflect-metadata'; try { await import('agentrx/nest'); } catch (e) { console.error(e.message); process.exit(2); }"]);
+      const r = await project.node([
+        '--input-type=module',
+        '-e',
+        "import 'reflect-metadata'; try { await import('agentrx/nest'); } catch (e) { console.error(e.message); process.exit(2); }",
+      ]);
       expect(r.code).toBe(2);
       expect(r.stderr.trim()).toBe('agentrx/nest needs the optional package @nestjs/common: npm install @nestjs/common @nestjs/core @nestjs/platform-express');
     });
@@ -87,7 +117,11 @@ describe('the packed package', () => {
   describe('its package.json', () => {
     it('should declare every package its code imports: a dependency, or an optional peer (rxjs: a required peer)', () => {
       const root = join(project.dir, 'node_modules', 'agentrx');
-      const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }> };
+      const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+        dependencies: Record<string, string>;
+        peerDependencies: Record<string, string>;
+        peerDependenciesMeta: Record<string, { optional?: boolean }>;
+      };
       const imported = new Set<string>();
       const walk = (dir: string): void => {
         for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -140,8 +174,22 @@ describe('the packed package', () => {
     });
 
     it('should refuse the bedrock-agentcore provider with one line and exit 2', async () => {
-      project.write('agentcore.json', JSON.stringify({ provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': { region: 'us-east-1', harnessArn: 'arn:aws:bedrock-agentcore:us-east-1:123456789012:harness/h-1', endpoint: 'http://127.0.0.1:1' } } }));
-      const r = await project.agentrx(['run', '-c', 'agentcore.json', 'hello'], { env: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'example-secret' } });
+      project.write(
+        'agentcore.json',
+        JSON.stringify({
+          provider: 'bedrock-agentcore',
+          providers: {
+            'bedrock-agentcore': {
+              region: 'us-east-1',
+              harnessArn: 'arn:aws:bedrock-agentcore:us-east-1:123456789012:harness/h-1',
+              endpoint: 'http://127.0.0.1:1',
+            },
+          },
+        }),
+      );
+      const r = await project.agentrx(['run', '-c', 'agentcore.json', 'hello'], {
+        env: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'example-secret' },
+      });
       expect(r.code).toBe(2);
       expectOneLineNaming(r, ['@aws-sdk/client-bedrock-agentcore']);
       expect(r.stderr).not.toContain('example-secret');
@@ -190,7 +238,9 @@ describe('the packed package', () => {
       await project.add([`zod@${lockedVersion('zod')}`, `typescript@${lockedVersion('typescript')}`, `@types/node@${lockedVersion('@types/node')}`]);
       project.write('tsconfig.json', readmeTsconfig());
       for (const x of samples) if (!x.fragment) project.write(`samples/${x.name}.${x.lang === 'js' ? 'mjs' : 'ts'}`, x.code);
-      const r = await run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', '.', '--rootDir', '.', '--outDir', 'out'], { cwd: project.dir });
+      const r = await run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', '.', '--rootDir', '.', '--outDir', 'out'], {
+        cwd: project.dir,
+      });
       if (r.code !== 0) throw new Error(`the README's TypeScript samples do not compile with its tsconfig:\n${r.stdout}${r.stderr}`);
     }, 300_000);
 
@@ -209,7 +259,16 @@ describe('the packed package', () => {
     }
 
     it('should know every sample the README marks', () => {
-      expect(samples.map((x) => x.name).sort()).toEqual(['config-module', 'event-consumer', 'nest', 'replay', 'scale-out', 'testing', 'tools-without-classes', 'use-from-code']);
+      expect(samples.map((x) => x.name).sort()).toEqual([
+        'config-module',
+        'event-consumer',
+        'nest',
+        'replay',
+        'scale-out',
+        'testing',
+        'tools-without-classes',
+        'use-from-code',
+      ]);
       expect(samples.filter((x) => x.fragment).map((x) => x.name)).toEqual(['nest']);
     });
 
@@ -240,7 +299,12 @@ describe('the packed package', () => {
 
     it('tools-without-classes: should run the JSON Schema tool and the zod tool (its default applied)', async () => {
       const { r, model: m } = await runSample('tools-without-classes', [
-        { toolCalls: [{ name: 'lookup', arguments: { word: 'idempotent' } }, { name: 'forecast', arguments: { city: 'Oslo' } }] },
+        {
+          toolCalls: [
+            { name: 'lookup', arguments: { word: 'idempotent' } },
+            { name: 'forecast', arguments: { city: 'Oslo' } },
+          ],
+        },
         { text: 'Safe to repeat; rain in Oslo.' },
       ]);
       expect(r.stdout).toBe('Safe to repeat; rain in Oslo.\n');
@@ -251,7 +315,17 @@ describe('the packed package', () => {
 
     it('replay: should play the recording back with the tool run for real and no mismatch', async () => {
       model = await startOpenAiEmulator({ model: 'demo' });
-      const rec = await project.agentrx(['run', 'what is (17 + 25) * 3', '--demo-tools', '--record', 'session.json', '--base-url', model.baseUrl, '--store', 'sessions']);
+      const rec = await project.agentrx([
+        'run',
+        'what is (17 + 25) * 3',
+        '--demo-tools',
+        '--record',
+        'session.json',
+        '--base-url',
+        model.baseUrl,
+        '--store',
+        'sessions',
+      ]);
       expect(rec.code).toBe(0);
       const r = await project.node([program('replay')]);
       expect(r.stderr).toBe('');
@@ -281,8 +355,20 @@ describe('the packed package', () => {
         await project.add([`ioredis@${lockedVersion('ioredis')}`, `bullmq@${lockedVersion('bullmq')}`]);
         redis = await startRedisServer();
         model = await startOpenAiEmulator({ model: 'demo' });
-        project.write('pool.json', JSON.stringify({ provider: 'local', providers: { local: { baseUrl: model.baseUrl, model: 'demo' } }, store: { type: 'redis', url: redis.url }, runtime: { mode: 'distributed' } }));
-        worker = spawn(join(project.dir, 'node_modules', '.bin', 'agentrx'), ['worker', '-c', 'pool.json'], { cwd: project.dir, env: userEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+        project.write(
+          'pool.json',
+          JSON.stringify({
+            provider: 'local',
+            providers: { local: { baseUrl: model.baseUrl, model: 'demo' } },
+            store: { type: 'redis', url: redis.url },
+            runtime: { mode: 'distributed' },
+          }),
+        );
+        worker = spawn(join(project.dir, 'node_modules', '.bin', 'agentrx'), ['worker', '-c', 'pool.json'], {
+          cwd: project.dir,
+          env: userEnv(),
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         const r = await project.node([program('scale-out')], { env: { REDIS_URL: redis.url } });
         expect(r.stderr).toBe('');
         expect(r.code).toBe(0);

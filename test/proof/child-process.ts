@@ -22,7 +22,12 @@ export interface ProofChild {
 
 /** Forks `script` (plain ESM importing dist/) with `args`, an IPC channel and no inherited NODE_OPTIONS; adds it to `children`. */
 export function forkChild(script: string, args: readonly string[], children: ChildProcess[]): ProofChild {
-  const proc = fork(script, [...args], { cwd: dirname(script), execArgv: [], env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const proc = fork(script, [...args], {
+    cwd: dirname(script),
+    execArgv: [],
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   children.push(proc);
   const messages: ChildMessage[] = [];
   const waiters: (() => void)[] = [];

@@ -114,7 +114,10 @@ const silent = (): ContainerModule => new ContainerModule((o) => void o.bind(Log
 interface Case {
   readonly name: string;
   /** Starts the emulator and an AgentRx for `phase`; returns hooks to observe the host. */
-  setup(phase: 'stream' | 'tool', recs: RecordingConsumer[]): Promise<{ rx: AgentRx; reached(s: Session): Promise<unknown>; hostClosed(): Promise<void>; close(): Promise<void> }>;
+  setup(
+    phase: 'stream' | 'tool',
+    recs: RecordingConsumer[],
+  ): Promise<{ rx: AgentRx; reached(s: Session): Promise<unknown>; hostClosed(): Promise<void>; close(): Promise<void> }>;
 }
 
 const cases: Case[] = [
@@ -122,7 +125,10 @@ const cases: Case[] = [
     name: 'Local (openai emulator, stalled stream)',
     async setup(phase, recs) {
       const emu: OpenAiEmulator = await startOpenAiEmulator({
-        script: phase === 'stream' ? [{ text: 'one two three four five six seven' }] : [{ toolCalls: [{ id: 'call_block', name: 'block', arguments: {} }] }, { text: 'never' }],
+        script:
+          phase === 'stream'
+            ? [{ text: 'one two three four five six seven' }]
+            : [{ toolCalls: [{ id: 'call_block', name: 'block', arguments: {} }] }, { text: 'never' }],
         faults: phase === 'stream' ? { 0: { kind: 'stall', afterChunks: 2 } } : {},
       });
       const rx = await AgentRx.create({
@@ -185,7 +191,10 @@ const cases: Case[] = [
       const creds = { accessKeyId: 'AKIDAGENTRXCLEANUP1', secretAccessKey: 'cleanup-secret-not-real' };
       const emu: AgentCoreEmulator = await startAgentCoreEmulator({
         credentials: creds,
-        script: phase === 'stream' ? [{ text: 'one two three four five six' }] : [{ toolUses: [{ id: 'tooluse_block', name: 'block', input: {} }] }, { text: 'never' }],
+        script:
+          phase === 'stream'
+            ? [{ text: 'one two three four five six' }]
+            : [{ toolUses: [{ id: 'tooluse_block', name: 'block', input: {} }] }, { text: 'never' }],
         faults: phase === 'stream' ? { 0: { kind: 'stall', afterFrames: 3 } } : {},
       });
       const rx = await AgentRx.create({
@@ -193,7 +202,15 @@ const cases: Case[] = [
           provider: 'bedrock-agentcore',
           logLevel: 'silent',
           consumers: { terminal: false },
-          providers: { 'bedrock-agentcore': { endpoint: emu.baseUrl, region: 'eu-west-1', ...creds, harnessArn: 'arn:aws:bedrock-agentcore:eu-west-1:123456789012:harness/cleanup', retryBaseMs: 1 } },
+          providers: {
+            'bedrock-agentcore': {
+              endpoint: emu.baseUrl,
+              region: 'eu-west-1',
+              ...creds,
+              harnessArn: 'arn:aws:bedrock-agentcore:eu-west-1:123456789012:harness/cleanup',
+              retryBaseMs: 1,
+            },
+          },
         },
         modules: [agentCoreProviderModule, silent()],
         tools: [BlockingTool],
@@ -225,7 +242,12 @@ describe('cancellation and cleanup', () => {
     const base = await quietResources();
     const emu = await startOpenAiEmulator({ script: [{ text: 'x' }], faults: { 0: { kind: 'hang' } } });
     const ctrl = new AbortController();
-    const pending = fetch(`${emu.baseUrl}/chat/completions`, { method: 'POST', body: '{"model":"m","messages":[]}', headers: { 'content-type': 'application/json' }, signal: ctrl.signal }).catch(() => undefined);
+    const pending = fetch(`${emu.baseUrl}/chat/completions`, {
+      method: 'POST',
+      body: '{"model":"m","messages":[]}',
+      headers: { 'content-type': 'application/json' },
+      signal: ctrl.signal,
+    }).catch(() => undefined);
     await emu.waitForRequest(0);
     // Timers of the jest worker itself may come and go between two samples: the timer is
     // compared against a baseline taken synchronously before it.
@@ -244,37 +266,44 @@ describe('cancellation and cleanup', () => {
   });
 
   describe.each(cases)('$name', (c) => {
-    it.each(['stream', 'tool'] as const)('should close the host connection, abort the tool, stop every consumer once and leave no handle when cancelled mid-%s', async (phase) => {
-      const base = resources();
-      const recs = [new RecordingConsumer('rec-a'), new RecordingConsumer('rec-b')];
-      const { rx, reached, hostClosed, close } = await c.setup(phase, recs);
-      const s = rx.start({ prompt: 'go' });
-      await reached(s);
+    it.each(['stream', 'tool'] as const)(
+      'should close the host connection, abort the tool, stop every consumer once and leave no handle when cancelled mid-%s',
+      async (phase) => {
+        const base = resources();
+        const recs = [new RecordingConsumer('rec-a'), new RecordingConsumer('rec-b')];
+        const { rx, reached, hostClosed, close } = await c.setup(phase, recs);
+        const s = rx.start({ prompt: 'go' });
+        await reached(s);
 
-      s.cancel();
-      await expect(s.result).rejects.toMatchObject({ code: 'cancelled' });
-      await s.closed;
+        s.cancel();
+        await expect(s.result).rejects.toMatchObject({ code: 'cancelled' });
+        await s.closed;
 
-      await hostClosed();
-      if (phase === 'tool') {
-        expect(BlockingTool.started).toHaveLength(1);
-        expect(BlockingTool.aborts).toEqual([expect.objectContaining({ code: 'cancelled' })]);
-      } else {
-        expect(BlockingTool.started).toEqual([]);
-      }
-      for (const rec of recs) expect([rec.starts, rec.stops]).toEqual([1, ['cancelled']]);
+        await hostClosed();
+        if (phase === 'tool') {
+          expect(BlockingTool.started).toHaveLength(1);
+          expect(BlockingTool.aborts).toEqual([expect.objectContaining({ code: 'cancelled' })]);
+        } else {
+          expect(BlockingTool.started).toEqual([]);
+        }
+        for (const rec of recs) expect([rec.starts, rec.stops]).toEqual([1, ['cancelled']]);
 
-      await rx.stop();
-      for (const rec of recs) expect(rec.stops).toEqual(['cancelled']);
-      await close();
-      expect(await settledLeftover(base)).toEqual({});
-    });
+        await rx.stop();
+        for (const rec of recs) expect(rec.stops).toEqual(['cancelled']);
+        await close();
+        expect(await settledLeftover(base)).toEqual({});
+      },
+    );
   });
 });
 
 describe('1,000 sequential sessions in one process', () => {
   const SESSIONS = 1_000;
-  const processListeners = (): Record<string, number> => ({ SIGINT: process.listenerCount('SIGINT'), SIGTERM: process.listenerCount('SIGTERM'), exit: process.listenerCount('exit') });
+  const processListeners = (): Record<string, number> => ({
+    SIGINT: process.listenerCount('SIGINT'),
+    SIGTERM: process.listenerCount('SIGTERM'),
+    exit: process.listenerCount('exit'),
+  });
 
   // A caller-supplied `signal` shared by sessions is covered in test/core/session/session.int.spec.ts
   // (its listener is removed when each session closes) and test/core/util/async.spec.ts (followAbort).
@@ -322,5 +351,4 @@ describe('1,000 sequential sessions in one process', () => {
     }
     expect({ SIGINT: process.listenerCount('SIGINT'), SIGTERM: process.listenerCount('SIGTERM'), exit: process.listenerCount('exit') }).toEqual(base);
   });
-
 });

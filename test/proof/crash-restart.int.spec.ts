@@ -31,7 +31,8 @@ describe('crash-restart with the file SessionStore (child processes against the 
       .filter((r) => r.method === 'POST' && /\/v1\/sessions\/[^/]+\/events$/.test(r.path))
       .map((r) => ({ status: r.status, events: (r.body as { events?: CmaWireEvent[] } | undefined)?.events ?? [] }))
       .filter((p) => p.events.some((ev) => ev['type'] === 'user.custom_tool_result'));
-  const accepted = (e: CmaEmulator, sessionId: string): CmaWireEvent[] => (e.sessions.get(sessionId)?.received ?? []).filter((ev) => ev['type'] === 'user.custom_tool_result');
+  const accepted = (e: CmaEmulator, sessionId: string): CmaWireEvent[] =>
+    (e.sessions.get(sessionId)?.received ?? []).filter((ev) => ev['type'] === 'user.custom_tool_result');
 
   function spawnChild(role: 'hang' | 'fast' | 'resume', idempotent: boolean, sessionId = ''): ProofChild {
     return forkChild(CHILD, [emu!.baseUrl, storeDir(), logFile(), role, idempotent ? '1' : '0', sessionId], children);
@@ -59,7 +60,10 @@ describe('crash-restart with the file SessionStore (child processes against the 
       // child holds its retry for a minute, so the result is recorded ('executed') and unposted.
       emu = await startCmaEmulator({ script: toolScript, heartbeatMs: 0, faults: { sendFaults: { 1: { kind: 'status', status: 429, retryAfter: 60 } } } });
       const child = spawnChild('fast', false);
-      await Promise.race([emu.waitFor(() => resultsPosts(emu!).some((p) => p.status === 429)), child.exited.then((x) => Promise.reject(new Error(`child exited early: ${JSON.stringify(x)}`)))]);
+      await Promise.race([
+        emu.waitFor(() => resultsPosts(emu!).some((p) => p.status === 429)),
+        child.exited.then((x) => Promise.reject(new Error(`child exited early: ${JSON.stringify(x)}`))),
+      ]);
       const sessionId = [...emu.sessions.keys()][0]!;
       expect(await ledgerState(sessionId)).toBe('executed');
       expect(accepted(emu, sessionId)).toEqual([]);
@@ -70,7 +74,9 @@ describe('crash-restart with the file SessionStore (child processes against the 
 
       expect(result).toEqual({ terminal: 'end_turn', text: 'All done.', sessionId });
       expect(executions()).toHaveLength(1);
-      expect(accepted(emu, sessionId).map((r) => [r['custom_tool_use_id'], r['is_error'], r['content']])).toEqual([[TOOL_USE, false, [{ type: 'text', text: 'did x' }]]]);
+      expect(accepted(emu, sessionId).map((r) => [r['custom_tool_use_id'], r['is_error'], r['content']])).toEqual([
+        [TOOL_USE, false, [{ type: 'text', text: 'did x' }]],
+      ]);
       expect(resultsPosts(emu).map((p) => p.status)).toEqual([429, 200]);
       expect(await ledgerState(sessionId)).toBe('posted');
     }, 60_000);
@@ -115,7 +121,9 @@ describe('crash-restart with the file SessionStore (child processes against the 
         [TOOL_USE, 'hang'],
         [TOOL_USE, 'resume'],
       ]);
-      expect(accepted(emu!, sessionId).map((r) => [r['custom_tool_use_id'], r['is_error'], r['content']])).toEqual([[TOOL_USE, false, [{ type: 'text', text: 'did x' }]]]);
+      expect(accepted(emu!, sessionId).map((r) => [r['custom_tool_use_id'], r['is_error'], r['content']])).toEqual([
+        [TOOL_USE, false, [{ type: 'text', text: 'did x' }]],
+      ]);
       expect(resultsPosts(emu!)).toHaveLength(1);
     }, 60_000);
   });

@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { AgentRx } from '../../src/agentrx.js';
 import { agentCoreProviderModule } from '../../src/plugins/providers/bedrock-agentcore/agentcore.module.js';
-import { startAgentCoreEmulator, type AgentCoreEmulator, type AgentCoreFault, type AgentCoreFaultPlan, type AgentCoreScriptedTurn } from '../../src/testing/agentcore-emulator.js';
+import {
+  startAgentCoreEmulator,
+  type AgentCoreEmulator,
+  type AgentCoreFault,
+  type AgentCoreFaultPlan,
+  type AgentCoreScriptedTurn,
+} from '../../src/testing/agentcore-emulator.js';
 import { RecordingConsumer } from '../../src/testing/recording-consumer.js';
 import {
   allToolUseIds,
@@ -71,7 +77,10 @@ function emulatorScript(script: FmScript, shapes: readonly AgentCoreTurnFaults[]
   return script.turns.map((turn, t) => ({
     ...(turn.text !== '' ? { text: turn.text } : {}),
     ...(turn.tools.length > 0
-      ? { toolUses: turn.tools.map((c, i) => ({ id: toolUseId(PREFIX, t, i), name: c.tool, input: toolInput(c), pieces: shapes[t]!.pieces })), interleave: shapes[t]!.interleave }
+      ? {
+          toolUses: turn.tools.map((c, i) => ({ id: toolUseId(PREFIX, t, i), name: c.tool, input: toolInput(c), pieces: shapes[t]!.pieces })),
+          interleave: shapes[t]!.interleave,
+        }
       : {}),
     usage: { inputTokens: turn.inputTokens, outputTokens: turn.outputTokens },
   }));
@@ -193,7 +202,10 @@ async function run(script: FmScript, shapes: readonly AgentCoreTurnFaults[], fau
     });
     const o = await observe(rx, rec);
     const invokeMessages = emu.invokes().map((r) => ((r.body as { messages?: unknown[] } | undefined)?.messages ?? []).length);
-    const frames = emu.invokes().filter((r) => r.outcome === 'completed').map((r) => r.framesSent);
+    const frames = emu
+      .invokes()
+      .filter((r) => r.outcome === 'completed')
+      .map((r) => r.framesSent);
     return { ...o, invokeMessages, frames };
   } finally {
     current = undefined;

@@ -51,8 +51,7 @@ export interface FmScript {
 
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'done.', 'ok', 'the', 'sum'] as const;
 
-const textArb = (minWords: number): fc.Arbitrary<string> =>
-  fc.array(fc.constantFrom(...WORDS), { minLength: minWords, maxLength: 4 }).map((w) => w.join(' '));
+const textArb = (minWords: number): fc.Arbitrary<string> => fc.array(fc.constantFrom(...WORDS), { minLength: minWords, maxLength: 4 }).map((w) => w.join(' '));
 
 const toolCallArb: fc.Arbitrary<FmToolCall> = fc.oneof(
   fc.record({ tool: fc.constant('echo' as const), text: fc.constantFrom('x', 'hi there', 'abc') }),

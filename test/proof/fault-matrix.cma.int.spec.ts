@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { AgentRx } from '../../src/agentrx.js';
 import { cmaProviderModule } from '../../src/plugins/providers/claude-managed-agents/cma.module.js';
-import { startCmaEmulator, type CmaEmulator, type CmaFaultPlan, type CmaGetFault, type CmaPostFault, type CmaScriptTurn, type CmaWireEvent } from '../../src/testing/cma-emulator.js';
+import {
+  startCmaEmulator,
+  type CmaEmulator,
+  type CmaFaultPlan,
+  type CmaGetFault,
+  type CmaPostFault,
+  type CmaScriptTurn,
+  type CmaWireEvent,
+} from '../../src/testing/cma-emulator.js';
 import { RecordingConsumer } from '../../src/testing/recording-consumer.js';
 import {
   allToolUseIds,
@@ -47,14 +55,23 @@ interface CmaCase {
   readonly streamFaults: readonly (CmaGetFault | null)[];
 }
 
-const transientPost: fc.Arbitrary<CmaPostFault> = fc.record({ kind: fc.constant('status' as const), status: fc.constantFrom(429, 503), retryAfter: fc.constant(0) });
+const transientPost: fc.Arbitrary<CmaPostFault> = fc.record({
+  kind: fc.constant('status' as const),
+  status: fc.constantFrom(429, 503),
+  retryAfter: fc.constant(0),
+});
 
 const kickoffPost: fc.Arbitrary<CmaPostFault | null> = fc.option(transientPost, { freq: 2 });
 const laterPost: fc.Arbitrary<CmaPostFault | null> = fc.option(fc.oneof(transientPost, fc.constant<CmaPostFault>({ kind: 'drop_after_accept' })), { freq: 2 });
-const reattach: fc.Arbitrary<CmaGetFault | null> = fc.option(fc.record({ kind: fc.constant('status' as const), status: fc.constantFrom(502, 503) }), { freq: 2 });
+const reattach: fc.Arbitrary<CmaGetFault | null> = fc.option(fc.record({ kind: fc.constant('status' as const), status: fc.constantFrom(502, 503) }), {
+  freq: 2,
+});
 
 const faultArb: fc.Arbitrary<CmaCase> = fc.record({
-  drops: fc.array(fc.record({ after: fc.integer({ min: 0, max: 22 }), kind: fc.constantFrom('error' as const, 'close' as const) }), { minLength: 0, maxLength: 2 }),
+  drops: fc.array(fc.record({ after: fc.integer({ min: 0, max: 22 }), kind: fc.constantFrom('error' as const, 'close' as const) }), {
+    minLength: 0,
+    maxLength: 2,
+  }),
   duplicateOnReattach: fc.integer({ min: 0, max: 4 }),
   stallAfter: fc.option(fc.integer({ min: 1, max: 22 }), { freq: 4 }),
   splitBatchTurns: fc.subarray([0, 1]),
@@ -162,7 +179,13 @@ describe('fault matrix: Claude Managed Agents provider through the CMA emulator'
 
         if (reshapesHost(plan)) {
           // The host really took more idles (split batch, stale idle) or echoed late: same answer, same work.
-          const pick = (r: CmaObserved['result']): unknown => ({ terminal: r.terminal, stopReason: r.stopReason, text: r.text, usage: r.usage, sessionId: r.sessionId });
+          const pick = (r: CmaObserved['result']): unknown => ({
+            terminal: r.terminal,
+            stopReason: r.stopReason,
+            text: r.text,
+            usage: r.usage,
+            sessionId: r.sessionId,
+          });
           expect(pick(faulted.result)).toEqual(pick(clean.result));
         } else {
           expect(comparable(faulted.result, { keepSessionId: true })).toEqual(comparable(clean.result, { keepSessionId: true }));
@@ -181,7 +204,9 @@ describe('fault matrix: Claude Managed Agents provider through the CMA emulator'
         expect([...new Set(posted)].sort()).toEqual([...ids].sort());
         // Exactly once per tool use; a stale idle re-naming a tool use may earn it one re-post of its recorded result.
         const postCounts = Object.fromEntries(ids.map((id) => [id, posted.filter((p) => p === id).length]));
-        const allowed = Object.fromEntries(ids.map((id) => [id, (plan.staleIdleTurns ?? []).some((t) => id.startsWith(toolUseId(PREFIX, t, 0).slice(0, -1))) ? [1, 2] : [1]]));
+        const allowed = Object.fromEntries(
+          ids.map((id) => [id, (plan.staleIdleTurns ?? []).some((t) => id.startsWith(toolUseId(PREFIX, t, 0).slice(0, -1))) ? [1, 2] : [1]]),
+        );
         for (const id of ids) expect(allowed[id]).toContain(postCounts[id]);
         // Nothing is posted after the host's final end_turn (except, by design, the one re-post a
         // stale idle earns: the emulator emits it right before moving on, so the answer lands later).

@@ -42,7 +42,17 @@ interface LocalTurnFaults {
 }
 
 const localFaultArb: fc.Arbitrary<LocalFault> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('status' as const), status: fc.constantFrom(408 as const, 429 as const, 500 as const, 502 as const, 503 as const, 504 as const), retryAfter: fc.constant(0 as const) }, { requiredKeys: ['kind', 'status'] }) },
+  {
+    weight: 4,
+    arbitrary: fc.record(
+      {
+        kind: fc.constant('status' as const),
+        status: fc.constantFrom(408 as const, 429 as const, 500 as const, 502 as const, 503 as const, 504 as const),
+        retryAfter: fc.constant(0 as const),
+      },
+      { requiredKeys: ['kind', 'status'] },
+    ),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('drop' as const), afterChunks: fc.constant(0 as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('hang' as const) }) },
 );
@@ -84,7 +94,11 @@ function faultPlan(script: FmScript, faults: readonly LocalTurnFaults[], clean =
  * carry a later number than the fault-free run's: an artefact of the emulator, not of agentrx.
  */
 function scrub(v: unknown): unknown {
-  return JSON.parse(JSON.stringify(v, (k, x: unknown) => (k === 'created' ? 0 : typeof x === 'string' && /chatcmpl-emu\d+/.test(x) ? x.replace(/chatcmpl-emu\d+/g, 'chatcmpl-emu') : x))) as unknown;
+  return JSON.parse(
+    JSON.stringify(v, (k, x: unknown) =>
+      k === 'created' ? 0 : typeof x === 'string' && /chatcmpl-emu\d+/.test(x) ? x.replace(/chatcmpl-emu\d+/g, 'chatcmpl-emu') : x,
+    ),
+  ) as unknown;
 }
 
 interface LocalObserved extends Observed {
@@ -101,13 +115,17 @@ async function run(script: FmScript, faults: FaultPlan): Promise<LocalObserved> 
         logLevel: 'silent',
         consumers: { terminal: false },
         agent: { systemPrompt: 'Be brief.' },
-        providers: { local: { baseUrl: emu.baseUrl, model: 'scripted', retryBaseMs: 1, maxRetries: 3, requestTimeoutMs: REQUEST_TIMEOUT_MS, idleTimeoutMs: 2_000 } },
+        providers: {
+          local: { baseUrl: emu.baseUrl, model: 'scripted', retryBaseMs: 1, maxRetries: 3, requestTimeoutMs: REQUEST_TIMEOUT_MS, idleTimeoutMs: 2_000 },
+        },
       },
       tools: FM_TOOLS,
       consumers: [rec],
     });
     const o = await observe(rx, rec);
-    const completions = emu.requests.filter((r) => r.completion !== undefined).map((r) => ({ messages: ((r.body as { messages?: unknown[] } | undefined)?.messages ?? []) }));
+    const completions = emu.requests
+      .filter((r) => r.completion !== undefined)
+      .map((r) => ({ messages: (r.body as { messages?: unknown[] } | undefined)?.messages ?? [] }));
     return { ...o, completions };
   } finally {
     await emu.close();

@@ -21,12 +21,16 @@ describe('FileSessionStore: append then a synced transition, killed right after 
     expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL' });
     expect(result).toEqual({ terminal: 'transitioned', text: 'syncs=1', sessionId: 's1' });
 
-    const lines = readFileSync(join(storeDir(), 's1', 'journal.jsonl'), 'utf8').split('\n').filter((l) => l !== '');
+    const lines = readFileSync(join(storeDir(), 's1', 'journal.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     expect(lines.slice(1).map((l) => Object.keys(JSON.parse(l) as object)[0])).toEqual(['r', 'e', 'e', 'e', 'l']);
     const repairs: string[] = [];
     const store = new FileSessionStore(storeDir(), (file, what) => repairs.push(what));
     expect((await store.read('s1', 0)).map((e) => e.seq)).toEqual([1, 2, 3]);
-    expect((await store.load('s1'))!.ledger).toEqual([{ toolUseId: 'u1', name: 'note', state: 'executed', result: { toolUseId: 'u1', content: 'noted', isError: false } }]);
+    expect((await store.load('s1'))!.ledger).toEqual([
+      { toolUseId: 'u1', name: 'note', state: 'executed', result: { toolUseId: 'u1', content: 'noted', isError: false } },
+    ]);
     const lease = await store.acquire('s1');
     expect(repairs).toEqual([expect.stringMatching(/took over session 's1' from process \d+, which is no longer running/)]);
     await lease.release();

@@ -21,11 +21,16 @@ describe('Local session killed mid-tool and resumed in a new process (file store
     emu = undefined;
   });
 
-  const spawnChild = (role: 'hang' | 'resume', prompt: string, sessionId = ''): ProofChild => forkChild(CHILD, [emu!.baseUrl, storeDir(), logFile(), role, prompt, sessionId], children);
+  const spawnChild = (role: 'hang' | 'resume', prompt: string, sessionId = ''): ProofChild =>
+    forkChild(CHILD, [emu!.baseUrl, storeDir(), logFile(), role, prompt, sessionId], children);
 
   it('should send the model every earlier message and tool result, run the tool once, and keep seq gap-free across both processes', async () => {
     emu = await startOpenAiEmulator({
-      script: [{ text: 'Let me note that.', toolCalls: [{ id: 'call_note', name: 'note', arguments: { text: 'Ada' } }] }, { text: 'I could not confirm the note.' }, { text: 'Your name is Ada.' }],
+      script: [
+        { text: 'Let me note that.', toolCalls: [{ id: 'call_note', name: 'note', arguments: { text: 'Ada' } }] },
+        { text: 'I could not confirm the note.' },
+        { text: 'Your name is Ada.' },
+      ],
     });
     const first = spawnChild('hang', 'My name is Ada. Note it.');
     const started = await first.next('tool_started');
@@ -58,6 +63,9 @@ describe('Local session killed mid-tool and resumed in a new process (file store
     expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
     const runs = log.flatMap((e) => (e.source === 'agentrx' && e.raw.type === 'agentrx.run_started' ? [e.raw.resumed] : []));
     expect(runs).toEqual([false, true]);
-    expect(await store.load(started.sessionId)).toMatchObject({ status: 'completed', ledger: [expect.objectContaining({ toolUseId: 'call_note', state: 'posted' })] });
+    expect(await store.load(started.sessionId)).toMatchObject({
+      status: 'completed',
+      ledger: [expect.objectContaining({ toolUseId: 'call_note', state: 'posted' })],
+    });
   }, 90_000);
 });

@@ -25,10 +25,12 @@ describe('FileSessionStore: processes racing for one session', () => {
   /** Sends the signal to all at once; each child's outcome, parsed. */
   const go = async (racers: ProofChild[]): Promise<{ terminal: string; pid?: number; repairs?: string[]; code?: string; message?: string }[]> => {
     for (const c of racers) c.proc.send('go');
-    return Promise.all(racers.map(async (c) => {
-      const { result } = await c.next('result');
-      return { terminal: result.terminal, ...(JSON.parse(result.text) as object) };
-    }));
+    return Promise.all(
+      racers.map(async (c) => {
+        const { result } = await c.next('result');
+        return { terminal: result.terminal, ...(JSON.parse(result.text) as object) };
+      }),
+    );
   };
 
   it('should give the session to exactly one, refuse the others naming it, and let a new process take it from the killed winner', async () => {
@@ -49,7 +51,11 @@ describe('FileSessionStore: processes racing for one session', () => {
     await winner.exited;
     const [taker] = await ready(1, 's');
     const [took] = await go([taker!]);
-    expect(took).toEqual({ terminal: 'acquired', pid: taker!.proc.pid, repairs: [`took over session 's' from process ${winnerPid}, which is no longer running`] });
+    expect(took).toEqual({
+      terminal: 'acquired',
+      pid: taker!.proc.pid,
+      repairs: [`took over session 's' from process ${winnerPid}, which is no longer running`],
+    });
 
     // Every process so far made an owner file. Once all but the taker are dead, a new process
     // removes the dead ones' files: the taker's stays (it is alive and holds 's').

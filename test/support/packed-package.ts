@@ -38,10 +38,15 @@ export function userEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.Pr
 /** Runs `file args` in `cwd`; never rejects (the exit code is in the answer). */
 export function run(file: string, args: readonly string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string }): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = execFile(file, args, { cwd: opts.cwd, env: opts.env ?? userEnv(), timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (error: ExecFileException | null, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
+    const child = execFile(
+      file,
+      args,
+      { cwd: opts.cwd, env: opts.env ?? userEnv(), timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 },
+      (error: ExecFileException | null, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
     if (opts.input !== undefined) child.stdin?.end(opts.input);
     else child.stdin?.end();
   });
@@ -89,7 +94,16 @@ export async function installPackedPackage(dir: string): Promise<PackedProject> 
   const app = join(dir, 'app');
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'packed-app', private: true, type: 'module' }, null, 2)}\n`);
-  await npm(['install', '--prefer-offline', join(dir, tarball), `reflect-metadata@${lockedVersion('reflect-metadata')}`, `class-validator@${lockedVersion('class-validator')}`], app);
+  await npm(
+    [
+      'install',
+      '--prefer-offline',
+      join(dir, tarball),
+      `reflect-metadata@${lockedVersion('reflect-metadata')}`,
+      `class-validator@${lockedVersion('class-validator')}`,
+    ],
+    app,
+  );
   const bin = join(app, 'node_modules', '.bin', 'agentrx');
   return {
     dir: app,

@@ -31,7 +31,14 @@ export function readmeSamples(readme = readFileSync(join(REPO, 'README.md'), 'ut
     if (close < 0) throw new Error(`README.md:${i + 1}: a code block without its closing fence`);
     const marker = /^<!-- sample: ([a-z0-9-]+)(?: fragment: (.+?))? -->$/.exec(lines[i - 1] ?? '');
     if (!marker) unmarked.push(i + 1);
-    else samples.push({ name: marker[1]!, lang: open[1] as 'ts' | 'js', code: `${lines.slice(i + 1, close).join('\n')}\n`, line: i + 1, ...(marker[2] ? { fragment: marker[2] } : {}) });
+    else
+      samples.push({
+        name: marker[1]!,
+        lang: open[1] as 'ts' | 'js',
+        code: `${lines.slice(i + 1, close).join('\n')}\n`,
+        line: i + 1,
+        ...(marker[2] ? { fragment: marker[2] } : {}),
+      });
     i = close;
   }
   if (unmarked.length > 0) throw new Error(`README.md: code blocks without a <!-- sample: name --> marker at lines ${unmarked.join(', ')}`);

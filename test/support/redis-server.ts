@@ -58,7 +58,20 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   let port = 0;
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', options.appendonly ? 'yes' : 'no', '--dir', dir, ...(options.password ? ['--requirepass', options.password] : []), ...(options.args ?? [])];
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      options.appendonly ? 'yes' : 'no',
+      '--dir',
+      dir,
+      ...(options.password ? ['--requirepass', options.password] : []),
+      ...(options.args ?? []),
+    ];
     const proc = spawn(REDIS_SERVER.path, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     // A failed spawn is reported by the exit check below, not as an unhandled 'error' event.
@@ -70,7 +83,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     child = proc;
     const deadline = Date.now() + 10_000;
     while (!(await ping(port, options.password))) {
-      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`redis-server exited (${proc.exitCode ?? proc.signalCode}) on port ${port}: ${output}`);
+      if (proc.exitCode !== null || proc.signalCode !== null)
+        throw new Error(`redis-server exited (${proc.exitCode ?? proc.signalCode}) on port ${port}: ${output}`);
       if (Date.now() > deadline) {
         proc.kill('SIGKILL');
         throw new Error(`redis-server did not answer PING on port ${port} within 10 s: ${output}`);

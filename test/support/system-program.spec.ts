@@ -16,7 +16,9 @@ describe('checkPrograms', () => {
     it('should skip with one line naming the program and how to install it', () => {
       const check = checkPrograms([PRESENT, MISSING], {});
       expect(check).toMatchObject({ run: false, fail: false });
-      expect(check.message).toBe('/nonexistent/agentrx-test-program is missing (install it: apt-get install -y agentrx-test-program); skipping the tests that need it (with CI=true this fails)');
+      expect(check.message).toBe(
+        '/nonexistent/agentrx-test-program is missing (install it: apt-get install -y agentrx-test-program); skipping the tests that need it (with CI=true this fails)',
+      );
       expect(check.message).not.toContain('\n');
     });
   });

@@ -14,7 +14,16 @@ export interface SystemProgram {
 /** Debian's Chromium, driven by playwright-core in the AG-UI page's browser test. */
 export const CHROMIUM: SystemProgram = { path: '/usr/bin/chromium', install: 'apt-get install -y chromium' };
 /** Flags every headless Chromium of the tests runs with: no network of its own, no sandbox (containers), no GPU. */
-export const CHROMIUM_FLAGS: readonly string[] = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_FLAGS: readonly string[] = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 /** Debian's redis-server, for the Redis store and the distributed runner's tests. */
 export const REDIS_SERVER: SystemProgram = { path: '/usr/bin/redis-server', install: 'apt-get install -y redis-server' };
 
@@ -33,7 +42,11 @@ export interface ProgramCheck {
  * tested on its own: all present → run; one missing → skip, except under `CI=true` (CI installs
  * them, so a missing one there is a broken CI script) → fail.
  */
-export function checkPrograms(programs: readonly SystemProgram[], env: Readonly<Record<string, string | undefined>> = process.env, exists: (path: string) => boolean = existsSync): ProgramCheck {
+export function checkPrograms(
+  programs: readonly SystemProgram[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  exists: (path: string) => boolean = existsSync,
+): ProgramCheck {
   const missing = programs.filter((p) => !exists(p.path));
   if (missing.length === 0) return { run: true, fail: false, message: '' };
   const ci = env['CI'] === 'true';

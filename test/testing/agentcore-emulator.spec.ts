@@ -26,7 +26,12 @@ describe('startAgentCoreEmulator', () => {
 
   async function invoke(input: Partial<InvokeHarnessCommandInput>): Promise<StreamEvent[]> {
     const out = await client.send(
-      new InvokeHarnessCommand({ harnessArn: ARN, runtimeSessionId: SID, messages: [{ role: 'user', content: [{ text: 'hi' }] }], ...input } as InvokeHarnessCommandInput),
+      new InvokeHarnessCommand({
+        harnessArn: ARN,
+        runtimeSessionId: SID,
+        messages: [{ role: 'user', content: [{ text: 'hi' }] }],
+        ...input,
+      } as InvokeHarnessCommandInput),
     );
     const events: StreamEvent[] = [];
     for await (const ev of out.stream!) events.push(ev as unknown as StreamEvent);
@@ -57,9 +62,17 @@ describe('startAgentCoreEmulator', () => {
     });
 
     it('should send the damaged frame after afterFrames good ones, end the answer, and not commit the invoke', async () => {
-      await start({ script: [{ text: 'a b c d' }, { text: 'next' }], faults: { 0: { kind: 'corrupt', afterFrames: 2, damage: 'checksum' }, 1: { kind: 'corrupt', afterFrames: 1, damage: 'exception_body', exceptionType: 'internalServerException', body: 'oops <html>' } } });
+      await start({
+        script: [{ text: 'a b c d' }, { text: 'next' }],
+        faults: {
+          0: { kind: 'corrupt', afterFrames: 2, damage: 'checksum' },
+          1: { kind: 'corrupt', afterFrames: 1, damage: 'exception_body', exceptionType: 'internalServerException', body: 'oops <html>' },
+        },
+      });
       const seen: StreamEvent[] = [];
-      const out = await client.send(new InvokeHarnessCommand({ harnessArn: ARN, runtimeSessionId: SID, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
+      const out = await client.send(
+        new InvokeHarnessCommand({ harnessArn: ARN, runtimeSessionId: SID, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }),
+      );
       await expect(
         (async () => {
           for await (const ev of out.stream!) seen.push(ev as unknown as StreamEvent);
@@ -83,13 +96,22 @@ describe('startAgentCoreEmulator', () => {
       it('should decode through the SDK into Converse events with the deltas split across frames', async () => {
         await start({
           chunkBytes: 5,
-          script: [{ text: 'Checking two things now.', toolUses: [{ id: 'a', name: 'echo', input: { text: 'x' } }, { id: 'b', name: 'add', input: { a: 1, b: 2 } }], usage: { inputTokens: 7, outputTokens: 3 } }],
+          script: [
+            {
+              text: 'Checking two things now.',
+              toolUses: [
+                { id: 'a', name: 'echo', input: { text: 'x' } },
+                { id: 'b', name: 'add', input: { a: 1, b: 2 } },
+              ],
+              usage: { inputTokens: 7, outputTokens: 3 },
+            },
+          ],
         });
         const events = await invoke({});
         const kinds = events.map((e) => Object.keys(e)[0]);
         expect(kinds[0]).toBe('messageStart');
         expect(kinds.slice(-2)).toEqual(['messageStop', 'metadata']);
-        const text = events.flatMap((e) => ((e['contentBlockDelta'] as { delta: { text?: string } } | undefined)?.delta.text ?? []));
+        const text = events.flatMap((e) => (e['contentBlockDelta'] as { delta: { text?: string } } | undefined)?.delta.text ?? []);
         expect(text.length).toBeGreaterThan(1);
         expect(text.join('')).toBe('Checking two things now.');
         const inputA = events.filter((e) => (e['contentBlockDelta'] as { contentBlockIndex: number } | undefined)?.contentBlockIndex === 1);
@@ -99,7 +121,13 @@ describe('startAgentCoreEmulator', () => {
         const rec = emulator.invokes()[0]!;
         expect(rec.writes).toBeGreaterThan(rec.framesSent);
         expect(rec.framesSent).toBe(events.length);
-        expect(rec.auth).toMatchObject({ ok: true, signatureVerified: true, accessKeyId: CREDS.accessKeyId, region: 'eu-west-1', service: 'bedrock-agentcore' });
+        expect(rec.auth).toMatchObject({
+          ok: true,
+          signatureVerified: true,
+          accessKeyId: CREDS.accessKeyId,
+          region: 'eu-west-1',
+          service: 'bedrock-agentcore',
+        });
         expect(JSON.stringify(emulator.requests)).not.toContain(CREDS.secretAccessKey);
       });
     });
@@ -136,7 +164,9 @@ describe('startAgentCoreEmulator', () => {
       it('should reject with a validationException frame, like the service', async () => {
         await start({ script: [{ toolUses: [{ id: 't1', name: 'echo', input: { text: 'x' } }] }, { text: 'done' }] });
         await invoke({});
-        const err = await invoke({ messages: [{ role: 'user', content: [{ toolResult: { toolUseId: 't1', content: [{ text: 'X' }], status: 'success' } }] }] }).catch((e: unknown) => e);
+        const err = await invoke({
+          messages: [{ role: 'user', content: [{ toolResult: { toolUseId: 't1', content: [{ text: 'X' }], status: 'success' } }] }],
+        }).catch((e: unknown) => e);
         expect(err).toMatchObject({ name: 'ValidationException', message: expect.stringContaining('exceeds the number of toolUse blocks of previous turn') });
         expect(emulator.invokes()[1]!.outcome).toBe('rejected');
       });
@@ -153,7 +183,11 @@ describe('startAgentCoreEmulator', () => {
             { role: 'user', content: [result, result] },
           ],
         }).catch((e: unknown) => e);
-        expect(err).toMatchObject({ name: 'ValidationException', $metadata: { httpStatusCode: 400 }, message: expect.stringContaining('duplicate Ids at messages.1.content') });
+        expect(err).toMatchObject({
+          name: 'ValidationException',
+          $metadata: { httpStatusCode: 400 },
+          message: expect.stringContaining('duplicate Ids at messages.1.content'),
+        });
       });
     });
 
@@ -193,7 +227,8 @@ describe('startAgentCoreEmulator', () => {
         });
         const first = await invoke({ messages: [{ role: 'user', content: [{ text: 'one' }] }] });
         const second = await invoke({ messages: [{ role: 'user', content: [{ text: 'two' }] }] });
-        const text = (events: StreamEvent[]): string => events.map((e) => (e['contentBlockDelta'] as { delta: { text?: string } } | undefined)?.delta.text ?? '').join('');
+        const text = (events: StreamEvent[]): string =>
+          events.map((e) => (e['contentBlockDelta'] as { delta: { text?: string } } | undefined)?.delta.text ?? '').join('');
         expect(text(first)).toBe('#0 heard "one" after 0 messages');
         expect(text(second)).toBe('#1 heard "two" after 2 messages');
         await expect(emulator.waitForRequest(1)).resolves.toMatchObject({ operation: 'InvokeHarness', invoke: 1, outcome: 'completed' });
@@ -202,9 +237,14 @@ describe('startAgentCoreEmulator', () => {
 
     describe('faults', () => {
       it('should send an exception frame mid-stream', async () => {
-        await start({ script: [{ text: 'a b c d' }], faults: { 0: { kind: 'exception', afterFrames: 2, exceptionType: 'internalServerException', message: 'model crashed' } } });
+        await start({
+          script: [{ text: 'a b c d' }],
+          faults: { 0: { kind: 'exception', afterFrames: 2, exceptionType: 'internalServerException', message: 'model crashed' } },
+        });
         const seen: StreamEvent[] = [];
-        const out = await client.send(new InvokeHarnessCommand({ harnessArn: ARN, runtimeSessionId: SID, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
+        const out = await client.send(
+          new InvokeHarnessCommand({ harnessArn: ARN, runtimeSessionId: SID, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }),
+        );
         const err = await (async () => {
           for await (const ev of out.stream!) seen.push(ev as unknown as StreamEvent);
         })().catch((e: unknown) => e);
@@ -233,7 +273,9 @@ describe('startAgentCoreEmulator', () => {
         let reached!: () => void;
         const twoSeen = new Promise<void>((r) => (reached = r));
         const done = (async () => {
-          const out = await client.send(new InvokeHarnessCommand({ harnessArn: ARN, runtimeSessionId: SID, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
+          const out = await client.send(
+            new InvokeHarnessCommand({ harnessArn: ARN, runtimeSessionId: SID, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }),
+          );
           for await (const ev of out.stream!) {
             seen.push(ev as unknown as StreamEvent);
             if (seen.length === 2) reached();
@@ -266,7 +308,9 @@ describe('startAgentCoreEmulator', () => {
       const statuses = [];
       for (let i = 0; i < 4; i++) statuses.push((await control.send(new GetHarnessCommand({ harnessId: id }))).harness!.status);
       expect(statuses).toEqual(['CREATING', 'CREATING', 'READY', 'READY']);
-      await expect(control.send(new CreateHarnessCommand({ harnessName: 'mine', executionRoleArn: 'arn:aws:iam::123456789012:role/r' }))).rejects.toMatchObject({ name: 'ConflictException' });
+      await expect(control.send(new CreateHarnessCommand({ harnessName: 'mine', executionRoleArn: 'arn:aws:iam::123456789012:role/r' }))).rejects.toMatchObject(
+        { name: 'ConflictException' },
+      );
       const page1 = await control.send(new ListHarnessesCommand({}));
       expect(page1.harnesses!.map((h) => h.harnessName)).toEqual(['seed_a', 'seed_b']);
       const page2 = await control.send(new ListHarnessesCommand({ nextToken: page1.nextToken }));

@@ -21,7 +21,11 @@ describe('startCmaEmulator conformance with @anthropic-ai/sdk', () => {
 
   it('should serve client.beta sessions create, events.send, events.stream and events.list across pages', async () => {
     const environment = await client.beta.environments.create({ name: 'conformance', config: { type: 'cloud', networking: { type: 'unrestricted' } } });
-    const agent = await client.beta.agents.create({ name: 'conformance', model: 'claude-sonnet-4-5', tools: [{ type: 'custom', name: 'echo', description: 'Echo.', input_schema: { type: 'object', properties: { text: { type: 'string' } } } }] });
+    const agent = await client.beta.agents.create({
+      name: 'conformance',
+      model: 'claude-sonnet-4-5',
+      tools: [{ type: 'custom', name: 'echo', description: 'Echo.', input_schema: { type: 'object', properties: { text: { type: 'string' } } } }],
+    });
     const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
     expect(session).toMatchObject({ id: expect.stringMatching(/^sesn_/), type: 'session', status: 'idle', environment_id: environment.id });
     expect((await client.beta.sessions.retrieve(session.id)).id).toBe(session.id);
@@ -35,7 +39,9 @@ describe('startCmaEmulator conformance with @anthropic-ai/sdk', () => {
     for await (const ev of stream) {
       seen.push(ev as { type: string; id?: string });
       if (ev.type === 'agent.custom_tool_use') {
-        await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.custom_tool_result', custom_tool_use_id: ev.id, content: [{ type: 'text', text: 'HI' }], is_error: false }] });
+        await client.beta.sessions.events.send(session.id, {
+          events: [{ type: 'user.custom_tool_result', custom_tool_use_id: ev.id, content: [{ type: 'text', text: 'HI' }], is_error: false }],
+        });
       }
       if (ev.type === 'session.status_idle' && ++idles === 2) break;
     }
@@ -74,17 +80,25 @@ describe('startCmaEmulator conformance with @anthropic-ai/sdk', () => {
     const environment = await client.beta.environments.create({ name: 'e' });
     const agent = await client.beta.agents.create({ name: 'a', model: 'claude-sonnet-4-5' });
     const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
-    await expect(client.beta.sessions.events.send(session.id, { events: [] })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('events: value must contain at least 1 item') });
-    await expect(client.beta.sessions.events.send(session.id, { events: [{ type: 'user.custom_tool_result', custom_tool_use_id: 'sevt_unknown' }] })).rejects.toMatchObject({ status: 400 });
+    await expect(client.beta.sessions.events.send(session.id, { events: [] })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('events: value must contain at least 1 item'),
+    });
+    await expect(
+      client.beta.sessions.events.send(session.id, { events: [{ type: 'user.custom_tool_result', custom_tool_use_id: 'sevt_unknown' }] }),
+    ).rejects.toMatchObject({ status: 400 });
     await expect(client.beta.agents.create({ name: 'a', model: 'claude-sonnet-4-5' })).rejects.toMatchObject({ status: 409 });
     const wrong = new Anthropic({ apiKey: 'wrong', baseURL: emu.baseUrl, maxRetries: 0 });
     await expect(wrong.beta.sessions.retrieve(session.id)).rejects.toMatchObject({ status: 401 });
     expect(emu.requests.some((r) => 'beta' in r.query)).toBe(false);
   });
 
-  it('should ask for a confirmation of an always_ask tool and accept the SDK\'s user.tool_confirmation', async () => {
+  it("should ask for a confirmation of an always_ask tool and accept the SDK's user.tool_confirmation", async () => {
     await emu.close();
-    emu = await startCmaEmulator({ apiKey: KEY, script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', input: { query: 'x' }, ask: true, result: 'found' }] }, { text: 'Done.' }] });
+    emu = await startCmaEmulator({
+      apiKey: KEY,
+      script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', input: { query: 'x' }, ask: true, result: 'found' }] }, { text: 'Done.' }],
+    });
     client = new Anthropic({ apiKey: KEY, baseURL: emu.baseUrl, maxRetries: 0, defaultQuery: { beta: 'true' } });
     const environment = await client.beta.environments.create({ name: 'e' });
     const agent = await client.beta.agents.create({ name: 'a', model: 'claude-sonnet-4-5' });
@@ -98,12 +112,16 @@ describe('startCmaEmulator conformance with @anthropic-ai/sdk', () => {
       if (ev.type === 'agent.tool_use') expect(ev).toMatchObject({ id: 'sevt_ws', name: 'web_search', evaluated_permission: 'ask' });
       if (ev.type === 'session.status_idle' && ev.stop_reason.type === 'requires_action') {
         expect(ev.stop_reason.event_ids).toEqual(['sevt_ws']);
-        await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'deny', deny_message: 'not now' }] });
+        await client.beta.sessions.events.send(session.id, {
+          events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'deny', deny_message: 'not now' }],
+        });
       } else if (ev.type === 'session.status_idle') break;
     }
     expect(seen).toEqual(expect.arrayContaining(['agent.tool_use', 'user.tool_confirmation', 'agent.tool_result', 'agent.message']));
     await expect(
-      client.beta.sessions.events.send(session.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'allow', deny_message: 'only with deny' }] }),
+      client.beta.sessions.events.send(session.id, {
+        events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_ws', result: 'allow', deny_message: 'only with deny' }],
+      }),
     ).rejects.toMatchObject({ status: 400 });
   });
 });

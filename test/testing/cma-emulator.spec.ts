@@ -16,7 +16,12 @@ describe('startCmaEmulator', () => {
     await emu?.close();
   });
 
-  const headers = (extra: Record<string, string> = {}): Record<string, string> => ({ 'x-api-key': KEY, 'anthropic-beta': BETA, 'content-type': 'application/json', ...extra });
+  const headers = (extra: Record<string, string> = {}): Record<string, string> => ({
+    'x-api-key': KEY,
+    'anthropic-beta': BETA,
+    'content-type': 'application/json',
+    ...extra,
+  });
   async function call(method: string, path: string, body?: unknown, h: Record<string, string> = headers()): Promise<{ status: number; json: Json }> {
     const res = await fetch(`${emu.baseUrl}${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();
@@ -54,7 +59,10 @@ describe('startCmaEmulator', () => {
       const id = await session();
       expect((await call('GET', `/v1/sessions/${id}`)).status).toBe(200);
       expect((await call('GET', `/v1/sessions/${id}?beta=true`, undefined, { authorization: `Bearer ${KEY}`, 'anthropic-beta': BETA })).status).toBe(200);
-      expect(await call('GET', `/v1/sessions/${id}`, undefined, { 'anthropic-beta': BETA })).toMatchObject({ status: 401, json: { type: 'error', error: { type: 'authentication_error' } } });
+      expect(await call('GET', `/v1/sessions/${id}`, undefined, { 'anthropic-beta': BETA })).toMatchObject({
+        status: 401,
+        json: { type: 'error', error: { type: 'authentication_error' } },
+      });
       expect((await call('GET', `/v1/sessions/${id}`, undefined, headers({ 'x-api-key': 'nope' }))).status).toBe(401);
       expect(emu.requests.map((r) => r.headers['x-api-key'] ?? r.headers['authorization'] ?? '')).not.toContain(KEY);
     });
@@ -69,13 +77,18 @@ describe('startCmaEmulator', () => {
   describe('POST /v1/sessions/{id}/events', () => {
     it('should answer 400 to an empty events list, exactly like the service', async () => {
       const id = await session();
-      expect(await call('POST', `/v1/sessions/${id}/events`, { events: [] })).toEqual({ status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message: 'events: value must contain at least 1 item' } } });
+      expect(await call('POST', `/v1/sessions/${id}/events`, { events: [] })).toEqual({
+        status: 400,
+        json: { type: 'error', error: { type: 'invalid_request_error', message: 'events: value must contain at least 1 item' } },
+      });
       expect(emu.sessions.get(id)!.received).toEqual([]);
     });
 
     it('should answer 400 to a result for an unknown tool use and to a non-user event', async () => {
       const id = await session();
-      const res = await call('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'user.custom_tool_result', custom_tool_use_id: 'toolu_nope', content: [] }] });
+      const res = await call('POST', `/v1/sessions/${id}/events`, {
+        events: [{ type: 'user.custom_tool_result', custom_tool_use_id: 'toolu_nope', content: [] }],
+      });
       expect(res).toMatchObject({ status: 400, json: { error: { message: expect.stringContaining('toolu_nope') } } });
       expect((await call('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'agent.message', content: [] }] })).status).toBe(400);
     });
@@ -83,8 +96,20 @@ describe('startCmaEmulator', () => {
     it('should store accepted events with ids and answer them', async () => {
       const id = await session({ script: [{ text: 'hi' }] });
       const res = await call('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'yo' }] }] });
-      expect(res).toMatchObject({ status: 200, json: { data: [{ type: 'user.message', id: expect.stringMatching(/^sevt_/), processed_at: expect.any(String), content: [{ type: 'text', text: 'yo' }] }] } });
-      expect(emu.sessions.get(id)!.history.map((e) => e['type'])).toEqual(['user.message', 'session.status_running', 'span.model_request_start', 'agent.message', 'span.model_request_end', 'session.status_idle']);
+      expect(res).toMatchObject({
+        status: 200,
+        json: {
+          data: [{ type: 'user.message', id: expect.stringMatching(/^sevt_/), processed_at: expect.any(String), content: [{ type: 'text', text: 'yo' }] }],
+        },
+      });
+      expect(emu.sessions.get(id)!.history.map((e) => e['type'])).toEqual([
+        'user.message',
+        'session.status_running',
+        'span.model_request_start',
+        'agent.message',
+        'span.model_request_end',
+        'session.status_idle',
+      ]);
     });
   });
 
@@ -116,7 +141,13 @@ describe('startCmaEmulator', () => {
     });
 
     it('should send previews only to streams that asked for event_deltas, never into history', async () => {
-      const id = await session({ script: [{ text: 'a b c', previews: true }, { text: 'd e', previews: true }], heartbeatMs: 0 });
+      const id = await session({
+        script: [
+          { text: 'a b c', previews: true },
+          { text: 'd e', previews: true },
+        ],
+        heartbeatMs: 0,
+      });
       const withDeltas = readStream(`/v1/sessions/${id}/events/stream?event_deltas=agent.message`, (t) => t.includes('session.status_idle'));
       await emu.waitFor(() => emu.sessions.get(id)!.openStreams === 1);
       await call('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }] });
@@ -174,14 +205,28 @@ describe('startCmaEmulator', () => {
       emu = await startCmaEmulator({ apiKey: KEY, script: [{ text: 'started' }] });
       const env = await call('POST', '/v1/environments', { name: 'env' });
       const agent = await call('POST', '/v1/agents', { name: 'agent', model: 'm' });
-      const s = await call('POST', '/v1/sessions', { agent: { type: 'agent', id: agent.json.id }, environment_id: env.json.id, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] });
+      const s = await call('POST', '/v1/sessions', {
+        agent: { type: 'agent', id: agent.json.id },
+        environment_id: env.json.id,
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }],
+      });
       expect(emu.sessions.get(s.json.id)!.history.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
     });
   });
 
   describe('the scripted agent', () => {
     it('should re-ask the remainder after a partial answer and start the next turn once all are answered', async () => {
-      const id = await session({ script: [{ toolUses: [{ id: 'u1', name: 't' }, { id: 'u2', name: 't' }] }, { text: 'done' }] });
+      const id = await session({
+        script: [
+          {
+            toolUses: [
+              { id: 'u1', name: 't' },
+              { id: 'u2', name: 't' },
+            ],
+          },
+          { text: 'done' },
+        ],
+      });
       await call('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] });
       await call('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'user.custom_tool_result', custom_tool_use_id: 'u2', content: [] }] });
       expect(emu.sessions.get(id)!.history.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: ['u1'] } });
@@ -201,7 +246,10 @@ describe('startCmaEmulator', () => {
     it('should report an exhausted script as a terminal session.error', async () => {
       const id = await session({ script: [] });
       await call('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] });
-      expect(emu.sessions.get(id)!.history.at(-1)).toMatchObject({ type: 'session.error', error: { message: expect.stringContaining('script exhausted'), retry_status: { type: 'terminal' } } });
+      expect(emu.sessions.get(id)!.history.at(-1)).toMatchObject({
+        type: 'session.error',
+        error: { message: expect.stringContaining('script exhausted'), retry_status: { type: 'terminal' } },
+      });
     });
   });
 });

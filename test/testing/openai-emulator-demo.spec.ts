@@ -5,7 +5,10 @@ import { DEMO_MODEL_LABEL, startOpenAiEmulator, type OpenAiEmulator } from '../.
 
 const demoTools: ChatCompletionTool[] = [
   { type: 'function', function: { name: 'get_time', description: 'Current time', parameters: { type: 'object', properties: {} } } },
-  { type: 'function', function: { name: 'calculate', description: 'Arithmetic', parameters: { type: 'object', properties: { expression: { type: 'string' } } } } },
+  {
+    type: 'function',
+    function: { name: 'calculate', description: 'Arithmetic', parameters: { type: 'object', properties: { expression: { type: 'string' } } } },
+  },
   { type: 'function', function: { name: 'read_file', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } },
 ];
 
@@ -55,7 +58,11 @@ describe('startOpenAiEmulator({ model: "demo" })', () => {
     it('should quote the failure', async () => {
       const messages: ChatCompletionMessageParam[] = [
         { role: 'user', content: 'what is 1 / 0' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calculate', arguments: '{"expression":"1 / 0"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calculate', arguments: '{"expression":"1 / 0"}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: JSON.stringify({ error: 'division by zero', isError: true }) },
       ];
       const done = await client.chat.completions.create({ model: 'demo', messages, tools: demoTools });
@@ -76,7 +83,11 @@ describe('startOpenAiEmulator({ model: "demo" })', () => {
   describe('when the matching tool is not declared in the request', () => {
     it('should not call it', async () => {
       const onlyTime = demoTools.slice(0, 1);
-      const done = await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'what is 2 + 2 and the time' }], tools: onlyTime });
+      const done = await client.chat.completions.create({
+        model: 'demo',
+        messages: [{ role: 'user', content: 'what is 2 + 2 and the time' }],
+        tools: onlyTime,
+      });
       const names = (done.choices[0]!.message.tool_calls ?? []).map((c) => (c.type === 'function' ? c.function.name : c.type));
       expect(names).toEqual(['get_time']);
     });

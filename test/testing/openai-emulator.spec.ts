@@ -3,7 +3,10 @@ import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionToo
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/index.js';
 
 const tools: ChatCompletionTool[] = [
-  { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+  {
+    type: 'function',
+    function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+  },
   { type: 'function', function: { name: 'get_time', description: 'Current time', parameters: { type: 'object', properties: {} } } },
 ];
 
@@ -25,7 +28,15 @@ describe('startOpenAiEmulator', () => {
     describe('when called non-streaming with tools, and the script answers with two parallel calls', () => {
       it('should return an OpenAI chat.completion the client parses', async () => {
         await start({
-          script: [{ toolCalls: [{ id: 'call_a', name: 'get_weather', arguments: { city: 'Oslo' } }, { name: 'get_time', arguments: {} }], usage: { prompt_tokens: 11, completion_tokens: 7 } }],
+          script: [
+            {
+              toolCalls: [
+                { id: 'call_a', name: 'get_weather', arguments: { city: 'Oslo' } },
+                { name: 'get_time', arguments: {} },
+              ],
+              usage: { prompt_tokens: 11, completion_tokens: 7 },
+            },
+          ],
         });
         const completion = await client.chat.completions.create({ model: 'm1', messages: [{ role: 'user', content: 'weather and time?' }], tools });
         expect(completion.object).toBe('chat.completion');
@@ -67,7 +78,14 @@ describe('startOpenAiEmulator', () => {
     describe('when streamed through the client helper with interleaved parallel tool calls and quirks', () => {
       it('should assemble a final completion with both calls intact', async () => {
         await start({
-          script: [{ toolCalls: [{ name: 'get_weather', arguments: { city: 'Lima' } }, { name: 'get_time', arguments: { tz: 'UTC' } }] }],
+          script: [
+            {
+              toolCalls: [
+                { name: 'get_weather', arguments: { city: 'Lima' } },
+                { name: 'get_time', arguments: { tz: 'UTC' } },
+              ],
+            },
+          ],
           quirks: { interleaveParallelToolCalls: true },
         });
         const final = await client.chat.completions
@@ -88,7 +106,14 @@ describe('startOpenAiEmulator', () => {
         await start({ script: [{ text: 'never served' }] });
         const messages: ChatCompletionMessageParam[] = [
           { role: 'user', content: 'q' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_time', arguments: '{}' } }, { id: 'c2', type: 'function', function: { name: 'get_time', arguments: '{}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'get_time', arguments: '{}' } },
+              { id: 'c2', type: 'function', function: { name: 'get_time', arguments: '{}' } },
+            ],
+          },
           { role: 'tool', tool_call_id: 'c1', content: 'noon' },
           { role: 'user', content: 'next' },
         ];
@@ -135,7 +160,11 @@ describe('startOpenAiEmulator', () => {
           { role: 'tool', tool_call_id: 'same', content: 'cold' },
         ];
         await expect(client.chat.completions.create({ model: 'm1', messages: asked, tools })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
-        const completion = await client.chat.completions.create({ model: 'm1', messages: [...asked, { role: 'tool', tool_call_id: 'same', content: 'warm' }], tools });
+        const completion = await client.chat.completions.create({
+          model: 'm1',
+          messages: [...asked, { role: 'tool', tool_call_id: 'same', content: 'warm' }],
+          tools,
+        });
         expect(completion.choices[0]!.message.content).toBe('done');
       });
     });
@@ -145,7 +174,12 @@ describe('startOpenAiEmulator', () => {
         await start({ script: [{ noChoices: true }, { noChoices: true }] });
         const completion = await client.chat.completions.create({ model: 'm1', messages: [{ role: 'user', content: 'q' }] });
         expect(completion.choices).toEqual([]);
-        const stream = await client.chat.completions.create({ model: 'm1', messages: [{ role: 'user', content: 'q' }], stream: true, stream_options: { include_usage: true } });
+        const stream = await client.chat.completions.create({
+          model: 'm1',
+          messages: [{ role: 'user', content: 'q' }],
+          stream: true,
+          stream_options: { include_usage: true },
+        });
         const chunks: ChatCompletionChunk[] = [];
         for await (const c of stream) chunks.push(c);
         expect(chunks.map((c) => [c.choices, c.usage?.total_tokens !== undefined])).toEqual([[[], true]]);
@@ -178,7 +212,9 @@ describe('startOpenAiEmulator', () => {
       it('should answer 401', async () => {
         emu = await startOpenAiEmulator({ script: [{ text: 'x' }], apiKey: 'right' });
         const wrong = new OpenAI({ baseURL: emu.baseUrl, apiKey: 'wrong', maxRetries: 0 });
-        await expect(wrong.chat.completions.create({ model: 'm1', messages: [{ role: 'user', content: 'q' }] })).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+        await expect(wrong.chat.completions.create({ model: 'm1', messages: [{ role: 'user', content: 'q' }] })).rejects.toBeInstanceOf(
+          OpenAI.AuthenticationError,
+        );
       });
     });
   });
@@ -207,7 +243,10 @@ describe('startOpenAiEmulator', () => {
       it('should keep the socket open until the client aborts, and record the abort', async () => {
         await start({ script: [{ text: 'one two three four five six seven eight' }], faults: { 0: { kind: 'stall', afterChunks: 2 } } });
         const controller = new AbortController();
-        const stream = await client.chat.completions.create({ model: 'm1', messages: [{ role: 'user', content: 'q' }], stream: true }, { signal: controller.signal });
+        const stream = await client.chat.completions.create(
+          { model: 'm1', messages: [{ role: 'user', content: 'q' }], stream: true },
+          { signal: controller.signal },
+        );
         const seen: ChatCompletionChunk[] = [];
         const consumed = (async () => {
           for await (const c of stream) {
@@ -244,7 +283,11 @@ describe('startOpenAiEmulator', () => {
       it('should send it verbatim with its content type and status 200, and not consume the turn', async () => {
         const page = '<!doctype html><title>Web UI</title>';
         await start({ script: [{ text: 'served later' }], faults: { 0: { kind: 'body', contentType: 'text/html', body: page } } });
-        const res = await fetch(`${emu.baseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'q' }] }) });
+        const res = await fetch(`${emu.baseUrl}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'q' }] }),
+        });
         expect([res.status, res.headers.get('content-type'), await res.text()]).toEqual([200, 'text/html', page]);
         const completion = await client.chat.completions.create({ model: 'm1', messages: [{ role: 'user', content: 'q' }] });
         expect(completion.choices[0]!.message.content).toBe('served later');

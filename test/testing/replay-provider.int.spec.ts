@@ -37,18 +37,28 @@ interface Host {
 /** The three emulators, each scripted with one turn that calls `echo`, then an answer. */
 const hosts: Record<string, () => Promise<Host>> = {
   local: async () => {
-    const emu = await startOpenAiEmulator({ script: [{ text: 'Checking.', toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'hi' } }] }, { text: 'It says HI.' }] });
+    const emu = await startOpenAiEmulator({
+      script: [{ text: 'Checking.', toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'hi' } }] }, { text: 'It says HI.' }],
+    });
     return { config: { provider: 'local', providers: { local: { baseUrl: emu.baseUrl, model: 'scripted' } } }, close: () => emu.close() };
   },
   'claude-managed-agents': async () => {
-    const emu = await startCmaEmulator({ script: [{ text: 'Let me check.', toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }] }, { text: 'It says HI.' }] });
+    const emu = await startCmaEmulator({
+      script: [{ text: 'Let me check.', toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }] }, { text: 'It says HI.' }],
+    });
     return {
-      config: { provider: 'claude-managed-agents', providers: { 'claude-managed-agents': { apiKey: 'sk-ant-test-0123456789-secret', baseUrl: emu.baseUrl, retryBaseMs: 1 } } },
+      config: {
+        provider: 'claude-managed-agents',
+        providers: { 'claude-managed-agents': { apiKey: 'sk-ant-test-0123456789-secret', baseUrl: emu.baseUrl, retryBaseMs: 1 } },
+      },
       close: () => emu.close(),
     };
   },
   'bedrock-agentcore': async () => {
-    const emu = await startAgentCoreEmulator({ credentials: CREDS, script: [{ text: 'Working on it.', toolUses: [{ id: 'tooluse_1', name: 'echo', input: { text: 'hi' } }] }, { text: 'It says HI.' }] });
+    const emu = await startAgentCoreEmulator({
+      credentials: CREDS,
+      script: [{ text: 'Working on it.', toolUses: [{ id: 'tooluse_1', name: 'echo', input: { text: 'hi' } }] }, { text: 'It says HI.' }],
+    });
     return { config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': emulatorSection(emu) } }, close: () => emu.close() };
   },
 };
@@ -98,11 +108,21 @@ async function record(host: Host): Promise<Recording> {
 }
 
 /** Replays `cassette` in a fresh AgentRx with only the replay provider and `tool`. */
-async function replay(cassette: Cassette, tool: typeof EchoToolHandler | typeof ChangedEchoToolHandler, strict = false): Promise<{ replay: ReplayProvider; rec: RecordingConsumer; logger: MemoryLogger; run: Promise<{ text: string }> }> {
+async function replay(
+  cassette: Cassette,
+  tool: typeof EchoToolHandler | typeof ChangedEchoToolHandler,
+  strict = false,
+): Promise<{ replay: ReplayProvider; rec: RecordingConsumer; logger: MemoryLogger; run: Promise<{ text: string }> }> {
   const logger = new MemoryLogger();
   const provider = new ReplayProvider(JSON.parse(JSON.stringify(cassette)) as Cassette, { strict, logger });
   const rec = new RecordingConsumer();
-  const rx = await AgentRx.create({ defaults: false, providers: [provider], tools: [tool], consumers: [rec], config: { provider: provider.id, logLevel: 'silent', consumers: { terminal: false } } });
+  const rx = await AgentRx.create({
+    defaults: false,
+    providers: [provider],
+    tools: [tool],
+    consumers: [rec],
+    config: { provider: provider.id, logLevel: 'silent', consumers: { terminal: false } },
+  });
   const run = rx.run({ prompt: 'What does echo say to hi?' }).finally(() => rx.stop());
   return { replay: provider, rec, logger, run };
 }
@@ -143,8 +163,17 @@ describe('ReplayProvider', () => {
         const { replay: provider, rec, logger, run } = await replay(recording.cassette, ChangedEchoToolHandler);
         await run;
 
-        expect(provider.mismatches).toEqual([{ toolUseId: expect.any(String), name: 'echo', recorded: expect.objectContaining({ content: 'HI', isError: false }), actual: expect.objectContaining({ content: 'hi', isError: false }) }]);
-        expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toEqual([expect.stringMatching(/replay mismatch: tool 'echo' \(.+\) returned "hi" but the cassette recorded "HI"/)]);
+        expect(provider.mismatches).toEqual([
+          {
+            toolUseId: expect.any(String),
+            name: 'echo',
+            recorded: expect.objectContaining({ content: 'HI', isError: false }),
+            actual: expect.objectContaining({ content: 'hi', isError: false }),
+          },
+        ]);
+        expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toEqual([
+          expect.stringMatching(/replay mismatch: tool 'echo' \(.+\) returned "hi" but the cassette recorded "HI"/),
+        ]);
         expect(rec.events.find((e) => e.type === 'TOOL_CALL_RESULT')).toMatchObject({ content: 'hi' });
       });
     });
@@ -162,7 +191,16 @@ describe('ReplayProvider', () => {
       it('should fail with a provider_error saying the replay went further', async () => {
         const cassette: Cassette = {
           version: SESSION_LOG_VERSION,
-          record: { version: SESSION_LOG_VERSION, sessionId: 's1', provider: 'local', threadId: 's1', status: 'completed', createdAt: 1, updatedAt: 1, ledger: [] },
+          record: {
+            version: SESSION_LOG_VERSION,
+            sessionId: 's1',
+            provider: 'local',
+            threadId: 's1',
+            status: 'completed',
+            createdAt: 1,
+            updatedAt: 1,
+            ledger: [],
+          },
           envelopes: [],
         };
         const { run } = await replay(cassette, EchoToolHandler);

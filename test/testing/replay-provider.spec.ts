@@ -13,15 +13,59 @@ const envelopes: SessionEvent[] = [
   { ...base, seq: 2, turn: 1, source: 'provider', id: 'e1', raw: { kind: 'delta', t: 'Work' } },
   { ...base, seq: 3, turn: 1, source: 'agentrx', raw: { type: 'agentrx.text_delta', text: 'Work', messageId: 'm1' } },
   { ...base, seq: 4, turn: 1, source: 'provider', raw: { kind: 'tool', id: 'tu_1' } },
-  { ...base, seq: 5, turn: 1, source: 'agentrx', raw: { type: 'agentrx.turn_end', turn: 1, terminal: 'requires_action', stopReason: 'tool_use', usage: { inputTokens: 3, outputTokens: 1 }, customToolUses: [use], serverToolUses: [] } },
-  { ...base, seq: 6, turn: 1, source: 'agentrx', raw: { type: 'agentrx.tool_result', toolUse: use, result: { toolUseId: 'tu_1', content: 'HI', isError: false }, replayed: false, durationMs: 2 } },
+  {
+    ...base,
+    seq: 5,
+    turn: 1,
+    source: 'agentrx',
+    raw: {
+      type: 'agentrx.turn_end',
+      turn: 1,
+      terminal: 'requires_action',
+      stopReason: 'tool_use',
+      usage: { inputTokens: 3, outputTokens: 1 },
+      customToolUses: [use],
+      serverToolUses: [],
+    },
+  },
+  {
+    ...base,
+    seq: 6,
+    turn: 1,
+    source: 'agentrx',
+    raw: { type: 'agentrx.tool_result', toolUse: use, result: { toolUseId: 'tu_1', content: 'HI', isError: false }, replayed: false, durationMs: 2 },
+  },
   { ...base, seq: 7, turn: 2, source: 'provider', id: 'e3', raw: { kind: 'delta', t: 'Done' } },
   { ...base, seq: 8, turn: 2, source: 'agentrx', raw: { type: 'agentrx.text_delta', text: 'Done', messageId: 'm2' } },
-  { ...base, seq: 9, turn: 2, source: 'agentrx', raw: { type: 'agentrx.turn_end', turn: 2, terminal: 'end_turn', stopReason: 'end_turn', usage: { inputTokens: 5, outputTokens: 2 }, customToolUses: [], serverToolUses: [] } },
+  {
+    ...base,
+    seq: 9,
+    turn: 2,
+    source: 'agentrx',
+    raw: {
+      type: 'agentrx.turn_end',
+      turn: 2,
+      terminal: 'end_turn',
+      stopReason: 'end_turn',
+      usage: { inputTokens: 5, outputTokens: 2 },
+      customToolUses: [],
+      serverToolUses: [],
+    },
+  },
 ];
 const cassette: Cassette = {
   version: SESSION_LOG_VERSION,
-  record: { version: SESSION_LOG_VERSION, sessionId: 'host-1', provider: 'bedrock-agentcore', threadId: 'host-1', status: 'completed', createdAt: 1, updatedAt: 2, ledger: [], transcript: [{ role: 'user' }] },
+  record: {
+    version: SESSION_LOG_VERSION,
+    sessionId: 'host-1',
+    provider: 'bedrock-agentcore',
+    threadId: 'host-1',
+    status: 'completed',
+    createdAt: 1,
+    updatedAt: 2,
+    ledger: [],
+    transcript: [{ role: 'user' }],
+  },
   envelopes,
 };
 
@@ -33,10 +77,20 @@ describe('ReplayProvider', () => {
       expect([p.id, p.mode, p.sessionId(conn), p.resumed(), p.turnCount]).toEqual(['bedrock-agentcore', 'request_response', 'host-1', false, 2]);
 
       const first = await lastValueFrom(p.pollTurn(conn, p.kickoffInput({ prompt: 'go' })).pipe(toArray()));
-      expect(first).toEqual([{ kind: 'delta', t: 'Work' }, { kind: 'tool', id: 'tu_1' }]);
+      expect(first).toEqual([
+        { kind: 'delta', t: 'Work' },
+        { kind: 'tool', id: 'tu_1' },
+      ]);
       expect(first.map((e) => p.eventId(e))).toEqual(['e1', undefined]);
       expect(first.map((e) => p.textDelta(conn, e))).toEqual([{ text: 'Work', messageId: 'm1' }, undefined]);
-      expect(p.normalize(first)).toMatchObject({ terminal: 'requires_action', stopReason: 'tool_use', text: 'Work', customToolUses: [use], requestedToolUseIds: ['tu_1'], usage: { inputTokens: 3, outputTokens: 1 } });
+      expect(p.normalize(first)).toMatchObject({
+        terminal: 'requires_action',
+        stopReason: 'tool_use',
+        text: 'Work',
+        customToolUses: [use],
+        requestedToolUseIds: ['tu_1'],
+        usage: { inputTokens: 3, outputTokens: 1 },
+      });
       expect(p.transcript(conn)).toBeUndefined();
 
       const second = await lastValueFrom(p.pollTurn(conn, p.resumeInput([use], [{ toolUseId: 'tu_1', content: 'HI', isError: false }])).pipe(toArray()));
@@ -57,7 +111,10 @@ describe('ReplayProvider', () => {
         const input = p.resumeInput([other], [{ toolUseId: 'tu_9', content: 'x', isError: true }]);
         expect(p.mismatches).toEqual([{ toolUseId: 'tu_9', name: 'echo', recorded: undefined, actual: { toolUseId: 'tu_9', content: 'x', isError: true } }]);
         expect(logger.lines[0]!.message).toBe(`replay mismatch: tool 'echo' (tu_9) returned "x" (error) but the cassette recorded nothing`);
-        await expect(lastValueFrom(p.pollTurn(conn, input))).rejects.toMatchObject({ code: 'provider_error', details: { toolUseId: 'tu_9', recorded: undefined } });
+        await expect(lastValueFrom(p.pollTurn(conn, input))).rejects.toMatchObject({
+          code: 'provider_error',
+          details: { toolUseId: 'tu_9', recorded: undefined },
+        });
       });
     });
   });

@@ -100,7 +100,11 @@ class IdempotentAddTool extends AddTool {
 }
 
 /** The bench's AgentRx instance (Local provider, the two tools, the JSON-lines consumer to a null stream, the delivered-outcome consumer). */
-export async function createBenchAgentRx(baseUrl: string, store?: { type: 'file'; dir: string }, opts: { idempotent?: boolean } = {}): Promise<{ rx: AgentRx; delivered: DeliveredConsumer }> {
+export async function createBenchAgentRx(
+  baseUrl: string,
+  store?: { type: 'file'; dir: string },
+  opts: { idempotent?: boolean } = {},
+): Promise<{ rx: AgentRx; delivered: DeliveredConsumer }> {
   const delivered = new DeliveredConsumer();
   const rx = await AgentRx.create({
     config: {
@@ -124,7 +128,11 @@ export async function runBenchSession(bench: { rx: AgentRx; delivered: Delivered
 }
 
 /** agentrx with a store config (default: the library's memory store); `idempotent`: the tools say so. */
-export async function setupWith(baseUrl: string, store?: { type: 'file'; dir: string }, opts: { idempotent?: boolean } = {}): Promise<() => Promise<SessionOutcome>> {
+export async function setupWith(
+  baseUrl: string,
+  store?: { type: 'file'; dir: string },
+  opts: { idempotent?: boolean } = {},
+): Promise<() => Promise<SessionOutcome>> {
   const bench = await createBenchAgentRx(baseUrl, store, opts);
   return () => runBenchSession(bench);
 }

@@ -13,7 +13,11 @@ export const setup: Setup = async (baseUrl) => {
   const model = provider('scripted');
   const tools = {
     echo: tool({ description: 'Echoes text back in upper case.', inputSchema: z.object({ text: z.string() }), execute: async ({ text }) => echo(text) }),
-    add: tool({ description: 'Adds two integers.', inputSchema: z.object({ a: z.number().int(), b: z.number().int() }), execute: async ({ a, b }) => add(a, b) }),
+    add: tool({
+      description: 'Adds two integers.',
+      inputSchema: z.object({ a: z.number().int(), b: z.number().int() }),
+      execute: async ({ a, b }) => add(a, b),
+    }),
   };
   return async () => {
     const result = streamText({ model, system: SYSTEM_PROMPT, prompt: USER_PROMPT, tools, stopWhen: stepCountIs(10) });

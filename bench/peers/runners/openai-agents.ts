@@ -19,7 +19,12 @@ export const setup: Setup = async (baseUrl) => {
     model: 'scripted',
     tools: [
       tool({ name: 'echo', description: 'Echoes text back in upper case.', parameters: z.object({ text: z.string() }), execute: ({ text }) => echo(text) }),
-      tool({ name: 'add', description: 'Adds two integers.', parameters: z.object({ a: z.number().int(), b: z.number().int() }), execute: ({ a, b }) => JSON.stringify(add(a, b)) }),
+      tool({
+        name: 'add',
+        description: 'Adds two integers.',
+        parameters: z.object({ a: z.number().int(), b: z.number().int() }),
+        execute: ({ a, b }) => JSON.stringify(add(a, b)),
+      }),
     ],
   });
   return async () => {

@@ -7,8 +7,22 @@ import { SYSTEM_PROMPT, USER_PROMPT } from '../shared.js';
 import { add, echo, type Setup } from './types.js';
 
 const TOOLS = [
-  { type: 'function', function: { name: 'echo', description: 'Echoes text back in upper case.', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } } },
-  { type: 'function', function: { name: 'add', description: 'Adds two integers.', parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] } } },
+  {
+    type: 'function',
+    function: {
+      name: 'echo',
+      description: 'Echoes text back in upper case.',
+      parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'add',
+      description: 'Adds two integers.',
+      parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] },
+    },
+  },
 ];
 
 interface Call {
@@ -17,7 +31,10 @@ interface Call {
   args: string;
 }
 interface Chunk {
-  choices?: { delta?: { content?: string | null; tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string | null } }[] }; finish_reason?: string | null }[];
+  choices?: {
+    delta?: { content?: string | null; tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string | null } }[] };
+    finish_reason?: string | null;
+  }[];
 }
 
 export const setup: Setup = async (baseUrl) => async () => {
@@ -64,7 +81,11 @@ export const setup: Setup = async (baseUrl) => async () => {
       }
     }
     if (finish !== 'tool_calls' || calls.length === 0) return { text, toolResults };
-    messages.push({ role: 'assistant', content: text || null, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } })) });
+    messages.push({
+      role: 'assistant',
+      content: text || null,
+      tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } })),
+    });
     for (const c of calls) {
       const input = JSON.parse(c.args) as { text: string; a: number; b: number };
       const out = c.name === 'echo' ? echo(input.text) : JSON.stringify(add(input.a, input.b));

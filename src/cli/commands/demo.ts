@@ -27,7 +27,13 @@ async function demoCommand(prompt: string, flags: { json?: boolean }, io: CliIo)
   let rx: AgentRx | undefined;
   try {
     if (!flags.json) io.err.write(`agentrx demo: a rule-based demo model on ${emulator.baseUrl} (no keys, no network)\n`);
-    rx = await AgentRx.create({ config: onDemoModel({}, emulator.baseUrl), env: io.env, modules: [demoToolsModule], consumers: consumersFor(flags.json === true, {}, io), handleSignals: true });
+    rx = await AgentRx.create({
+      config: onDemoModel({}, emulator.baseUrl),
+      env: io.env,
+      modules: [demoToolsModule],
+      consumers: consumersFor(flags.json === true, {}, io),
+      handleSignals: true,
+    });
     const result = await rx.run({ prompt });
     return result.terminal === 'terminated' ? EXIT_FAILED : EXIT_OK;
   } catch (e) {

@@ -22,6 +22,9 @@ export const registerReplayCommand: RegisterCommand = (program, ctx) => {
 async function replayFile(file: string, format: RenderFormat, pace: boolean, io: CliIo): Promise<void> {
   const cassette = await readCassette(pathFrom(io.cwd, file));
   const { record } = cassette;
-  if (format === 'terminal') io.err.write(`agentrx replay: session ${record.sessionId} · ${record.provider} · ${record.status} · ${cassette.envelopes.length} events${pace ? ' · at recorded pace' : ''}\n`);
+  if (format === 'terminal')
+    io.err.write(
+      `agentrx replay: session ${record.sessionId} · ${record.provider} · ${record.status} · ${cassette.envelopes.length} events${pace ? ' · at recorded pace' : ''}\n`,
+    );
   await renderLog(cassette.envelopes, format, io, { pace, sessionId: record.sessionId, threadId: record.threadId });
 }

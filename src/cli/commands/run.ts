@@ -43,12 +43,22 @@ export const registerRunCommand: RegisterCommand = (program, ctx) => {
     .option('-u, --base-url <url>', "the provider's base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)")
     .option('--timeout <ms>', 'run timeout in milliseconds')
     .option('--max-turns <n>', 'turn limit')
-    .addOption(new Option('--confirm <decision>', "answer the host's requests to confirm a tool of its own (Claude Managed Agents always_ask)").choices(['allow', 'deny']))
+    .addOption(
+      new Option('--confirm <decision>', "answer the host's requests to confirm a tool of its own (Claude Managed Agents always_ask)").choices([
+        'allow',
+        'deny',
+      ]),
+    )
     .option('--json', 'print AG-UI events as JSON lines instead of text')
     .option('--resume <id>', 'continue the recorded session <id> with this prompt (agentrx sessions ls lists them)')
     .option('--record <file>', 'write the session to a cassette file when the run ends (see agentrx replay)')
     .option('--store <dir>', STORE_HELP)
-    .option('--mcp <server>', "an MCP server for this run, '<name>=<command …>' (repeatable), e.g. --mcp 'files=npx -y @modelcontextprotocol/server-filesystem .'", collect, [])
+    .option(
+      '--mcp <server>',
+      "an MCP server for this run, '<name>=<command …>' (repeatable), e.g. --mcp 'files=npx -y @modelcontextprotocol/server-filesystem .'",
+      collect,
+      [],
+    )
     .option('--module <file>', MODULE_HELP, collect, [])
     .option('--demo-tools', DEMO_TOOLS_HELP)
     .action(async (prompt: string, flags: RunFlags) => {
@@ -73,15 +83,26 @@ async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<n
     let provider = flags.provider;
     if (flags.resume !== undefined) {
       const record = runStore ? await runStore.store.load(flags.resume) : undefined;
-      if (!record) throw new AgentRxError('store_error', `no session '${flags.resume}' in ${runStore?.where ?? 'the store'} to resume (agentrx sessions ls lists them)`, { sessionId: flags.resume });
+      if (!record)
+        throw new AgentRxError('store_error', `no session '${flags.resume}' in ${runStore?.where ?? 'the store'} to resume (agentrx sessions ls lists them)`, {
+          sessionId: flags.resume,
+        });
       const chosen = provider ?? (typeof base['provider'] === 'string' ? base['provider'] : undefined);
-      if (chosen !== undefined && chosen !== record.provider) throw new AgentRxError('invalid_options', `session '${flags.resume}' ran on provider '${record.provider}'; it cannot be resumed with '${chosen}'`);
+      if (chosen !== undefined && chosen !== record.provider)
+        throw new AgentRxError('invalid_options', `session '${flags.resume}' ran on provider '${record.provider}'; it cannot be resumed with '${chosen}'`);
       provider = record.provider;
     }
     const config = withMcpFlags(mergeConfig(base, { ...flags, provider }), flags.mcp ?? []);
     const user = await loadUserPlugins(flags.module ?? [], base, flags.config, io.cwd);
     const modules = [...demoTools(flags.demoTools), ...user.modules, ...(runStore ? [storeModule(runStore.store)] : []), mcpProgressTo(io.err)];
-    rx = await AgentRx.create({ config, env: io.env, modules, tools: user.tools, consumers: [...user.consumers, ...consumersFor(flags.json === true, config, io), probe], handleSignals: true });
+    rx = await AgentRx.create({
+      config,
+      env: io.env,
+      modules,
+      tools: user.tools,
+      consumers: [...user.consumers, ...consumersFor(flags.json === true, config, io), probe],
+      handleSignals: true,
+    });
     const result = await rx.run({
       prompt,
       timeoutMs,
@@ -103,7 +124,8 @@ async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<n
     } else if (flags.record !== undefined) {
       io.err.write(`agentrx: nothing recorded to ${flags.record}: the session never opened\n`);
     }
-    if (runStore?.durable && sessionId !== undefined) io.err.write(`agentrx: session ${sessionId} is in ${runStore.where}; continue it with: agentrx run --resume ${sessionId} "<prompt>"\n`);
+    if (runStore?.durable && sessionId !== undefined)
+      io.err.write(`agentrx: session ${sessionId} is in ${runStore.where}; continue it with: agentrx run --resume ${sessionId} "<prompt>"\n`);
   } catch (e) {
     code = Math.max(code, report(e, io, undefined));
   } finally {

@@ -49,7 +49,12 @@ export const registerServeCommand: RegisterCommand = (program, ctx) => {
     .option('--cors <origins...>', 'origins allowed to call the endpoint from another site, e.g. https://app.example')
     .option('--demo', 'answer with the embedded rule-based demo model and demo tools: no keys, no network')
     .option('-c, --config <file>', 'JSON config file (provider, agent, limits, and an "agui" section for the endpoint)')
-    .addOption(new Option('--confirm <decision>', "answer the host's requests to confirm a tool of its own (Claude Managed Agents always_ask) for every run").choices(['allow', 'deny']))
+    .addOption(
+      new Option('--confirm <decision>', "answer the host's requests to confirm a tool of its own (Claude Managed Agents always_ask) for every run").choices([
+        'allow',
+        'deny',
+      ]),
+    )
     .option('--store <dir>', STORE_HELP)
     .option('--record <dir>', 'write each session to <dir>/<session id>.json (a cassette) when it closes (see agentrx replay)')
     .option('--module <file>', MODULE_HELP, collect, [])
@@ -88,11 +93,13 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
     const onSession = recordDir
       ? (session: LiveSession): void => {
           recordings.push(
-            session.closed.then(async () => {
-              if (session.sessionId === undefined) return;
-              await mkdir(recordDir, { recursive: true });
-              await writeCassette(join(recordDir, `${encodeURIComponent(session.sessionId)}.json`), await exportCassette(store, session.sessionId));
-            }).catch((e: unknown) => void io.err.write(`agentrx serve: could not record session ${session.sessionId ?? '?'}: ${(e as Error).message}\n`)),
+            session.closed
+              .then(async () => {
+                if (session.sessionId === undefined) return;
+                await mkdir(recordDir, { recursive: true });
+                await writeCassette(join(recordDir, `${encodeURIComponent(session.sessionId)}.json`), await exportCassette(store, session.sessionId));
+              })
+              .catch((e: unknown) => void io.err.write(`agentrx serve: could not record session ${session.sessionId ?? '?'}: ${(e as Error).message}\n`)),
           );
         }
       : undefined;
@@ -117,9 +124,16 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
     });
     const opts = server.handler.options;
     io.out.write(`${server.url}\n`);
-    const pool = distributed ? `, sessions on the worker pool (queue ${rx.config.runtime.queueName} on ${redactUrl(redisStoreConfigOf(rx.config.store, 'agentrx serve').url)}; agentrx worker runs them)` : '';
-    io.err.write(`agentrx serve: chat page ${server.url}, AG-UI endpoint POST ${server.url}agent${emulator ? `, demo model on ${emulator.baseUrl}` : ''}${opts.token ? ', bearer token required' : ''}${runStore?.durable ? `, sessions in ${runStore.where}` : ''}${pool}; Ctrl+C stops\n`);
-    if (!opts.token && !isLoopback(opts.host)) io.err.write(`agentrx serve: warning: listening on ${opts.host} without a token; anyone who can reach it can run the agent (set --token or AGENTRX_TOKEN)\n`);
+    const pool = distributed
+      ? `, sessions on the worker pool (queue ${rx.config.runtime.queueName} on ${redactUrl(redisStoreConfigOf(rx.config.store, 'agentrx serve').url)}; agentrx worker runs them)`
+      : '';
+    io.err.write(
+      `agentrx serve: chat page ${server.url}, AG-UI endpoint POST ${server.url}agent${emulator ? `, demo model on ${emulator.baseUrl}` : ''}${opts.token ? ', bearer token required' : ''}${runStore?.durable ? `, sessions in ${runStore.where}` : ''}${pool}; Ctrl+C stops\n`,
+    );
+    if (!opts.token && !isLoopback(opts.host))
+      io.err.write(
+        `agentrx serve: warning: listening on ${opts.host} without a token; anyone who can reach it can run the agent (set --token or AGENTRX_TOKEN)\n`,
+      );
     await untilStopped(io.signal);
     io.err.write('agentrx serve: stopping\n');
     return EXIT_OK;
@@ -141,17 +155,27 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
  */
 function checkDistributedServeFlags(flags: ServeFlags): void {
   const problems = [
-    ...(flags.demo ? ["--demo: the demo model would run in this process, but the workers run the sessions; point the workers' config at a model (e.g. the Local provider)"] : []),
+    ...(flags.demo
+      ? ["--demo: the demo model would run in this process, but the workers run the sessions; point the workers' config at a model (e.g. the Local provider)"]
+      : []),
     ...(flags.record !== undefined ? ['--record: the sessions run on the workers; export one with agentrx sessions export <id> against the Redis store'] : []),
     ...(flags.store !== undefined ? ['--store: the sessions are in the Redis store of the config (store.url)'] : []),
-    ...(flags.confirm !== undefined ? ['--confirm: a confirmation answer cannot travel to the workers; run the endpoint with runtime.mode "embedded" to answer confirmations'] : []),
+    ...(flags.confirm !== undefined
+      ? ['--confirm: a confirmation answer cannot travel to the workers; run the endpoint with runtime.mode "embedded" to answer confirmations']
+      : []),
   ];
-  if (problems.length > 0) throw new AgentRxError('invalid_options', `agentrx serve with runtime.mode 'distributed' cannot take:\n${problems.map((p) => `- ${p}`).join('\n')}`, { problems });
+  if (problems.length > 0)
+    throw new AgentRxError('invalid_options', `agentrx serve with runtime.mode 'distributed' cannot take:\n${problems.map((p) => `- ${p}`).join('\n')}`, {
+      problems,
+    });
 }
 
 /** `serve`'s request log: one JSON line per request on stderr (`agentrx serve: {"msg":"agui request",…}`). */
 function requestLog(io: CliIo): Logger {
-  const line = (level: string) => (msg: string, fields?: Record<string, unknown>): void => void io.err.write(`agentrx serve: ${JSON.stringify({ level, msg, ...fields })}\n`);
+  const line =
+    (level: string) =>
+    (msg: string, fields?: Record<string, unknown>): void =>
+      void io.err.write(`agentrx serve: ${JSON.stringify({ level, msg, ...fields })}\n`);
   return { debug: () => undefined, info: line('info'), warn: line('warn'), error: line('error') };
 }
 

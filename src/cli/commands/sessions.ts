@@ -71,7 +71,13 @@ async function requireRecord(opened: OpenedStore, sessionId: string): Promise<Se
 async function listSessions(opened: OpenedStore, json: boolean, io: CliIo): Promise<void> {
   const records = opened.exists ? await opened.store.list() : [];
   const rows = await Promise.all(
-    records.map(async (r) => ({ id: r.sessionId, provider: r.provider, status: r.status, turns: countTurns(await readWholeLog(opened.store, r.sessionId)), updated: new Date(r.updatedAt).toISOString() })),
+    records.map(async (r) => ({
+      id: r.sessionId,
+      provider: r.provider,
+      status: r.status,
+      turns: countTurns(await readWholeLog(opened.store, r.sessionId)),
+      updated: new Date(r.updatedAt).toISOString(),
+    })),
   );
   if (json) {
     for (const row of rows) io.out.write(`${JSON.stringify(row)}\n`);
@@ -107,6 +113,9 @@ async function exportSession(opened: OpenedStore, sessionId: string, file: strin
 async function showSession(opened: OpenedStore, sessionId: string, format: RenderFormat, io: CliIo): Promise<void> {
   const record = await requireRecord(opened, sessionId);
   const log = await readWholeLog(opened.store, sessionId);
-  if (format === 'terminal') io.err.write(`agentrx: session ${sessionId} · ${record.provider} · ${record.status} · ${log.length} events · updated ${new Date(record.updatedAt).toISOString()}\n`);
+  if (format === 'terminal')
+    io.err.write(
+      `agentrx: session ${sessionId} · ${record.provider} · ${record.status} · ${log.length} events · updated ${new Date(record.updatedAt).toISOString()}\n`,
+    );
   await renderLog(log, format, io, { sessionId, threadId: record.threadId });
 }

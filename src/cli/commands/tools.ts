@@ -36,7 +36,13 @@ export const registerToolsCommand: RegisterCommand = (program, ctx) => {
         await guarded(io, async () => {
           const base = flags.config ? await readConfig(flags.config, io) : {};
           const user = await loadUserPlugins(flags.module, base, flags.config, io.cwd);
-          const rx = await AgentRx.create({ config: withMcpFlags(base, flags.mcp), env: io.env, tools: user.tools, consumers: user.consumers, modules: [...demoTools(flags.demoTools), ...user.modules, mcpProgressTo(io.err)] });
+          const rx = await AgentRx.create({
+            config: withMcpFlags(base, flags.mcp),
+            env: io.env,
+            tools: user.tools,
+            consumers: user.consumers,
+            modules: [...demoTools(flags.demoTools), ...user.modules, mcpProgressTo(io.err)],
+          });
           try {
             io.out.write(listTools(rx, { json: flags.json === true }));
           } finally {
@@ -65,7 +71,14 @@ export function toolRows(rx: AgentRx): ToolRow[] {
   return registry.all
     .map((h) => {
       const d = declarationOf(h);
-      return { name: h.name, source: sourceOf(h), description: h.description, input: summarizeSchema(d.inputSchema), requireApproval: h.requireApproval === true, inputSchema: d.inputSchema };
+      return {
+        name: h.name,
+        source: sourceOf(h),
+        description: h.description,
+        input: summarizeSchema(d.inputSchema),
+        requireApproval: h.requireApproval === true,
+        inputSchema: d.inputSchema,
+      };
     })
     .sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -112,4 +125,3 @@ function typeOf(s: Record<string, unknown> | undefined): string {
   if (Array.isArray(union)) return union.map(typeOf).join('|');
   return 'any';
 }
-

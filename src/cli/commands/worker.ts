@@ -38,7 +38,10 @@ export interface WorkerCommandFlags {
  * are declared with these texts).
  */
 const WORKER_TIMING_FLAGS = {
-  lockMs: ['--lock-ms <ms>', "BullMQ job lock: a worker that stops renewing it for this long has stalled and its sessions go to other workers (default 30000; a takeover also waits for the store's leaseMs)"],
+  lockMs: [
+    '--lock-ms <ms>',
+    "BullMQ job lock: a worker that stops renewing it for this long has stalled and its sessions go to other workers (default 30000; a takeover also waits for the store's leaseMs)",
+  ],
   stalledMs: ['--stalled-ms <ms>', 'how often the worker looks for jobs of stalled workers (default 30000)'],
 } as const;
 
@@ -80,7 +83,8 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
     let concurrency: number | undefined;
     if (flags.concurrency !== undefined) {
       concurrency = Number(flags.concurrency);
-      if (!Number.isInteger(concurrency) || concurrency < 1) throw new AgentRxError('invalid_options', `--concurrency must be an integer ≥ 1; got ${JSON.stringify(flags.concurrency)}`);
+      if (!Number.isInteger(concurrency) || concurrency < 1)
+        throw new AgentRxError('invalid_options', `--concurrency must be an integer ≥ 1; got ${JSON.stringify(flags.concurrency)}`);
     }
     const lockMs = timingFlag('--lock-ms', flags.lockMs);
     const stalledMs = timingFlag('--stalled-ms', flags.stalledMs);
@@ -88,11 +92,28 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
     // The library's loader: errors locate the problem without quoting the file (it may hold keys).
     const raw = await readConfigFile(file);
     const storeType = (raw as { store?: { type?: unknown } }).store?.type;
-    const notRedis = storeType === 'redis' ? [] : [configIssue('store.type', 'type', 'agentrx worker needs the Redis store: every worker and client shares the sessions', storeType, "'redis' (with store.url)")];
+    const notRedis =
+      storeType === 'redis'
+        ? []
+        : [
+            configIssue(
+              'store.type',
+              'type',
+              'agentrx worker needs the Redis store: every worker and client shares the sessions',
+              storeType,
+              "'redis' (with store.url)",
+            ),
+          ];
     try {
       const user = await loadUserPlugins(flags.module ?? [], raw as Record<string, unknown>, flags.configFile, io.cwd);
       // A user's file may name any provider a module registers: checked when it is validated.
-      rx = await AgentRx.create<string>({ config: raw as AgentRxConfigInput, env: io.env, modules: [...(flags.demoTools === true ? [demoToolsModule] : []), ...user.modules], tools: user.tools, consumers: user.consumers });
+      rx = await AgentRx.create<string>({
+        config: raw as AgentRxConfigInput,
+        env: io.env,
+        modules: [...(flags.demoTools === true ? [demoToolsModule] : []), ...user.modules],
+        tools: user.tools,
+        consumers: user.consumers,
+      });
     } catch (e) {
       // One list: the config's own problems and the worker's need for Redis.
       const issues = (e as AgentRxError).details?.['issues'];
@@ -137,7 +158,10 @@ function timingFlag(flag: string, value: number | string | undefined): number | 
   if (value === undefined) return undefined;
   const ms = Number(value);
   if (!Number.isInteger(ms) || ms < MIN_TIMING_MS || ms > MAX_TIMING_MS) {
-    throw new AgentRxError('invalid_options', `${flag} must be an integer number of milliseconds from ${MIN_TIMING_MS} to ${MAX_TIMING_MS}; got ${JSON.stringify(value)}`);
+    throw new AgentRxError(
+      'invalid_options',
+      `${flag} must be an integer number of milliseconds from ${MIN_TIMING_MS} to ${MAX_TIMING_MS}; got ${JSON.stringify(value)}`,
+    );
   }
   return ms;
 }

@@ -49,9 +49,26 @@ export async function runWorkersCommand(flags: WorkersCommandFlags, io: CliIo): 
     const raw = (await readConfigFile(file)) as { store?: unknown; runtime?: unknown };
     // Only the sections this command uses are validated (with ${VAR} interpolation): the rest is the workers' business.
     const stores = [...coreStores, redisStoreModule.registration];
-    const { config } = validateConfig({ ...(raw.store !== undefined ? { store: raw.store } : {}), ...(raw.runtime !== undefined ? { runtime: raw.runtime } : {}) }, [], io.env, undefined, stores);
+    const { config } = validateConfig(
+      { ...(raw.store !== undefined ? { store: raw.store } : {}), ...(raw.runtime !== undefined ? { runtime: raw.runtime } : {}) },
+      [],
+      io.env,
+      undefined,
+      stores,
+    );
     if (!(config.store instanceof RedisStoreConfig)) {
-      throw configError([configIssue('store.type', 'type', 'agentrx workers reads the worker pool from the Redis store the workers share', config.store.type, "'redis' (with store.url)")], flags.configFile);
+      throw configError(
+        [
+          configIssue(
+            'store.type',
+            'type',
+            'agentrx workers reads the worker pool from the Redis store the workers share',
+            config.store.type,
+            "'redis' (with store.url)",
+          ),
+        ],
+        flags.configFile,
+      );
     }
     url = config.store.url;
     monitor = await PoolMonitor.connect({ redis: { url, keyPrefix: config.store.keyPrefix }, queueName: config.runtime.queueName });
@@ -79,7 +96,13 @@ export function formatPoolStatus(status: PoolStatus): string {
   }
   const rows = [
     ['WORKER', 'HOST:PID', 'SESSIONS', 'OLDEST LEASE', 'LAST HEARTBEAT'],
-    ...status.workers.map((w) => [w.id, `${w.host}:${w.pid}`, `${w.sessions.length}/${w.concurrency}`, w.sessions.length > 0 ? formatAge(w.oldestLeaseAgeMs) : '-', `${formatAge(status.at - w.heartbeatAt)} ago`]),
+    ...status.workers.map((w) => [
+      w.id,
+      `${w.host}:${w.pid}`,
+      `${w.sessions.length}/${w.concurrency}`,
+      w.sessions.length > 0 ? formatAge(w.oldestLeaseAgeMs) : '-',
+      `${formatAge(status.at - w.heartbeatAt)} ago`,
+    ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) lines.push(r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));

@@ -248,7 +248,11 @@ export class OtelConsumer implements EventConsumer {
   private sessionSpan(s: SessionState, at: number): SessionSpan {
     if (s.opened) return s.opened;
     const { SpanKind, trace } = otelApi();
-    const span = this.opts.tracer.startSpan('agentrx.session', { kind: SpanKind.INTERNAL, startTime: at, attributes: sessionAttributes(this.opts, s.threadId, s.sessionId) }, s.parent);
+    const span = this.opts.tracer.startSpan(
+      'agentrx.session',
+      { kind: SpanKind.INTERNAL, startTime: at, attributes: sessionAttributes(this.opts, s.threadId, s.sessionId) },
+      s.parent,
+    );
     s.opened = { span, startAt: at, ctx: trace.setSpan(s.parent, span) };
     return s.opened;
   }

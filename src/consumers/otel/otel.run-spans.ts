@@ -3,7 +3,19 @@ import { otelApi } from './otel-api.js';
 import type { RunFinished, TurnEnd } from '../../core/events/session-event.js';
 import type { Usage } from '../../core/model.js';
 import type { ToolResultSource } from '../../core/plugin/event-consumer.js';
-import { Attr, chatSpan, fail, finishReason, outputMessages, runAttributes, toolSpan, type Failure, type SpanLabels, type ToolCallInfo, type ToolOutcome } from './otel.attributes.js';
+import {
+  Attr,
+  chatSpan,
+  fail,
+  finishReason,
+  outputMessages,
+  runAttributes,
+  toolSpan,
+  type Failure,
+  type SpanLabels,
+  type ToolCallInfo,
+  type ToolOutcome,
+} from './otel.attributes.js';
 
 /** What {@link RunSpans} needs: the tracer, the labels, and whether to record content. */
 export interface RunSpansOptions extends SpanLabels {
@@ -61,7 +73,11 @@ export class RunSpans implements Timed {
     runId: string,
     readonly startAt: number,
   ) {
-    this.span = opts.tracer.startSpan(`invoke_agent ${opts.agentName}`, { kind: otelApi().SpanKind.INTERNAL, startTime: startAt, attributes: runAttributes(opts, threadId, runId) }, parent);
+    this.span = opts.tracer.startSpan(
+      `invoke_agent ${opts.agentName}`,
+      { kind: otelApi().SpanKind.INTERNAL, startTime: startAt, attributes: runAttributes(opts, threadId, runId) },
+      parent,
+    );
     this.ctx = otelApi().trace.setSpan(parent, this.span);
     this.nextTurnAt = startAt;
   }
@@ -114,7 +130,8 @@ export class RunSpans implements Timed {
     const reason = finishReason(outcome.stopReason);
     if (reason !== undefined) this.span.setAttribute(Attr.finishReasons, [reason]);
     // `terminated`: the host ended the session, or the run gave up (e.g. no_terminal_tool).
-    if (outcome.terminal === 'terminated') fail(this.span, { type: 'terminated', message: `the run ended with terminal 'terminated'${reason !== undefined ? ` (${reason})` : ''}` });
+    if (outcome.terminal === 'terminated')
+      fail(this.span, { type: 'terminated', message: `the run ended with terminal 'terminated'${reason !== undefined ? ` (${reason})` : ''}` });
     end(this, at);
     return usage;
   }
@@ -141,7 +158,11 @@ export class RunSpans implements Timed {
   private openTurn(at: number): TurnState {
     const startAt = Math.min(this.nextTurnAt, at);
     const number = this.turns + 1;
-    const span = this.opts.tracer.startSpan('agentrx.turn', { kind: otelApi().SpanKind.INTERNAL, startTime: startAt, attributes: { [Attr.turnNumber]: number } }, this.ctx);
+    const span = this.opts.tracer.startSpan(
+      'agentrx.turn',
+      { kind: otelApi().SpanKind.INTERNAL, startTime: startAt, attributes: { [Attr.turnNumber]: number } },
+      this.ctx,
+    );
     const ctx = otelApi().trace.setSpan(this.ctx, span);
     const { name, attributes } = chatSpan(this.opts, this.threadId);
     const chat = this.opts.tracer.startSpan(name, { kind: otelApi().SpanKind.CLIENT, startTime: startAt, attributes }, ctx);

@@ -1,20 +1,6 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import {
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsNotEmpty,
-  IsObject,
-  IsOptional,
-  IsString,
-  Length,
-  Matches,
-  Max,
-  Min,
-  ValidateNested,
-} from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
 import type { InspectOptions, inspect as Inspect } from 'node:util';
 import type { LogLevel } from '../logger.js';
 import { CoerceBoolean, CoerceNumber } from './config-section.js';
@@ -32,7 +18,6 @@ export const RUNTIME_MODES = ['embedded', 'distributed'] as const;
 export type RuntimeMode = (typeof RUNTIME_MODES)[number];
 
 const AGENT_NAME = /^[a-zA-Z0-9_-]+$/;
-
 
 /** The agent the host runs (`provision` input, together with the bound tools). */
 export class AgentConfig {

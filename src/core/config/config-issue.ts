@@ -140,7 +140,13 @@ function unknownKey(path: string, key: string, value: unknown, known: string[]):
 export function unknownProviderIssue(id: string, known: readonly string[]): ConfigIssue {
   const guess = closest(id, known);
   const hint = guess === undefined ? '' : ` (did you mean "${guess}"?)`;
-  return configIssue('provider', 'provider', 'no provider plugin has this id', id, `the id of a registered provider${hint}; known: ${known.join(', ') || '(none)'}`);
+  return configIssue(
+    'provider',
+    'provider',
+    'no provider plugin has this id',
+    id,
+    `the id of a registered provider${hint}; known: ${known.join(', ') || '(none)'}`,
+  );
 }
 
 /** class-validator messages start with the property name; the path already says it. */

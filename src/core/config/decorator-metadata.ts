@@ -26,7 +26,11 @@ export function checkDecoratorMetadata(type: new () => unknown, owner: string): 
   const reflect: { getMetadata?: (key: string, target: object, property: string) => unknown } = Reflect;
   const getMetadata = reflect.getMetadata;
   if (typeof getMetadata !== 'function') {
-    throw new AgentRxError('invalid_config', `${owner}: Reflect.getMetadata is missing (reflect-metadata is not loaded), so its input class ${nameOf(type)} has no type metadata; ${FIX}`, { owner, inputType: nameOf(type) });
+    throw new AgentRxError(
+      'invalid_config',
+      `${owner}: Reflect.getMetadata is missing (reflect-metadata is not loaded), so its input class ${nameOf(type)} has no type metadata; ${FIX}`,
+      { owner, inputType: nameOf(type) },
+    );
   }
   const nested = new Set(metas.filter((m) => m.type === ValidationTypes.NESTED_VALIDATION).map((m) => m.propertyName));
   const untyped = [...nested].filter((p) => getMetadata('design:type', type.prototype as object, p) === undefined);

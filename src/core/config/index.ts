@@ -14,11 +14,4 @@ export {
 } from './agentrx.config.js';
 export { type StoreSection, validateStoreSection } from './store-config.js';
 export { type ConfigSection, type ConfigSectionScope, sectionPath, CoerceNumber, CoerceBoolean } from './config-section.js';
-export {
-  loadConfig,
-  validateConfig,
-  type ConfigEnv,
-  type ConfigIssue,
-  type LoadConfigOptions,
-  type LoadedConfig,
-} from './load-config.js';
+export { loadConfig, validateConfig, type ConfigEnv, type ConfigIssue, type LoadConfigOptions, type LoadedConfig } from './load-config.js';

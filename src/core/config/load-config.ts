@@ -100,8 +100,20 @@ function validate(
   const config = plainToInstance(AgentRxConfig, coreRaw, { exposeDefaultValues: true });
   collectIssues(validateSync(config, CONFIG_VALIDATOR_OPTIONS), '', issues, [...rootKeys]);
   config.store = validateStoreSection(raw.store, stores, issues);
-  if (config.runtime?.mode === 'distributed' && config.store?.type !== 'redis' && !issues.some((i) => i.path.startsWith('runtime') || i.path.startsWith('store'))) {
-    issues.push(configIssue('runtime.mode', 'mode', "'distributed' needs store.type 'redis' (the queue and the sessions live on that server)", 'distributed', "'embedded', or set store: { type: 'redis', url }"));
+  if (
+    config.runtime?.mode === 'distributed' &&
+    config.store?.type !== 'redis' &&
+    !issues.some((i) => i.path.startsWith('runtime') || i.path.startsWith('store'))
+  ) {
+    issues.push(
+      configIssue(
+        'runtime.mode',
+        'mode',
+        "'distributed' needs store.type 'redis' (the queue and the sessions live on that server)",
+        'distributed',
+        "'embedded', or set store: { type: 'redis', url }",
+      ),
+    );
   }
   // A malformed id is already reported as such; a well-formed one must name a registered plugin.
   if (providerIds !== undefined && !issues.some((i) => i.path === 'provider') && !providerIds.includes(config.provider)) {

@@ -26,11 +26,12 @@ export async function readConfigFile(path: string): Promise<object> {
     // and never attach the SyntaxError as cause.
     const { position, reason } = locateJsonError(text);
     const { line, column } = lineColumn(text, position);
-    throw new AgentRxError(
-      'invalid_config',
-      `config file ${path} is not valid JSON: ${reason} at position ${position} (line ${line} column ${column})`,
-      { path, position, line, column },
-    );
+    throw new AgentRxError('invalid_config', `config file ${path} is not valid JSON: ${reason} at position ${position} (line ${line} column ${column})`, {
+      path,
+      position,
+      line,
+      column,
+    });
   }
   if (!isPlainObject(parsed)) {
     throw new AgentRxError('invalid_config', `config file ${path} must hold a JSON object, got ${describeType(parsed)}`, { path });

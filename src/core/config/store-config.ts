@@ -129,5 +129,11 @@ function foreignFieldIssue(issue: ConfigIssue, type: string, stores: readonly St
   if (issue.message !== 'unknown key' || issue.path !== `${PATH}.${key}`) return undefined;
   const owner = stores.find((s) => s.type !== type && knownKeys(s.options).includes(key));
   if (owner === undefined) return undefined;
-  return configIssue(issue.path, key, `is a field of store type '${owner.type}', not of '${type}'`, issue.value, `no ${key} with store type '${type}': remove it, or set store.type to '${owner.type}'`);
+  return configIssue(
+    issue.path,
+    key,
+    `is a field of store type '${owner.type}', not of '${type}'`,
+    issue.value,
+    `no ${key} with store type '${type}': remove it, or set store.type to '${owner.type}'`,
+  );
 }

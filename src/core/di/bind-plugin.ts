@@ -6,11 +6,7 @@ import { ContainerModule, type ContainerModuleLoadOptions, type Newable, type Se
  * Binds `impl` to itself in singleton scope, then each extension-point token to that one
  * instance (Theia's `bindToolProvider` pattern): one shared instance per plugin.
  */
-export function bindPlugin<T>(
-  options: ContainerModuleLoadOptions,
-  impl: Newable<T>,
-  ...tokens: ServiceIdentifier<unknown>[]
-): void {
+export function bindPlugin<T>(options: ContainerModuleLoadOptions, impl: Newable<T>, ...tokens: ServiceIdentifier<unknown>[]): void {
   options.bind(impl).toSelf().inSingletonScope();
   for (const token of tokens) options.bind(token).toService(impl);
 }

@@ -37,7 +37,11 @@ export const ConsumerErrors = Symbol('ConsumerErrors');
  */
 export const coreModule = new ContainerModule((options) => {
   const bindOnce = <T>(token: ServiceIdentifier<T>, build: (ctx: ResolutionContext, config: AgentRxConfig) => T): void => {
-    if (!options.isBound(token)) options.bind<T>(token).toDynamicValue((ctx) => build(ctx, ctx.get<AgentRxConfig>(AgentRxConfigToken))).inSingletonScope();
+    if (!options.isBound(token))
+      options
+        .bind<T>(token)
+        .toDynamicValue((ctx) => build(ctx, ctx.get<AgentRxConfig>(AgentRxConfigToken)))
+        .inSingletonScope();
   };
   bindOnce<Logger>(Logger, (_ctx, config) => new StderrLogger(config.logLevel));
   // The built-in engines; others come with their modules (bindStore), loaded before this one.
@@ -57,11 +61,18 @@ export const coreModule = new ContainerModule((options) => {
       });
   }
   bindOnce(ToolRegistry, (ctx) => new ToolRegistryImpl(ctx.getAll<ToolHandler>(ToolHandler), ctx.getAll<ToolSource>(ToolSource), ctx.get<Logger>(Logger)));
-  bindOnce(ConsumerRegistry, (ctx) => new PluginRegistry<EventConsumer>('consumer', ctx.getAll<EventConsumer>(EventConsumer), (c) => c.id, ctx.get<Logger>(Logger)));
+  bindOnce(
+    ConsumerRegistry,
+    (ctx) => new PluginRegistry<EventConsumer>('consumer', ctx.getAll<EventConsumer>(EventConsumer), (c) => c.id, ctx.get<Logger>(Logger)),
+  );
   // The live registry, not a snapshot: a tool a source adds later is found at call time.
   bindOnce(ToolDispatcher, (ctx) => new ToolDispatcher(ctx.get<ToolRegistryImpl>(ToolRegistry)));
   bindOnce(ConsumerErrors, () => new Subject<ConsumerError>());
-  bindOnce(ConsumerHub, (ctx, config) => new ConsumerHub(ctx.get<PluginRegistry<EventConsumer>>(ConsumerRegistry).all, config.consumers, ctx.get<Subject<ConsumerError>>(ConsumerErrors)));
+  bindOnce(
+    ConsumerHub,
+    (ctx, config) =>
+      new ConsumerHub(ctx.get<PluginRegistry<EventConsumer>>(ConsumerRegistry).all, config.consumers, ctx.get<Subject<ConsumerError>>(ConsumerErrors)),
+  );
   bindOnce(
     ProviderCatalog,
     (ctx, config) =>

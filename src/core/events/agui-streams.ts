@@ -104,7 +104,9 @@ export class StreamedToolCalls {
       call = { args: '' };
       this.open.set(toolCallId, call);
       const parent = fragment.parentMessageId;
-      events.push(stamp({ type: 'TOOL_CALL_START', toolCallId, toolCallName: fragment.name, ...(parent !== undefined ? { parentMessageId: parent } : {}) }, at));
+      events.push(
+        stamp({ type: 'TOOL_CALL_START', toolCallId, toolCallName: fragment.name, ...(parent !== undefined ? { parentMessageId: parent } : {}) }, at),
+      );
     }
     if (argsDelta.length > 0) {
       call.args += argsDelta;

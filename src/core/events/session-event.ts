@@ -35,9 +35,18 @@ export interface AgentRxEnvelope<E extends AgentRxEvent = AgentRxEvent> extends 
 export type SessionEvent = ProviderEnvelope | AgentRxEnvelope;
 
 /** A request began (one per `run`, one per message of a live session). */
-export interface RunStarted { readonly type: 'agentrx.run_started'; readonly runId: string; readonly threadId: string; readonly resumed: boolean }
+export interface RunStarted {
+  readonly type: 'agentrx.run_started';
+  readonly runId: string;
+  readonly threadId: string;
+  readonly resumed: boolean;
+}
 /** Normalized assistant text, right after the host event that carried it. */
-export interface TextDelta { readonly type: 'agentrx.text_delta'; readonly text: string; readonly messageId: string }
+export interface TextDelta {
+  readonly type: 'agentrx.text_delta';
+  readonly text: string;
+  readonly messageId: string;
+}
 /**
  * A fragment of a tool call's arguments as the host streams them, right after the host event that
  * carried it (a `tool_call_delta` its provider decoded). The turn's `agentrx.turn_end` still carries the
@@ -55,7 +64,11 @@ export interface ToolCallDelta {
   readonly parentMessageId?: string;
 }
 /** The model's reasoning text (OpenAI-compatible `reasoning_content`), right after the host event that carried it. */
-export interface ReasoningDelta { readonly type: 'agentrx.reasoning_delta'; readonly text: string; readonly messageId: string }
+export interface ReasoningDelta {
+  readonly type: 'agentrx.reasoning_delta';
+  readonly text: string;
+  readonly messageId: string;
+}
 /** A turn closed; its tool uses (custom and host-run) are final here. */
 export interface TurnEnd {
   readonly type: 'agentrx.turn_end';
@@ -67,9 +80,18 @@ export interface TurnEnd {
   readonly serverToolUses: readonly ToolUse[];
 }
 /** A custom tool is about to run locally. */
-export interface ToolStarted { readonly type: 'agentrx.tool_started'; readonly toolUse: ToolUse }
+export interface ToolStarted {
+  readonly type: 'agentrx.tool_started';
+  readonly toolUse: ToolUse;
+}
 /** A custom tool's result (`replayed`: taken from the ledger, not run again). */
-export interface ToolResultEvent { readonly type: 'agentrx.tool_result'; readonly toolUse: ToolUse; readonly result: ToolResult; readonly replayed: boolean; readonly durationMs: number }
+export interface ToolResultEvent {
+  readonly type: 'agentrx.tool_result';
+  readonly toolUse: ToolUse;
+  readonly result: ToolResult;
+  readonly replayed: boolean;
+  readonly durationMs: number;
+}
 /**
  * The result of a tool the host ran itself (a server tool, an MCP tool run by the host), right
  * after the host event that carried it (a `host_tool_result` its provider decoded). The call itself is
@@ -86,25 +108,70 @@ export interface HostToolResultEvent {
  * The agent's state at the start of a request (the session's `state`, as a client such as an
  * AG-UI page sent it): a JSON object, shared with tools (`ctx.state`).
  */
-export interface StateSnapshot { readonly type: 'agentrx.state_snapshot'; readonly snapshot: Readonly<Record<string, unknown>> }
+export interface StateSnapshot {
+  readonly type: 'agentrx.state_snapshot';
+  readonly snapshot: Readonly<Record<string, unknown>>;
+}
 /** A tool changed the agent's state: the change as a JSON Patch (RFC 6902), from the last snapshot or delta. */
-export interface StateDelta { readonly type: 'agentrx.state_delta'; readonly delta: readonly JsonPatchOperation[] }
+export interface StateDelta {
+  readonly type: 'agentrx.state_delta';
+  readonly delta: readonly JsonPatchOperation[];
+}
 /** The stream dropped; the Session re-attaches after `delayMs`. */
-export interface Reconnecting { readonly type: 'agentrx.reconnecting'; readonly attempt: number; readonly delayMs: number; readonly reason: string }
+export interface Reconnecting {
+  readonly type: 'agentrx.reconnecting';
+  readonly attempt: number;
+  readonly delayMs: number;
+  readonly reason: string;
+}
 /** The stream is back and the missed history was fed. */
-export interface ReconnectedEvent { readonly type: 'agentrx.reconnected'; readonly attempt: number; readonly missed: number; readonly pending: number }
+export interface ReconnectedEvent {
+  readonly type: 'agentrx.reconnected';
+  readonly attempt: number;
+  readonly missed: number;
+  readonly pending: number;
+}
 /** `requireTerminalTool` re-prompted after an `end_turn` without the terminal tool. */
-export interface Reprompt { readonly type: 'agentrx.reprompt'; readonly attempt: number; readonly text: string }
+export interface Reprompt {
+  readonly type: 'agentrx.reprompt';
+  readonly attempt: number;
+  readonly text: string;
+}
 /** The host waits for the caller to allow or deny these tool uses of its own (no `confirmTool` option: answer with `sendEvent`). */
-export interface ConfirmationRequired { readonly type: 'agentrx.confirmation_required'; readonly toolUses: readonly ToolUse[] }
+export interface ConfirmationRequired {
+  readonly type: 'agentrx.confirmation_required';
+  readonly toolUses: readonly ToolUse[];
+}
 /** The `confirmTool` option decided on a host-run tool use; the decision is being posted. */
-export interface ToolConfirmationEvent { readonly type: 'agentrx.tool_confirmation'; readonly toolUse: ToolUse; readonly allow: boolean; readonly denyMessage?: string }
+export interface ToolConfirmationEvent {
+  readonly type: 'agentrx.tool_confirmation';
+  readonly toolUse: ToolUse;
+  readonly allow: boolean;
+  readonly denyMessage?: string;
+}
 /** Something worth reporting that is not an event (a bad frame, an input held back…). */
-export interface Diagnostic { readonly type: 'agentrx.diagnostic'; readonly message: string }
+export interface Diagnostic {
+  readonly type: 'agentrx.diagnostic';
+  readonly message: string;
+}
 /** A request reached its terminal. */
-export interface RunFinished { readonly type: 'agentrx.run_finished'; readonly runId: string; readonly threadId: string; readonly terminal: TurnResult['terminal']; readonly stopReason: unknown; readonly turns: number; readonly usage: Usage }
+export interface RunFinished {
+  readonly type: 'agentrx.run_finished';
+  readonly runId: string;
+  readonly threadId: string;
+  readonly terminal: TurnResult['terminal'];
+  readonly stopReason: unknown;
+  readonly turns: number;
+  readonly usage: Usage;
+}
 /** The session failed (the request's terminal when it did not finish). */
-export interface RunError { readonly type: 'agentrx.run_error'; readonly runId: string; readonly threadId: string; readonly code: string; readonly message: string }
+export interface RunError {
+  readonly type: 'agentrx.run_error';
+  readonly runId: string;
+  readonly threadId: string;
+  readonly code: string;
+  readonly message: string;
+}
 
 /** Events the Session synthesizes (`source: 'agentrx'`), a union on `type` (each prefixed `agentrx.`). */
 export type AgentRxEvent =

@@ -136,7 +136,6 @@ export function retryAfterMs(source: unknown, now: number = Date.now()): number 
   return Math.max(0, at - now);
 }
 
-
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw abortReason(signal);
 }

@@ -65,7 +65,13 @@ export class Kernel {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    for (const phase of this.phases) await this.runPhase(`start ${phase.name}`, phase.participants, (p) => startBound(p, phase.timeoutMs), (p) => p.start?.());
+    for (const phase of this.phases)
+      await this.runPhase(
+        `start ${phase.name}`,
+        phase.participants,
+        (p) => startBound(p, phase.timeoutMs),
+        (p) => p.start?.(),
+      );
   }
 
   stop(): Promise<void> {
@@ -73,11 +79,20 @@ export class Kernel {
       for (const [sig, h] of this.signalHandlers) process.off(sig, h);
       if (this.started) {
         for (const phase of [...this.phases].reverse()) {
-          await this.runPhase(`stop ${phase.name}`, [...phase.participants].reverse(), () => phase.timeoutMs, (p) => p.stop?.());
+          await this.runPhase(
+            `stop ${phase.name}`,
+            [...phase.participants].reverse(),
+            () => phase.timeoutMs,
+            (p) => p.stop?.(),
+          );
         }
       }
       try {
-        await withTimeout(Promise.resolve().then(() => this.cleanup.run()), this.cleanup.timeoutMs, 'cleanup');
+        await withTimeout(
+          Promise.resolve().then(() => this.cleanup.run()),
+          this.cleanup.timeoutMs,
+          'cleanup',
+        );
       } catch (e) {
         this.logger.error('kernel cleanup failed', { error: messageOf(e) });
       }
@@ -98,7 +113,15 @@ export class Kernel {
   }
 
   private async runPhase(phase: string, ps: readonly Participant[], timeoutOf: (p: Participant) => number, hook: (p: Participant) => unknown): Promise<void> {
-    const results = await Promise.allSettled(ps.map((p) => withTimeout(Promise.resolve().then(() => hook(p)), timeoutOf(p), phase)));
+    const results = await Promise.allSettled(
+      ps.map((p) =>
+        withTimeout(
+          Promise.resolve().then(() => hook(p)),
+          timeoutOf(p),
+          phase,
+        ),
+      ),
+    );
     results.forEach((r, i) => {
       if (r.status === 'rejected') {
         const p = ps[i]!;

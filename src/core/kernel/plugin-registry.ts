@@ -21,7 +21,11 @@ export class PluginRegistry<T extends object> {
       }
       const prev = this.byId.get(id);
       if (prev && prev !== p) {
-        throw new AgentRxError('duplicate_plugin', `two ${point} plugins share the id '${id}': ${className(prev)} and ${className(p)}; rename one or unbind the other`, { point, id });
+        throw new AgentRxError(
+          'duplicate_plugin',
+          `two ${point} plugins share the id '${id}': ${className(prev)} and ${className(p)}; rename one or unbind the other`,
+          { point, id },
+        );
       }
       this.byId.set(id, p);
     }

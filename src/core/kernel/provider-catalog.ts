@@ -35,7 +35,11 @@ export class ProviderCatalog {
     for (const r of registrations) {
       if (this.registrations.has(r.id) || this.resolved.some((p) => p.id === r.id)) {
         const other = this.registrations.get(r.id)?.service.name ?? className(this.resolved.find((p) => p.id === r.id)!);
-        throw new AgentRxError('duplicate_plugin', `two provider plugins share the id '${r.id}': ${other} and ${r.service.name}; rename one or unbind the other`, { point: 'provider', id: r.id });
+        throw new AgentRxError(
+          'duplicate_plugin',
+          `two provider plugins share the id '${r.id}': ${other} and ${r.service.name}; rename one or unbind the other`,
+          { point: 'provider', id: r.id },
+        );
       }
       this.registrations.set(r.id, r);
     }
@@ -64,9 +68,15 @@ export class ProviderCatalog {
     try {
       provider = this.resolve(registration);
     } catch (e) {
-      throw new AgentRxError('invalid_config', `cannot build provider '${id}': ${(e as Error).message}; is its section present under providers.${id}?`, undefined, { cause: e });
+      throw new AgentRxError(
+        'invalid_config',
+        `cannot build provider '${id}': ${(e as Error).message}; is its section present under providers.${id}?`,
+        undefined,
+        { cause: e },
+      );
     }
-    if (provider.id !== id) throw new AgentRxError('invalid_config', `provider ${registration.service.name} is registered as '${id}' but its id is '${provider.id}'`);
+    if (provider.id !== id)
+      throw new AgentRxError('invalid_config', `provider ${registration.service.name} is registered as '${id}' but its id is '${provider.id}'`);
     this.add(id, provider, registration.service.name);
     return provider;
   }
@@ -82,7 +92,11 @@ export class ProviderCatalog {
     let p = this.starting.get(provider.id);
     if (!p) {
       const participant = provider as AgentProvider & Participant;
-      p = withTimeout(Promise.resolve().then(() => participant.start?.()), startBound(participant, this.startTimeoutMs), `start provider ${provider.id}`).catch((e: unknown) => {
+      p = withTimeout(
+        Promise.resolve().then(() => participant.start?.()),
+        startBound(participant, this.startTimeoutMs),
+        `start provider ${provider.id}`,
+      ).catch((e: unknown) => {
         this.logger.error(`start provider ${provider.id} failed`, { error: (e as Error).message });
       });
       this.starting.set(provider.id, p);
@@ -92,7 +106,11 @@ export class ProviderCatalog {
 
   private add(id: string, provider: AgentProvider, name: string): void {
     if (this.resolved.some((p) => p.id === id && p !== provider)) {
-      throw new AgentRxError('duplicate_plugin', `two provider plugins share the id '${id}': ${className(this.get(id)!)} and ${name}; rename one or unbind the other`, { point: 'provider', id });
+      throw new AgentRxError(
+        'duplicate_plugin',
+        `two provider plugins share the id '${id}': ${className(this.get(id)!)} and ${name}; rename one or unbind the other`,
+        { point: 'provider', id },
+      );
     }
     if (!this.resolved.includes(provider)) this.resolved.push(provider);
     // Providers built before the kernel's start phase are started by it.

@@ -45,7 +45,9 @@ export class Provisions {
       }
     }
     if (failures.length > 0) {
-      throw new AgentRxError('provider_error', `teardown failed for ${failures.length} provider(s):\n${failures.map((f) => `- ${f}`).join('\n')}`, { failures });
+      throw new AgentRxError('provider_error', `teardown failed for ${failures.length} provider(s):\n${failures.map((f) => `- ${f}`).join('\n')}`, {
+        failures,
+      });
     }
   }
 }

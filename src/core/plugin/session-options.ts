@@ -1,7 +1,6 @@
 import type { Outcome, PriorMessage, ToolUse, Usage } from '../model.js';
 import type { ToolHandler } from './tool-handler.js';
 
-
 /**
  * A guard called after every turn that would continue the loop. Return `true` (or a reason
  * string) to halt the request with a `halted` error. Checked before `maxTurns`: the guard wins.

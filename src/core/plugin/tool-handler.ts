@@ -120,6 +120,11 @@ export interface ToolHandler<I = unknown> {
 }
 
 export function isToolOutcome(v: unknown): v is ToolOutcome {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as ToolOutcome).content === 'string' &&
-    Object.keys(v).every((k) => k === 'content' || k === 'isError');
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    typeof (v as ToolOutcome).content === 'string' &&
+    Object.keys(v).every((k) => k === 'content' || k === 'isError')
+  );
 }

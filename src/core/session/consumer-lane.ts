@@ -94,7 +94,11 @@ export class ConsumerLane {
     if (!this.startedOk) return;
     this.startedOk = false;
     try {
-      await withTimeout(Promise.resolve().then(() => this.consumer.stop?.(reason, { sessionId: this.sessionId(), threadId: this.threadId })), this.options.stopTimeoutMs, 'stop');
+      await withTimeout(
+        Promise.resolve().then(() => this.consumer.stop?.(reason, { sessionId: this.sessionId(), threadId: this.threadId })),
+        this.options.stopTimeoutMs,
+        'stop',
+      );
     } catch (e) {
       this.report('stop', `stop failed: ${messageOf(e)}`, undefined, e);
     }

@@ -19,9 +19,13 @@ export function keptForRecovery(h: HostEvent): h is RecoveryEvent {
 export function derivedEvent(h: HostEvent, turn: number): AgentRxEvent | undefined {
   switch (h.kind) {
     case 'text':
-      return typeof h.text === 'string' && h.text.length > 0 ? { type: 'agentrx.text_delta', text: h.text, messageId: nonEmpty(h.messageId) ?? `msg-${turn}` } : undefined;
+      return typeof h.text === 'string' && h.text.length > 0
+        ? { type: 'agentrx.text_delta', text: h.text, messageId: nonEmpty(h.messageId) ?? `msg-${turn}` }
+        : undefined;
     case 'reasoning':
-      return typeof h.text === 'string' && h.text.length > 0 ? { type: 'agentrx.reasoning_delta', text: h.text, messageId: nonEmpty(h.messageId) ?? `reasoning-${turn}` } : undefined;
+      return typeof h.text === 'string' && h.text.length > 0
+        ? { type: 'agentrx.reasoning_delta', text: h.text, messageId: nonEmpty(h.messageId) ?? `reasoning-${turn}` }
+        : undefined;
     case 'host_tool_result':
       if (nonEmpty(h.toolUseId) === undefined || typeof h.content !== 'string' || typeof h.isError !== 'boolean') return undefined;
       return { type: 'agentrx.host_tool_result', toolUse: { id: h.toolUseId }, result: { content: h.content, isError: h.isError } };
@@ -29,7 +33,13 @@ export function derivedEvent(h: HostEvent, turn: number): AgentRxEvent | undefin
       if (nonEmpty(h.toolUseId) === undefined || typeof h.argsDelta !== 'string') return undefined;
       const name = nonEmpty(h.name);
       const parentMessageId = nonEmpty(h.parentMessageId);
-      return { type: 'agentrx.tool_call_delta', toolUseId: h.toolUseId, ...(name !== undefined ? { name } : {}), argsDelta: h.argsDelta, ...(parentMessageId !== undefined ? { parentMessageId } : {}) };
+      return {
+        type: 'agentrx.tool_call_delta',
+        toolUseId: h.toolUseId,
+        ...(name !== undefined ? { name } : {}),
+        argsDelta: h.argsDelta,
+        ...(parentMessageId !== undefined ? { parentMessageId } : {}),
+      };
     }
     default:
       return undefined;

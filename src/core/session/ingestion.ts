@@ -205,7 +205,8 @@ export class Ingestion {
           : { seq, sessionId, turn: d.turn, provider, source: 'provider', raw: d.raw, at };
       this.requestEvents.push(d.raw);
       // Without retention, keep a bounded window: enough for split-batch recovery, never the whole log.
-      if (!this.opts.retainEvents && this.requestEvents.length > 2 * UNRETAINED_HISTORY) this.requestEvents.splice(0, this.requestEvents.length - UNRETAINED_HISTORY);
+      if (!this.opts.retainEvents && this.requestEvents.length > 2 * UNRETAINED_HISTORY)
+        this.requestEvents.splice(0, this.requestEvents.length - UNRETAINED_HISTORY);
     }
     this.bus.next(env);
   }

@@ -19,7 +19,8 @@ export function priorMessageProblems(history: unknown): string[] {
     const at = `history[${i}]`;
     if (typeof m !== 'object' || m === null || Array.isArray(m)) return void problems.push(`${at}: must be an object { role, content }`);
     const msg = m as Record<string, unknown>;
-    if (typeof msg['role'] !== 'string' || !ROLES.has(msg['role'])) problems.push(`${at}.role: must be one of ${[...ROLES].join(', ')}; got ${JSON.stringify(msg['role'])}`);
+    if (typeof msg['role'] !== 'string' || !ROLES.has(msg['role']))
+      problems.push(`${at}.role: must be one of ${[...ROLES].join(', ')}; got ${JSON.stringify(msg['role'])}`);
     if (typeof msg['content'] !== 'string') problems.push(`${at}.content: must be a string`);
     const calls = msg['toolCalls'];
     if (calls !== undefined) {
@@ -34,7 +35,8 @@ export function priorMessageProblems(history: unknown): string[] {
         });
       }
     }
-    if (msg['role'] === 'tool' && typeof msg['toolCallId'] !== 'string') problems.push(`${at}.toolCallId: required on a tool message (the id of the call it answers)`);
+    if (msg['role'] === 'tool' && typeof msg['toolCallId'] !== 'string')
+      problems.push(`${at}.toolCallId: required on a tool message (the id of the call it answers)`);
   });
   return problems;
 }
@@ -51,6 +53,11 @@ export function withPriorConversation(prompt: string | undefined, history: reado
     const who = m.role === 'tool' ? `tool result [${m.toolCallId ?? '?'}]` : m.role;
     return `[${who}] ${m.content}${calls}`;
   });
-  const block = ['<conversation_so_far>', 'The conversation before this message, carried over from the client, oldest first:', ...lines, '</conversation_so_far>'].join('\n');
+  const block = [
+    '<conversation_so_far>',
+    'The conversation before this message, carried over from the client, oldest first:',
+    ...lines,
+    '</conversation_so_far>',
+  ].join('\n');
   return prompt === undefined ? block : `${block}\n\n${prompt}`;
 }

@@ -90,7 +90,8 @@ export class RequestLoop {
       if (!this.ctx.link.hostMidTurn) return { kind: 'send', input: run.toSend.shift() };
       this.ctx.ingestion.emit({ type: 'agentrx.diagnostic', message: 'the host is still running a turn; the input is sent once that turn ends' });
     }
-    if (!this.ctx.link.unprompted) throw new AgentRxError('provider_error', 'nothing to send: every unanswered tool use was already answered and no prompt was given');
+    if (!this.ctx.link.unprompted)
+      throw new AgentRxError('provider_error', 'nothing to send: every unanswered tool use was already answered and no prompt was given');
     return { kind: 'await' };
   }
 
@@ -132,7 +133,12 @@ export class RequestLoop {
   private beginRequest(): void {
     this.ctx.ingestion.beginRequest();
     this.ctx.state.begin(this.ctx.threadId(), this.ctx.abort);
-    this.ctx.ingestion.emit({ type: 'agentrx.run_started', runId: this.ctx.state.runId, threadId: this.ctx.threadId(), resumed: this.ctx.provider.resumed(this.ctx.conn()) });
+    this.ctx.ingestion.emit({
+      type: 'agentrx.run_started',
+      runId: this.ctx.state.runId,
+      threadId: this.ctx.threadId(),
+      resumed: this.ctx.provider.resumed(this.ctx.conn()),
+    });
     const snapshot = this.ctx.agentState.snapshot();
     if (snapshot) this.ctx.ingestion.emit({ type: 'agentrx.state_snapshot', snapshot });
   }
@@ -143,8 +149,22 @@ export class RequestLoop {
     this.ctx.link.terminalReached();
     const p = this.ctx.provider;
     const events = this.ctx.opts.retainEvents ? this.ctx.ingestion.history : [];
-    const result = this.ctx.state.result(turn, { sessionId: this.ctx.sessionId(), provider: p.id, turns: this.ctx.ingestion.turn, transcript: p.transcript?.(this.ctx.conn()), events });
-    this.ctx.ingestion.emit({ type: 'agentrx.run_finished', runId: this.ctx.state.runId, threadId: this.ctx.threadId(), terminal: result.terminal, stopReason: result.stopReason, turns: result.turns, usage: result.usage });
+    const result = this.ctx.state.result(turn, {
+      sessionId: this.ctx.sessionId(),
+      provider: p.id,
+      turns: this.ctx.ingestion.turn,
+      transcript: p.transcript?.(this.ctx.conn()),
+      events,
+    });
+    this.ctx.ingestion.emit({
+      type: 'agentrx.run_finished',
+      runId: this.ctx.state.runId,
+      threadId: this.ctx.threadId(),
+      terminal: result.terminal,
+      stopReason: result.stopReason,
+      turns: result.turns,
+      usage: result.usage,
+    });
     // A run closes right after its terminal, and closing syncs the record: this one need not.
     await this.ctx.journal.checkpoint({ status: 'idle', transcript: result.transcript }, { sync: this.ctx.live });
     // An idle live session keeps nothing of the request it no longer needs (recovery is per request).

@@ -181,7 +181,14 @@ export class SessionJournal {
 function checkLedgerAgainstLog(record: SessionRecord, recent: readonly SessionEvent[], rerunnable: (toolName: string) => boolean): void {
   const known = new Set(record.ledger.map((e) => e.toolUseId));
   for (const env of recent) {
-    if (env.source !== 'agentrx' || env.raw.type !== 'agentrx.tool_result' || env.raw.replayed || known.has(env.raw.toolUse.id) || rerunnable(env.raw.toolUse.name)) continue;
+    if (
+      env.source !== 'agentrx' ||
+      env.raw.type !== 'agentrx.tool_result' ||
+      env.raw.replayed ||
+      known.has(env.raw.toolUse.id) ||
+      rerunnable(env.raw.toolUse.name)
+    )
+      continue;
     throw new AgentRxError(
       'store_error',
       `session '${record.sessionId}': the log shows tool use ${env.raw.toolUse.id} ('${env.raw.toolUse.name}') returning a result at seq ${env.seq}, but the record's ledger has no entry for it; the record and the log disagree (was the record replaced or restored from an older copy?). Resuming could run the tool again, so the session is not resumed`,

@@ -62,23 +62,28 @@ export function resolveSessionOptions(
   };
   if (opts.prompt !== undefined && typeof opts.prompt !== 'string') problems.push(`prompt: must be a string; got ${typeof opts.prompt}`);
   if (opts.freshPrompt !== undefined && typeof opts.freshPrompt !== 'string') problems.push(`freshPrompt: must be a string; got ${typeof opts.freshPrompt}`);
-  if (opts.sessionId !== undefined && (typeof opts.sessionId !== 'string' || opts.sessionId.length === 0)) problems.push('sessionId: must be a non-empty string');
+  if (opts.sessionId !== undefined && (typeof opts.sessionId !== 'string' || opts.sessionId.length === 0))
+    problems.push('sessionId: must be a non-empty string');
   if (opts.threadId !== undefined && (typeof opts.threadId !== 'string' || opts.threadId.length === 0)) problems.push('threadId: must be a non-empty string');
   if (opts.history !== undefined) {
     problems.push(...priorMessageProblems(opts.history));
   }
-  if (opts.state !== undefined && (typeof opts.state !== 'object' || opts.state === null || Array.isArray(opts.state))) problems.push(`state: must be a JSON object; got ${Array.isArray(opts.state) ? 'an array' : opts.state === null ? 'null' : typeof opts.state}`);
+  if (opts.state !== undefined && (typeof opts.state !== 'object' || opts.state === null || Array.isArray(opts.state)))
+    problems.push(`state: must be a JSON object; got ${Array.isArray(opts.state) ? 'an array' : opts.state === null ? 'null' : typeof opts.state}`);
   int('timeoutMs', opts.timeoutMs, 1, 2 ** 31 - 1);
   int('maxTurns', opts.maxTurns, 1, 10_000);
   int('maxReprompts', opts.maxReprompts, 0, 100);
   if (opts.turnGuard !== undefined && typeof opts.turnGuard !== 'function') problems.push('turnGuard: must be a function (usage, turns) => boolean | string');
-  if (opts.confirmTool !== undefined && typeof opts.confirmTool !== 'function') problems.push('confirmTool: must be a function (toolUse) => boolean | { allow, denyMessage? } (or a promise of one)');
+  if (opts.confirmTool !== undefined && typeof opts.confirmTool !== 'function')
+    problems.push('confirmTool: must be a function (toolUse) => boolean | { allow, denyMessage? } (or a promise of one)');
   if (opts.requireTerminalTool) {
     if (!opts.terminalTool) problems.push('terminalTool: required when requireTerminalTool is true (name the tool that ends the task)');
-    else if (!ctx.toolNames.includes(opts.terminalTool)) problems.push(`terminalTool: '${opts.terminalTool}' is not a registered tool; registered: ${ctx.toolNames.join(', ') || '(none)'}`);
+    else if (!ctx.toolNames.includes(opts.terminalTool))
+      problems.push(`terminalTool: '${opts.terminalTool}' is not a registered tool; registered: ${ctx.toolNames.join(', ') || '(none)'}`);
   }
   if (opts.outcome !== undefined) {
-    if (typeof opts.outcome?.description !== 'string' || typeof opts.outcome?.rubric !== 'string') problems.push('outcome: needs string `description` and `rubric`');
+    if (typeof opts.outcome?.description !== 'string' || typeof opts.outcome?.rubric !== 'string')
+      problems.push('outcome: needs string `description` and `rubric`');
     int('outcome.maxIterations', opts.outcome?.maxIterations, 1, 1000);
   }
   problems.push(...sessionToolProblems(opts.tools, ctx));
@@ -119,10 +124,14 @@ function sessionToolProblems(tools: SessionOptions['tools'], ctx: { toolNames: r
   if (!Array.isArray(tools)) return ['tools: must be an array of tool handlers'];
   if (tools.length === 0) return [];
   const problems: string[] = [];
-  if (ctx.toolsPerCall !== true) problems.push(`tools: provider '${ctx.providerId}' takes its tools when the agent is provisioned, not per session; session tools need a provider that sends them with every model call (local)`);
+  if (ctx.toolsPerCall !== true)
+    problems.push(
+      `tools: provider '${ctx.providerId}' takes its tools when the agent is provisioned, not per session; session tools need a provider that sends them with every model call (local)`,
+    );
   const seen = new Set<string>();
   tools.forEach((t: ToolHandler, i) => {
-    if (typeof t?.name !== 'string' || t.name.length === 0 || typeof t.handle !== 'function') return void problems.push(`tools[${i}]: must be a tool handler with a name and a handle function`);
+    if (typeof t?.name !== 'string' || t.name.length === 0 || typeof t.handle !== 'function')
+      return void problems.push(`tools[${i}]: must be a tool handler with a name and a handle function`);
     if (ctx.toolNames.includes(t.name)) problems.push(`tools[${i}]: '${t.name}' is the name of an agent tool; give the session's tool another name`);
     else if (seen.has(t.name)) problems.push(`tools[${i}]: '${t.name}' is given twice`);
     seen.add(t.name);

@@ -101,7 +101,12 @@ export class Session implements LiveSession {
     const conn = (): unknown => this.conn;
     this.ingestion = Ingestion.forProvider(provider, conn, opts);
     this.agentState = new AgentState(opts.state as Record<string, unknown> | undefined);
-    this.journal = new SessionJournal(deps.store, provider.id, (error) => this.ctrl.abort(error), (name) => deps.dispatcher.isIdempotent(name));
+    this.journal = new SessionJournal(
+      deps.store,
+      provider.id,
+      (error) => this.ctrl.abort(error),
+      (name) => deps.dispatcher.isIdempotent(name),
+    );
     this.events$ = this.ingestion.events$;
     // One AG-UI translation per event, shared by the consumers and `agui$`.
     const translated$ = this.events$.pipe(withAgUi(), share());
@@ -116,16 +121,50 @@ export class Session implements LiveSession {
     };
     this.link =
       provider.mode === 'streaming'
-        ? new StreamAttachment(provider, conn, this.ingestion, events, { live, ...opts, interruptTimeoutMs: deps.interruptTimeoutMs }, this.ctrl.signal, deps.logger)
+        ? new StreamAttachment(
+            provider,
+            conn,
+            this.ingestion,
+            events,
+            { live, ...opts, interruptTimeoutMs: deps.interruptTimeoutMs },
+            this.ctrl.signal,
+            deps.logger,
+          )
         : new TurnPoller(provider, conn, this.ingestion, events, deps.logger);
     this.answerer = new ToolAnswerer(
-      { provider, dispatcher: deps.dispatcher, store: deps.store, logger: deps.logger, emit: (ev) => this.emitWithState(ev), state: () => this.agentState.value, sessionId: () => this.logId, history: () => this.ingestion.hostHistory,
-        beforeTools: () => (provider.transcript && deps.store.durable !== false ? this.journal.checkpoint({ transcript: provider.transcript(this.conn) }, { sync: false }) : Promise.resolve()), beforeRecord: () => this.journal.handOver() },
+      {
+        provider,
+        dispatcher: deps.dispatcher,
+        store: deps.store,
+        logger: deps.logger,
+        emit: (ev) => this.emitWithState(ev),
+        state: () => this.agentState.value,
+        sessionId: () => this.logId,
+        history: () => this.ingestion.hostHistory,
+        beforeTools: () =>
+          provider.transcript && deps.store.durable !== false
+            ? this.journal.checkpoint({ transcript: provider.transcript(this.conn) }, { sync: false })
+            : Promise.resolve(),
+        beforeRecord: () => this.journal.handOver(),
+      },
       { confirmTool: opts.confirmTool, live, toolTimeoutMs: opts.toolTimeoutMs, toolConcurrency: opts.toolConcurrency },
     );
     this.loop = new RequestLoop({
-      provider, inbox: this.inbox, link: this.link, answerer: this.answerer, ingestion: this.ingestion, state: this.request$, agentState: this.agentState, journal: this.journal,
-      outcome: this.outcome, opts, live, conn, sessionId: () => this.sessionIdValue, threadId: () => this.threadId, abort: (error) => this.ctrl.abort(error),
+      provider,
+      inbox: this.inbox,
+      link: this.link,
+      answerer: this.answerer,
+      ingestion: this.ingestion,
+      state: this.request$,
+      agentState: this.agentState,
+      journal: this.journal,
+      outcome: this.outcome,
+      opts,
+      live,
+      conn,
+      sessionId: () => this.sessionIdValue,
+      threadId: () => this.threadId,
+      abort: (error) => this.ctrl.abort(error),
     });
     if (opts.signal) followAbort(opts.signal, () => this.cancel(), this.closed);
     void this.main();
@@ -283,7 +322,18 @@ export class Session implements LiveSession {
     // A client's copy of the conversation replaces the stored one where the host takes prior messages.
     const priorMessages = p.acceptsPriorMessages ? this.opts.history : undefined;
     const history = priorMessages ? undefined : prior?.transcript;
-    this.conn = await abortable(p.open({ sessionId: this.opts.sessionId, spec: this.deps.spec, handle, signal, maxTurns: this.opts.maxTurns, history, ...(priorMessages ? { priorMessages } : {}) }), signal);
+    this.conn = await abortable(
+      p.open({
+        sessionId: this.opts.sessionId,
+        spec: this.deps.spec,
+        handle,
+        signal,
+        maxTurns: this.opts.maxTurns,
+        history,
+        ...(priorMessages ? { priorMessages } : {}),
+      }),
+      signal,
+    );
     this.sessionIdValue = p.sessionId(this.conn) ?? this.opts.sessionId;
     this.ingestion.sessionId = this.sessionIdValue;
     this.threadId = prior?.threadId ?? this.opts.threadId ?? this.sessionIdValue ?? `thread-${randomUUID()}`;
@@ -303,13 +353,18 @@ export class Session implements LiveSession {
     this.ingestion.emit(ev);
     if (ev.type !== 'agentrx.tool_result') return;
     const { ops, discarded } = this.agentState.delta();
-    if (discarded !== undefined) this.ingestion.emit({ type: 'agentrx.diagnostic', message: `tool '${ev.toolUse.name}' left the agent state with a value that is not JSON (${discarded}); its state change was discarded` });
+    if (discarded !== undefined)
+      this.ingestion.emit({
+        type: 'agentrx.diagnostic',
+        message: `tool '${ev.toolUse.name}' left the agent state with a value that is not JSON (${discarded}); its state change was discarded`,
+      });
     if (ops.length > 0) this.ingestion.emit({ type: 'agentrx.state_delta', delta: ops });
   }
 
   private async shutdown(reason: StopReason, failure: AgentRxError | undefined): Promise<void> {
     this.request$.end();
-    if (failure) this.ingestion.emit({ type: 'agentrx.run_error', runId: this.request$.runId, threadId: this.threadId, code: failure.code, message: failure.message });
+    if (failure)
+      this.ingestion.emit({ type: 'agentrx.run_error', runId: this.request$.runId, threadId: this.threadId, code: failure.code, message: failure.message });
     this.outcome.ended(failure);
     this.isClosed = true;
     try {

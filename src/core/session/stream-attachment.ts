@@ -90,14 +90,18 @@ export class StreamAttachment implements HostLink {
     this.turns.unsubscribe();
     const conn = this.conn();
     if (interrupt && this.provider.interrupt && conn !== undefined) {
-      await this.provider.interrupt(conn, AbortSignal.timeout(this.opts.interruptTimeoutMs)).catch((e: unknown) => this.logger.warn('interrupt failed', { provider: this.provider.id, error: toAgentRxError(e).message }));
+      await this.provider
+        .interrupt(conn, AbortSignal.timeout(this.opts.interruptTimeoutMs))
+        .catch((e: unknown) => this.logger.warn('interrupt failed', { provider: this.provider.id, error: toAgentRxError(e).message }));
     }
     await releaseConn(this.provider, conn, this.logger);
   }
 
   /** Lists history and feeds what was missed, then the held live events. */
   private async recover(signal: AbortSignal): Promise<Reconnected> {
-    const rec: Reconnected = this.provider.reconnect ? await abortable(this.provider.reconnect(this.conn(), this.ingestion.cursor(), signal), signal) : { missed: [], pending: [] };
+    const rec: Reconnected = this.provider.reconnect
+      ? await abortable(this.provider.reconnect(this.conn(), this.ingestion.cursor(), signal), signal)
+      : { missed: [], pending: [] };
     if (rec.midTurn === true) this.midTurn = true;
     for (const ev of rec.missed) this.ingestion.ingest(ev);
     const held = this.holding ?? [];
@@ -154,7 +158,9 @@ export class StreamAttachment implements HostLink {
       for (;;) {
         const attempt = ++this.attempt;
         if (!this.opts.live && attempt > this.opts.reconnectAttempts) {
-          this.events.failed(new AgentRxError('stream_error', `the event stream dropped and ${this.opts.reconnectAttempts} reconnect attempts failed: ${reason}`));
+          this.events.failed(
+            new AgentRxError('stream_error', `the event stream dropped and ${this.opts.reconnectAttempts} reconnect attempts failed: ${reason}`),
+          );
           return;
         }
         const delayMs = backoffDelay(attempt, { baseMs: this.opts.reconnectBaseMs });

@@ -137,7 +137,12 @@ export class ToolAnswerer {
     const decisions: ToolConfirmation[] = [];
     for (const toolUse of confirmations) {
       const decision = await this.decide(decide, toolUse, signal);
-      this.deps.emit({ type: 'agentrx.tool_confirmation', toolUse, allow: decision.allow, ...(decision.denyMessage !== undefined ? { denyMessage: decision.denyMessage } : {}) });
+      this.deps.emit({
+        type: 'agentrx.tool_confirmation',
+        toolUse,
+        allow: decision.allow,
+        ...(decision.denyMessage !== undefined ? { denyMessage: decision.denyMessage } : {}),
+      });
       decisions.push(decision);
     }
     for (const d of decisions) this.confirmed.add(d.toolUseId);
@@ -173,23 +178,29 @@ export class ToolAnswerer {
     if (uses.length > 0) await this.deps.beforeTools();
     const denied = await this.approveLocal(uses, signal);
     const run = denied.size > 0 ? uses.filter((u) => !denied.has(u.id)) : uses;
-    const ran = run.length > 0 || uses.length === 0 ? await this.deps.dispatcher.dispatch(run, {
-      sessionId: this.deps.sessionId(),
-      signal,
-      toolTimeoutMs: this.opts.toolTimeoutMs,
-      concurrency: this.opts.toolConcurrency,
-      ledger: this.ledger,
-      persist: () => this.persist(),
-      onStarted: (toolUse) => this.deps.emit({ type: 'agentrx.tool_started', toolUse }),
-      onResult: (toolUse, result, replayed, durationMs) => this.deps.emit({ type: 'agentrx.tool_result', toolUse, result, replayed, durationMs }),
-      ...(this.deps.state ? { state: this.deps.state } : {}),
-    }) : [];
+    const ran =
+      run.length > 0 || uses.length === 0
+        ? await this.deps.dispatcher.dispatch(run, {
+            sessionId: this.deps.sessionId(),
+            signal,
+            toolTimeoutMs: this.opts.toolTimeoutMs,
+            concurrency: this.opts.toolConcurrency,
+            ledger: this.ledger,
+            persist: () => this.persist(),
+            onStarted: (toolUse) => this.deps.emit({ type: 'agentrx.tool_started', toolUse }),
+            onResult: (toolUse, result, replayed, durationMs) => this.deps.emit({ type: 'agentrx.tool_result', toolUse, result, replayed, durationMs }),
+            ...(this.deps.state ? { state: this.deps.state } : {}),
+          })
+        : [];
     const byId = new Map(run.map((u, i) => [u.id, ran[i]!]));
     const results = uses.map((u) => denied.get(u.id) ?? byId.get(u.id)!);
     if (uses.length === 0 && this.deps.provider.mode === 'streaming') {
       throw new AgentRxError('unresolved_requires_action', 'refusing to post an empty list of tool results');
     }
-    return new Answer(this.deps.provider.resumeInput(uses, results), uses.map((u) => u.id));
+    return new Answer(
+      this.deps.provider.resumeInput(uses, results),
+      uses.map((u) => u.id),
+    );
   }
 
   /**
@@ -227,7 +238,11 @@ export class ToolAnswerer {
       const d = decisions[i]!;
       this.deps.emit({ type: 'agentrx.tool_confirmation', toolUse, allow: d.allow, ...(d.denyMessage !== undefined ? { denyMessage: d.denyMessage } : {}) });
       if (d.allow) return;
-      const result: ToolResult = { toolUseId: toolUse.id, content: `the caller did not allow tool '${toolUse.name}' to run${d.denyMessage ? `: ${d.denyMessage}` : ''}`, isError: true };
+      const result: ToolResult = {
+        toolUseId: toolUse.id,
+        content: `the caller did not allow tool '${toolUse.name}' to run${d.denyMessage ? `: ${d.denyMessage}` : ''}`,
+        isError: true,
+      };
       this.ledger.record(toolUse.id, toolUse.name, result);
       denied.set(toolUse.id, result);
       this.deps.emit({ type: 'agentrx.tool_result', toolUse, result, replayed: false, durationMs: 0 });
@@ -239,7 +254,10 @@ export class ToolAnswerer {
   /** Calls `confirmTool`; a throw, a rejection or a malformed answer denies the tool. */
   private async decide(decide: ConfirmTool, toolUse: ToolUse, signal: AbortSignal): Promise<ToolConfirmation> {
     try {
-      const d: unknown = await abortable(Promise.resolve().then(() => decide(toolUse)), signal);
+      const d: unknown = await abortable(
+        Promise.resolve().then(() => decide(toolUse)),
+        signal,
+      );
       if (typeof d === 'boolean') return { toolUseId: toolUse.id, allow: d };
       if (typeof d === 'object' && d !== null && typeof (d as ToolDecision).allow === 'boolean') {
         const { allow, denyMessage } = d as ToolDecision;
@@ -328,7 +346,11 @@ export class ToolAnswerer {
         (entry.state === 'executed' && clientHeldConversation)
       );
       if (!(await this.deps.store.transition(sessionId, was, entry, { sync }))) {
-        throw new AgentRxError('store_error', `the stored ledger of session '${sessionId}' changed under this process at tool use ${entry.toolUseId} (expected ${was ?? 'no entry'}); is another process running this session?`, { sessionId, toolUseId: entry.toolUseId });
+        throw new AgentRxError(
+          'store_error',
+          `the stored ledger of session '${sessionId}' changed under this process at tool use ${entry.toolUseId} (expected ${was ?? 'no entry'}); is another process running this session?`,
+          { sessionId, toolUseId: entry.toolUseId },
+        );
       }
       this.stored.set(entry.toolUseId, entry.state);
     });
@@ -339,5 +361,9 @@ export class ToolAnswerer {
 }
 
 function unresolved(turn: TurnResult): AgentRxError {
-  return new AgentRxError('unresolved_requires_action', 'the host requires action but none of the tool uses it names could be found in this batch, the history or the ledger', { stopReason: turn.stopReason, requested: turn.requestedToolUseIds });
+  return new AgentRxError(
+    'unresolved_requires_action',
+    'the host requires action but none of the tool uses it names could be found in this batch, the history or the ledger',
+    { stopReason: turn.stopReason, requested: turn.requestedToolUseIds },
+  );
 }

@@ -17,8 +17,5 @@ export type StoreModule = ContainerModule & { readonly registration: StoreRegist
  */
 export function bindStore<C extends StoreConfig>(type: string, factory: StoreFactory<C>, options: new () => C): StoreModule {
   const registration = defineStore(type, factory, options);
-  return Object.assign(
-    new ContainerModule((bind) => void bind.bind<StoreRegistration>(StoreRegistration).toConstantValue(registration)),
-    { registration },
-  );
+  return Object.assign(new ContainerModule((bind) => void bind.bind<StoreRegistration>(StoreRegistration).toConstantValue(registration)), { registration });
 }

@@ -50,7 +50,12 @@ export async function writeCassette(file: string, cassette: Cassette): Promise<v
   try {
     await writeFile(file, formatCassette(cassette), 'utf8');
   } catch (e) {
-    throw new AgentRxError('store_error', `cannot write cassette ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file }, { cause: e });
+    throw new AgentRxError(
+      'store_error',
+      `cannot write cassette ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      { file },
+      { cause: e },
+    );
   }
 }
 

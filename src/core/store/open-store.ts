@@ -15,7 +15,11 @@ import type { StoreOpenOptions, StoreRegistration } from './store-registration.j
  * Throws `invalid_config` for an unregistered type (listing the registered ones) or an invalid
  * section, and `duplicate_plugin` when two registrations share a type.
  */
-export function openStore(section: StoreConfig | Readonly<Record<string, unknown>>, registrations: readonly StoreRegistration[], opts: StoreOpenOptions = {}): SessionStore {
+export function openStore(
+  section: StoreConfig | Readonly<Record<string, unknown>>,
+  registrations: readonly StoreRegistration[],
+  opts: StoreOpenOptions = {},
+): SessionStore {
   checkStoreTypes(registrations);
   const registration = registrations.find((r) => r.type === (section.type ?? 'memory'));
   if (registration !== undefined && section instanceof registration.options) return registration.open(section, opts);
@@ -32,7 +36,8 @@ export function openStore(section: StoreConfig | Readonly<Record<string, unknown
 export function checkStoreTypes(registrations: readonly StoreRegistration[]): void {
   const seen = new Set<string>();
   for (const r of registrations) {
-    if (seen.has(r.type)) throw new AgentRxError('duplicate_plugin', `two store engines are registered as '${r.type}': load only one module that registers it`, { type: r.type });
+    if (seen.has(r.type))
+      throw new AgentRxError('duplicate_plugin', `two store engines are registered as '${r.type}': load only one module that registers it`, { type: r.type });
     seen.add(r.type);
   }
 }

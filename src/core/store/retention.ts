@@ -39,7 +39,9 @@ export function selectForPrune(sessions: readonly { sessionId: string; updatedAt
   const now = options.now ?? Date.now();
   const ranked = [...sessions].sort((a, b) => b.updatedAt - a.updatedAt);
   return ranked
-    .filter((s, i) => (options.maxSessions !== undefined && i >= options.maxSessions) || (options.maxAgeMs !== undefined && s.updatedAt < now - options.maxAgeMs))
+    .filter(
+      (s, i) => (options.maxSessions !== undefined && i >= options.maxSessions) || (options.maxAgeMs !== undefined && s.updatedAt < now - options.maxAgeMs),
+    )
     .reverse()
     .map((s) => s.sessionId);
 }

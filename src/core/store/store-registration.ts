@@ -45,7 +45,11 @@ export function defineStore<C extends StoreConfig>(type: string, factory: StoreF
     options,
     open(section, opts) {
       if (!(section instanceof options)) {
-        throw new AgentRxError('invalid_config', `store type '${type}' opens only a section validated by ${options.name}; got ${section.constructor.name} for type '${section.type}'`, { type });
+        throw new AgentRxError(
+          'invalid_config',
+          `store type '${type}' opens only a section validated by ${options.name}; got ${section.constructor.name} for type '${section.type}'`,
+          { type },
+        );
       }
       return factory(section, opts);
     },

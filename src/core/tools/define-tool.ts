@@ -50,7 +50,9 @@ export interface ToolDefinition<I = Record<string, unknown>> {
  * a bad timeout, or an input schema that cannot be used (see `compileToolInput`). Returns a
  * frozen object.
  */
-export function defineTool<S extends StandardSchemaV1>(def: ToolDefinition<NonNullable<S['~standard']['types']>['output']> & { readonly inputSchema: S }): ToolHandler;
+export function defineTool<S extends StandardSchemaV1>(
+  def: ToolDefinition<NonNullable<S['~standard']['types']>['output']> & { readonly inputSchema: S },
+): ToolHandler;
 export function defineTool<I = Record<string, unknown>>(def: ToolDefinition<I>): ToolHandler;
 export function defineTool(def: ToolDefinition<unknown>): ToolHandler {
   const problems: string[] = [];
@@ -58,10 +60,12 @@ export function defineTool(def: ToolDefinition<unknown>): ToolHandler {
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) problems.push(`name must match ${String(TOOL_NAME_PATTERN)}; got ${JSON.stringify(name)}`);
   if (typeof def?.description !== 'string') problems.push('description must be a string');
   if (typeof def?.handle !== 'function') problems.push('handle must be a function (input, ctx) => result');
-  if (def?.timeoutMs !== undefined && !(Number.isInteger(def.timeoutMs) && def.timeoutMs > 0)) problems.push(`timeoutMs must be a positive integer; got ${JSON.stringify(def.timeoutMs)}`);
+  if (def?.timeoutMs !== undefined && !(Number.isInteger(def.timeoutMs) && def.timeoutMs > 0))
+    problems.push(`timeoutMs must be a positive integer; got ${JSON.stringify(def.timeoutMs)}`);
   if (def?.idempotent !== undefined && typeof def.idempotent !== 'boolean') problems.push('idempotent must be true or false');
   if (def?.requireApproval !== undefined && typeof def.requireApproval !== 'boolean') problems.push('requireApproval must be true or false');
-  if (def?.inputSchema === undefined || def.inputSchema === null || typeof def.inputSchema !== 'object') problems.push('inputSchema must be a JSON Schema object or a Standard Schema (e.g. a zod object)');
+  if (def?.inputSchema === undefined || def.inputSchema === null || typeof def.inputSchema !== 'object')
+    problems.push('inputSchema must be a JSON Schema object or a Standard Schema (e.g. a zod object)');
   if (problems.length > 0) {
     throw new AgentRxError('invalid_config', `defineTool(${typeof name === 'string' ? `'${name}'` : '…'}): ${problems.join('; ')}`, { tool: name, problems });
   }

@@ -110,7 +110,8 @@ function builtClassOf(owner: AnyClass, property: string, each: boolean): AnyClas
   } catch {
     return 'unknown';
   }
-  if (each) value = value instanceof Map ? [...value.values()][0] : Array.isArray(value) || value instanceof Set ? [...(value as Iterable<unknown>)][0] : undefined;
+  if (each)
+    value = value instanceof Map ? [...value.values()][0] : Array.isArray(value) || value instanceof Set ? [...(value as Iterable<unknown>)][0] : undefined;
   if (typeof value !== 'object' || value === null) return undefined;
   const ctor = (value as object).constructor;
   return typeof ctor === 'function' && ctor !== Object ? ctor : undefined;

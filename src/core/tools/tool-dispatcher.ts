@@ -37,7 +37,12 @@ export class ToolDispatcher {
   constructor(tools: readonly ToolHandler[] | ToolLookup) {
     if (Array.isArray(tools)) {
       const byName = new Map((tools as readonly ToolHandler[]).map((h) => [h.name, h]));
-      this.lookup = { get: (name) => byName.get(name), get ids() { return [...byName.keys()]; } };
+      this.lookup = {
+        get: (name) => byName.get(name),
+        get ids() {
+          return [...byName.keys()];
+        },
+      };
     } else {
       this.lookup = tools as ToolLookup;
     }
@@ -101,7 +106,10 @@ export class ToolDispatcher {
     }
     if (entry?.state === 'executing' && !handler?.idempotent) {
       // Started before a restart with no recorded result: running it again could repeat a side effect.
-      const result = errorResult(use, `outcome unknown: tool '${use.name}' (${use.id}) started before a restart and recorded no result; it was not re-run because it is not declared idempotent`);
+      const result = errorResult(
+        use,
+        `outcome unknown: tool '${use.name}' (${use.id}) started before a restart and recorded no result; it was not re-run because it is not declared idempotent`,
+      );
       opts.ledger.record(use.id, use.name, result);
       await opts.persist();
       opts.onResult?.(use, result, false, 0);
@@ -209,7 +217,10 @@ function toResult(use: ToolUse, out: unknown): ToolResult {
       return errorResult(use, `tool '${use.name}' returned a value that is not JSON-serializable: ${messageOf(e)}`);
     }
   }
-  return errorResult(use, `tool '${use.name}' returned a malformed result (${out === null ? 'null' : typeof out}); expected a string, a JSON value or { content, isError }`);
+  return errorResult(
+    use,
+    `tool '${use.name}' returned a malformed result (${out === null ? 'null' : typeof out}); expected a string, a JSON value or { content, isError }`,
+  );
 }
 
 /** `{ state }` when the session has a shared state, else nothing (the field stays absent). */

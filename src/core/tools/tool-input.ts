@@ -75,7 +75,8 @@ function build(handler: ToolHandler): CompiledToolInput {
     return dtoInput(handler.inputType, schema);
   }
   const schema = handler.inputSchema;
-  if (schema === undefined || schema === null) fail('declares no input; give it inputType (a class-validator DTO) or inputSchema (JSON Schema or a Standard Schema such as zod)');
+  if (schema === undefined || schema === null)
+    fail('declares no input; give it inputType (a class-validator DTO) or inputSchema (JSON Schema or a Standard Schema such as zod)');
   if (isStandardSchema(schema)) return standardInput(schema, fail);
   try {
     const json = compileJsonSchema(schema as Record<string, unknown>);

@@ -83,26 +83,24 @@ export class ToolRegistryImpl implements ToolLookup {
    * `startFailure` (the kernel only logs hook failures).
    */
   get participants(): Participant[] {
-    const wrapped = this.sources.map(
-      (s): Participant => ({
-        id: `tool-source:${s.id}`,
-        // The source's own start budget (an MCP source's longest server start-up), if it has one.
-        ...(s.startTimeoutMs !== undefined ? { startTimeoutMs: s.startTimeoutMs } : {}),
-        start: async () => {
-          try {
-            await s.start?.();
-            this.started.add(s);
-            const issues = this.collisionsOf(s);
-            if (issues.length > 0) throw configError(issues, undefined);
-            this.rebuild();
-          } catch (e) {
-            this.failure ??= e;
-            throw e;
-          }
-        },
-        stop: () => s.stop?.(),
-      }),
-    );
+    const wrapped = this.sources.map((s): Participant => ({
+      id: `tool-source:${s.id}`,
+      // The source's own start budget (an MCP source's longest server start-up), if it has one.
+      ...(s.startTimeoutMs !== undefined ? { startTimeoutMs: s.startTimeoutMs } : {}),
+      start: async () => {
+        try {
+          await s.start?.();
+          this.started.add(s);
+          const issues = this.collisionsOf(s);
+          if (issues.length > 0) throw configError(issues, undefined);
+          this.rebuild();
+        } catch (e) {
+          this.failure ??= e;
+          throw e;
+        }
+      },
+      stop: () => s.stop?.(),
+    }));
     return [...this.statics.values(), ...wrapped];
   }
 
@@ -115,7 +113,11 @@ export class ToolRegistryImpl implements ToolLookup {
     if (this.failure !== undefined) return this.failure;
     const unstarted = this.sources.filter((s) => !this.started.has(s));
     if (unstarted.length === 0) return undefined;
-    return new AgentRxError('timeout', `tool source${unstarted.length === 1 ? '' : 's'} ${unstarted.map((s) => `'${s.id}'`).join(', ')} did not finish starting within timeouts.toolsPhaseMs; raise it or the source's own start timeout`, { sources: unstarted.map((s) => s.id) });
+    return new AgentRxError(
+      'timeout',
+      `tool source${unstarted.length === 1 ? '' : 's'} ${unstarted.map((s) => `'${s.id}'`).join(', ')} did not finish starting within timeouts.toolsPhaseMs; raise it or the source's own start timeout`,
+      { sources: unstarted.map((s) => s.id) },
+    );
   }
 
   /** Registers `listener`, called after the current tool list changed. Returns the disposer. */
@@ -127,7 +129,8 @@ export class ToolRegistryImpl implements ToolLookup {
   /** One issue per tool of `source` whose name a static tool or another source's tool has. */
   private collisionsOf(source: ToolSource): ConfigIssue[] {
     const taken = new Map(this.statics);
-    for (const other of this.sources) if (other !== source && this.started.has(other)) for (const t of other.tools()) if (!taken.has(t.name)) taken.set(t.name, t);
+    for (const other of this.sources)
+      if (other !== source && this.started.has(other)) for (const t of other.tools()) if (!taken.has(t.name)) taken.set(t.name, t);
     return source
       .tools()
       .filter((t) => taken.has(t.name))

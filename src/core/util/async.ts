@@ -100,7 +100,6 @@ export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   }
 }
 
-
 /**
  * Calls `onAbort` once when `signal` aborts (at once if it already has), for as long as `until`
  * has not settled; then the listener is removed, so a long-lived signal shared by many short-lived

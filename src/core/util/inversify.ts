@@ -3,15 +3,5 @@
  * project has one inversify copy and one place to adapt when its API changes (v7 and v8 swap the
  * sync/async meaning of load/unbind).
  */
-export {
-  Container,
-  ContainerModule,
-  inject,
-  injectable,
-  multiInject,
-  optional,
-  postConstruct,
-  preDestroy,
-  injectFromBase,
-} from 'inversify';
+export { Container, ContainerModule, inject, injectable, multiInject, optional, postConstruct, preDestroy, injectFromBase } from 'inversify';
 export type { ContainerModuleLoadOptions, ResolutionContext, ServiceIdentifier, Newable } from 'inversify';

@@ -25,7 +25,10 @@ export interface OptionalPeer {
 /** The one-line error for a missing optional package: the feature, the package, the `npm install` command; `details.package` names it. */
 export function missingPeerError(peer: OptionalPeer): AgentRxError {
   const install = (peer.install ?? [peer.name]).join(' ');
-  return new AgentRxError(peer.code ?? 'invalid_config', `${peer.feature} needs the optional package ${peer.name}: npm install ${install}`, { package: peer.name, install });
+  return new AgentRxError(peer.code ?? 'invalid_config', `${peer.feature} needs the optional package ${peer.name}: npm install ${install}`, {
+    package: peer.name,
+    install,
+  });
 }
 
 /**
@@ -39,6 +42,8 @@ export async function importOptionalPeer<T>(peer: OptionalPeer, importer: () => 
     return await importer();
   } catch (e) {
     if (isModuleNotFound(e)) throw missingPeerError(peer);
-    throw new AgentRxError(peer.code ?? 'invalid_config', `cannot load ${peer.name} for ${peer.feature}: ${e instanceof Error ? e.message : String(e)}`, { package: peer.name });
+    throw new AgentRxError(peer.code ?? 'invalid_config', `cannot load ${peer.name} for ${peer.feature}: ${e instanceof Error ? e.message : String(e)}`, {
+      package: peer.name,
+    });
   }
 }

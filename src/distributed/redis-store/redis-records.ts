@@ -21,7 +21,11 @@ export function decodeRecord(sessionId: string, key: string, flatRecord: string[
     const ledger = order.flatMap((id) => (ledgerHash[id] === undefined ? [] : [JSON.parse(ledgerHash[id]) as LedgerEntry]));
     return { ...data, updatedAt: Number(hash.updatedAt), ledger } as SessionRecord;
   } catch (e) {
-    throw new AgentRxError('store_error', `session '${sessionId}': the record in Redis is unreadable (${(e as Error).message}); delete the session if it cannot be repaired`, { sessionId, key });
+    throw new AgentRxError(
+      'store_error',
+      `session '${sessionId}': the record in Redis is unreadable (${(e as Error).message}); delete the session if it cannot be repaired`,
+      { sessionId, key },
+    );
   }
 }
 

@@ -73,9 +73,14 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
     this.tailPollMs = options.tailPollMs ?? 5_000;
     this.onRepair = options.onRepair ?? (() => undefined);
     if (/[{}]/.test(this.keys.prefix)) {
-      throw new AgentRxError('invalid_config', `store keyPrefix must not contain '{' or '}' (got '${this.keys.prefix}'): the engine puts each session id in a hash tag`, { keyPrefix: this.keys.prefix });
+      throw new AgentRxError(
+        'invalid_config',
+        `store keyPrefix must not contain '{' or '}' (got '${this.keys.prefix}'): the engine puts each session id in a hash tag`,
+        { keyPrefix: this.keys.prefix },
+      );
     }
-    if (!(this.leaseMs >= 30)) throw new AgentRxError('invalid_config', `store leaseMs must be at least 30 ms (got ${this.leaseMs})`, { leaseMs: this.leaseMs });
+    if (!(this.leaseMs >= 30))
+      throw new AgentRxError('invalid_config', `store leaseMs must be at least 30 ms (got ${this.leaseMs})`, { leaseMs: this.leaseMs });
   }
 
   /** The URL with credentials redacted, for messages and logs. */
@@ -135,7 +140,8 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
     const k = this.keys.of(sessionId);
     return this.write(sessionId, 'cannot record a tool ledger transition', async (c, epoch) => {
       const res = await c.rxTransition(k.record, k.ledger, k.order, k.epoch, epoch, entry.toolUseId, expected ?? '', JSON.stringify(entry), String(Date.now()));
-      if (res[0] === 'norecord') throw new AgentRxError('store_error', `session '${sessionId}' has no record to hold its ledger; save the record first`, { sessionId });
+      if (res[0] === 'norecord')
+        throw new AgentRxError('store_error', `session '${sessionId}' has no record to hold its ledger; save the record first`, { sessionId });
       this.check(sessionId, res);
       return res[0] === 'ok';
     });
@@ -146,13 +152,18 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
     const k = this.keys.of(sessionId);
     const args: string[] = [];
     for (const env of envelopes) {
-      if (!Number.isSafeInteger(env.seq) || env.seq < 1) throw new AgentRxError('store_error', `session '${sessionId}': seq ${env.seq} is not a positive integer`, { sessionId, seq: env.seq });
+      if (!Number.isSafeInteger(env.seq) || env.seq < 1)
+        throw new AgentRxError('store_error', `session '${sessionId}': seq ${env.seq} is not a positive integer`, { sessionId, seq: env.seq });
       args.push(String(env.seq), JSON.stringify(env));
     }
     await this.write(sessionId, 'cannot append to the log', async (c, epoch) => {
       const res = await c.rxAppend(k.log, k.epoch, epoch, ...args);
       if (res[0] === 'gap') {
-        throw new AgentRxError('store_error', `session '${sessionId}': append of seq ${res[1]} would leave a gap after seq ${res[2]}`, { sessionId, seq: Number(res[1]), last: Number(res[2]) });
+        throw new AgentRxError('store_error', `session '${sessionId}': append of seq ${res[1]} would leave a gap after seq ${res[2]}`, {
+          sessionId,
+          seq: Number(res[1]),
+          last: Number(res[2]),
+        });
       }
       this.check(sessionId, res);
     });
@@ -166,7 +177,9 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
   async read(sessionId: string, afterSeq: number, limit = 1_000): Promise<SessionEvent[]> {
     const after = Math.max(0, Math.floor(afterSeq));
     const k = this.keys.of(sessionId);
-    const entries = await this.call(sessionId, 'cannot read the log', (c) => c.xrange(k.log, after === 0 ? '-' : `(${after}-0`, '+', 'COUNT', String(Math.max(1, limit))));
+    const entries = await this.call(sessionId, 'cannot read the log', (c) =>
+      c.xrange(k.log, after === 0 ? '-' : `(${after}-0`, '+', 'COUNT', String(Math.max(1, limit))),
+    );
     return entries.map(([id, fields]) => decodeEnvelope(sessionId, id, fields));
   }
 
@@ -202,13 +215,19 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
     }
     const k = this.keys.of(sessionId);
     const token = randomUUID();
-    const res = await this.call(sessionId, 'cannot take the lease', (c) => c.rxAcquire(k.lease, k.epoch, k.holder, token, String(this.leaseMs), this.owner, String(Date.now())));
+    const res = await this.call(sessionId, 'cannot take the lease', (c) =>
+      c.rxAcquire(k.lease, k.epoch, k.holder, token, String(this.leaseMs), this.owner, String(Date.now())),
+    );
     if (res[0] === 'held') {
       const since = Number(res[2]) > 0 ? ` since ${new Date(Number(res[2])).toISOString()}` : '';
-      throw new AgentRxError('store_error', `session '${sessionId}' is held by ${res[1]}${since}; close it there, or wait for its lease to expire (${this.leaseMs} ms after its owner stopped)`, {
-        sessionId,
-        owner: res[1],
-      });
+      throw new AgentRxError(
+        'store_error',
+        `session '${sessionId}' is held by ${res[1]}${since}; close it there, or wait for its lease to expire (${this.leaseMs} ms after its owner stopped)`,
+        {
+          sessionId,
+          owner: res[1],
+        },
+      );
     }
     const epoch = Number(res[1]);
     if (res[2]) this.onRepair(k.lease, `took over session '${sessionId}' from ${res[2]}, whose lease expired (epoch ${epoch})`);
@@ -247,7 +266,8 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
       if (res !== 'deleted') continue;
       await this.call(sessionId, 'cannot prune the session', (c) => c.zrem(this.keys.sessions, sessionId));
       const threadId = threadOf.get(sessionId);
-      if (threadId !== undefined && threadId !== sessionId) await this.call(sessionId, 'cannot prune the session', (c) => c.rxForgetThread(this.threadKey(threadId), sessionId));
+      if (threadId !== undefined && threadId !== sessionId)
+        await this.call(sessionId, 'cannot prune the session', (c) => c.rxForgetThread(this.threadKey(threadId), sessionId));
       this.reader?.reset(k.log);
       deleted.push(sessionId);
     }
@@ -324,7 +344,11 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
     const mine = this.held.get(sessionId);
     const why = `Redis refused a write: another owner took the session over at epoch ${res[1]}, this process holds epoch ${mine?.epoch ?? '?'}`;
     mine?.markLost(why, { storedEpoch: Number(res[1]) });
-    throw new AgentRxError('store_error', `the lease of session '${sessionId}' was lost (${why}); this process must stop running it`, { sessionId, epoch: mine?.epoch, storedEpoch: Number(res[1]) });
+    throw new AgentRxError('store_error', `the lease of session '${sessionId}' was lost (${why}); this process must stop running it`, {
+      sessionId,
+      epoch: mine?.epoch,
+      storedEpoch: Number(res[1]),
+    });
   }
 
   private async loadMany(ids: readonly string[]): Promise<SessionRecord[]> {

@@ -27,7 +27,8 @@ export function toToolOutcome(result: McpCallResult, maxChars: number): ToolOutc
   const hasText = content.some((b) => b.type === 'text');
   if (result.structuredContent !== undefined && result.structuredContent !== null && !hasText) parts.push(jsonText(result.structuredContent));
   // Legacy (protocol 2024-10-07) results carry `toolResult` instead of content.
-  if (parts.length === 0 && result.toolResult !== undefined) parts.push(typeof result.toolResult === 'string' ? result.toolResult : jsonText(result.toolResult));
+  if (parts.length === 0 && result.toolResult !== undefined)
+    parts.push(typeof result.toolResult === 'string' ? result.toolResult : jsonText(result.toolResult));
   let text = parts.join('\n\n');
   if (text.length > maxChars) {
     text = `${text.slice(0, maxChars)}\n[truncated: ${text.length - maxChars} more characters; the result is over the ${maxChars}-character cap (mcp.servers.<name>.maxResultChars)]`;

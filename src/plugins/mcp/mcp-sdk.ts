@@ -14,7 +14,6 @@ export interface McpSdk {
   readonly ToolListChangedNotificationSchema: typeof ToolListChangedNotificationSchema;
 }
 
-
 const defaultImporter: McpSdkImporter = (specifier) => import(specifier) as Promise<Record<string, unknown>>;
 
 /**
@@ -28,13 +27,21 @@ export async function loadMcpSdk(importer: McpSdkImporter = defaultImporter): Pr
   try {
     // One after another: the modules share dependencies, and concurrent first loads of one module
     // graph trip some ESM loaders (jest's vm modules: "request for 'zod/v4' is not in cache").
-    for (const specifier of ['@modelcontextprotocol/sdk/client/index.js', '@modelcontextprotocol/sdk/client/stdio.js', '@modelcontextprotocol/sdk/client/streamableHttp.js', '@modelcontextprotocol/sdk/types.js']) {
+    for (const specifier of [
+      '@modelcontextprotocol/sdk/client/index.js',
+      '@modelcontextprotocol/sdk/client/stdio.js',
+      '@modelcontextprotocol/sdk/client/streamableHttp.js',
+      '@modelcontextprotocol/sdk/types.js',
+    ]) {
       mods.push(await importer(specifier));
     }
   } catch (e) {
     const code = (e as { code?: unknown } | undefined)?.code;
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || /Cannot find (module|package)/.test(messageOf(e))) {
-      throw new AgentRxError('invalid_config', 'mcp.servers is configured but @modelcontextprotocol/sdk is not installed: install @modelcontextprotocol/sdk to use mcp servers (npm install @modelcontextprotocol/sdk)');
+      throw new AgentRxError(
+        'invalid_config',
+        'mcp.servers is configured but @modelcontextprotocol/sdk is not installed: install @modelcontextprotocol/sdk to use mcp servers (npm install @modelcontextprotocol/sdk)',
+      );
     }
     throw new AgentRxError('unsupported', `@modelcontextprotocol/sdk could not be loaded: ${messageOf(e)}`);
   }
@@ -45,7 +52,9 @@ export async function loadMcpSdk(importer: McpSdkImporter = defaultImporter): Pr
     StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
   };
-  const missing = Object.entries(found).filter(([, v]) => v === undefined).map(([k]) => k);
+  const missing = Object.entries(found)
+    .filter(([, v]) => v === undefined)
+    .map(([k]) => k);
   if (missing.length > 0) throw new AgentRxError('unsupported', `@modelcontextprotocol/sdk lacks ${missing.join(', ')}; install a 1.x version ≥ 1.24`);
   // Present, and of the SDK line the types were taken from (a 1.x ≥ 1.24, as the peer range says).
   return {

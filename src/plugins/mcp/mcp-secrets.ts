@@ -43,13 +43,15 @@ function urlSecrets(url: string | undefined): string[] {
     return [];
   }
   const parts = [u.password, u.username, ...[...u.searchParams.values()]];
-  return parts.flatMap((p) => {
-    let decoded = p;
-    try {
-      decoded = decodeURIComponent(p);
-    } catch {
-      // Not percent-encoded text: the raw form is redacted.
-    }
-    return decoded === p ? [p] : [p, decoded];
-  }).filter((p) => p !== '');
+  return parts
+    .flatMap((p) => {
+      let decoded = p;
+      try {
+        decoded = decodeURIComponent(p);
+      } catch {
+        // Not percent-encoded text: the raw form is redacted.
+      }
+      return decoded === p ? [p] : [p, decoded];
+    })
+    .filter((p) => p !== '');
 }

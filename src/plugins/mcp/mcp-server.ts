@@ -103,7 +103,10 @@ export class McpServer {
     report({ state: 'starting', target: describeTarget(this.options), transport: o.url !== undefined ? 'http' : 'stdio' });
     // A stdio server that has not answered `initialize` after `quietMs` (a first `npx` run is
     // still downloading): said once.
-    const quiet = o.command === undefined ? undefined : setTimeout(() => report({ state: 'waiting', startTimeoutMs: o.startTimeoutMs }), this.startup.quietMs ?? DEFAULT_MCP_QUIET_MS);
+    const quiet =
+      o.command === undefined
+        ? undefined
+        : setTimeout(() => report({ state: 'waiting', startTimeoutMs: o.startTimeoutMs }), this.startup.quietMs ?? DEFAULT_MCP_QUIET_MS);
     const quietDone = (): void => clearTimeout(quiet);
     // Reported when the failure is known, before the (up to seconds long) close of the child.
     let failed = false;
@@ -146,7 +149,8 @@ export class McpServer {
   /** Calls tool `tool` of this server: the outcome the model reads; never throws but for the caller's abort. */
   async call(tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> {
     const conn = this.conn;
-    if (!conn || conn.exited) return { content: `MCP server ${this.name} is not running (it exited and is being restarted); tool '${tool}' was not called`, isError: true };
+    if (!conn || conn.exited)
+      return { content: `MCP server ${this.name} is not running (it exited and is being restarted); tool '${tool}' was not called`, isError: true };
     try {
       const result = (await conn.client.callTool({ name: tool, arguments: args }, undefined, {
         signal: ctx.signal,
@@ -156,7 +160,8 @@ export class McpServer {
       })) as McpCallResult;
       return toToolOutcome(result, this.options.maxResultChars);
     } catch (e) {
-      if (conn.exited && !this.stopping) return { content: `MCP server ${this.name} exited while tool '${tool}' was running; it is being restarted`, isError: true };
+      if (conn.exited && !this.stopping)
+        return { content: `MCP server ${this.name} exited while tool '${tool}' was running; it is being restarted`, isError: true };
       if (ctx.signal.aborted) throw ctx.signal.reason;
       return { content: `MCP server ${this.name}: tool '${tool}' failed: ${redactSecrets(this.options, messageOf(e))}`, isError: true };
     }
@@ -178,7 +183,15 @@ export class McpServer {
     try {
       // The SDK's own request timeout (60 s by default) only backs ours up: ours names the option.
       const ms = Math.max(1, deadline - Date.now());
-      await within(client.connect(transport, { timeout: ms + 5_000 }), ms, () => new AgentRxError('timeout', `did not answer initialize within ${o.startTimeoutMs} ms (raise mcp.servers.${this.name}.startTimeoutMs if it needs longer to start)`));
+      await within(
+        client.connect(transport, { timeout: ms + 5_000 }),
+        ms,
+        () =>
+          new AgentRxError(
+            'timeout',
+            `did not answer initialize within ${o.startTimeoutMs} ms (raise mcp.servers.${this.name}.startTimeoutMs if it needs longer to start)`,
+          ),
+      );
     } catch (e) {
       const error = this.startError(e);
       onFailure?.(error);
@@ -193,7 +206,15 @@ export class McpServer {
   private listWithin(conn: Conn, deadline: number): Promise<ToolHandler[]> {
     const o = this.options;
     const ms = Math.max(1, deadline - Date.now());
-    return within(this.listHandlers(conn, ms + 5_000), ms, () => new AgentRxError('timeout', `did not list its tools within ${o.startTimeoutMs} ms of starting (raise mcp.servers.${this.name}.startTimeoutMs if it needs longer to start)`));
+    return within(
+      this.listHandlers(conn, ms + 5_000),
+      ms,
+      () =>
+        new AgentRxError(
+          'timeout',
+          `did not list its tools within ${o.startTimeoutMs} ms of starting (raise mcp.servers.${this.name}.startTimeoutMs if it needs longer to start)`,
+        ),
+    );
   }
 
   private transport(): Conn['transport'] {
@@ -265,7 +286,11 @@ export class McpServer {
         this.handlers = handlers;
         this.onToolsChanged();
       })
-      .catch((e: unknown) => this.logger.warn(`MCP server ${this.name}: refreshing its tool list failed; keeping the previous one`, { error: redactSecrets(this.options, messageOf(e)) }))
+      .catch((e: unknown) =>
+        this.logger.warn(`MCP server ${this.name}: refreshing its tool list failed; keeping the previous one`, {
+          error: redactSecrets(this.options, messageOf(e)),
+        }),
+      )
       .finally(() => {
         this.refreshing = undefined;
         if (this.refreshAgain) {

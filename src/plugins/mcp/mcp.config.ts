@@ -1,5 +1,21 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateBy, ValidateIf, ValidateNested, buildMessage, type ValidationArguments } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateIf,
+  ValidateNested,
+  buildMessage,
+  type ValidationArguments,
+} from 'class-validator';
 import { CoerceNumber, type ConfigSection } from '../../core/config/config-section.js';
 import { Secret } from '../../core/config/secret.js';
 
@@ -16,7 +32,8 @@ export const MCP_SERVER_NAME = /^[A-Za-z0-9-]{1,32}$/;
  */
 export const DEFAULT_MCP_START_TIMEOUT_MS = 60_000;
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Map) && !(v instanceof Secret);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Map) && !(v instanceof Secret);
 
 /** class-transformer: every value of a plain object becomes a `Secret` (env values, header values). */
 function SecretValues(): PropertyDecorator {
@@ -65,7 +82,7 @@ function IsApproval(): PropertyDecorator {
         defaultMessage: buildMessage((prefix) => `${prefix}$property must be true, false or an array of tool names`),
       },
     },
-    { context: { expected: 'true (every tool), false, or an array of the server\'s tool names' } },
+    { context: { expected: "true (every tool), false, or an array of the server's tool names" } },
   );
 }
 
@@ -76,7 +93,9 @@ function IsApproval(): PropertyDecorator {
  */
 export class McpServerOptions {
   /** The server's name: its key in `servers` (set from the key; not written in the config). */
-  @Matches(MCP_SERVER_NAME, { message: 'server names must match /^[A-Za-z0-9-]{1,32}$/ (letters, digits and "-"; no "_", since tools are named <server>__<tool>)' })
+  @Matches(MCP_SERVER_NAME, {
+    message: 'server names must match /^[A-Za-z0-9-]{1,32}$/ (letters, digits and "-"; no "_", since tools are named <server>__<tool>)',
+  })
   name!: string;
 
   /** Executable of a stdio server (`npx`, `node`, `/usr/local/bin/mcp-server-git`). Not run through a shell. */
@@ -204,9 +223,20 @@ export class McpOptions {
   @Transform(({ obj, key, value }) => {
     const raw: unknown = isPlainObject(obj) && key in obj ? obj[key] : value;
     if (!isPlainObject(raw)) return raw;
-    return new Map(Object.entries(raw).map(([k, v]) => [k, isPlainObject(v) ? Object.assign(plainToInstance(McpServerOptions, v, { exposeDefaultValues: true }), { name: k }) : v]));
+    return new Map(
+      Object.entries(raw).map(([k, v]) => [
+        k,
+        isPlainObject(v) ? Object.assign(plainToInstance(McpServerOptions, v, { exposeDefaultValues: true }), { name: k }) : v,
+      ]),
+    );
   })
-  @ValidateBy({ name: 'isServersObject', validator: { validate: (v: unknown) => v instanceof Map, defaultMessage: () => 'servers must be an object of server name → server options' } }, { context: { expected: 'an object of server name → { command, args, env, cwd } or { url, headers }' } })
+  @ValidateBy(
+    {
+      name: 'isServersObject',
+      validator: { validate: (v: unknown) => v instanceof Map, defaultMessage: () => 'servers must be an object of server name → server options' },
+    },
+    { context: { expected: 'an object of server name → { command, args, env, cwd } or { url, headers }' } },
+  )
   @ValidateNested({ each: true })
   servers: Map<string, McpServerOptions> = new Map();
 }

@@ -94,7 +94,10 @@ export class McpToolSource implements ToolSource {
         const codes = new Set(failures.map((f) => (isAgentRxError(f) ? f.code : 'provider_error')));
         const code = codes.size === 1 ? [...codes][0]! : 'provider_error';
         const named = failures.flatMap((f) => (isAgentRxError(f) && typeof f.details?.['server'] === 'string' ? [f.details['server']] : []));
-        throw new AgentRxError(code, `${failures.length} MCP servers failed to start:\n${failures.map((f) => `- ${messageOf(f)}`).join('\n')}`, { failures: failures.map(messageOf), servers: named });
+        throw new AgentRxError(code, `${failures.length} MCP servers failed to start:\n${failures.map((f) => `- ${messageOf(f)}`).join('\n')}`, {
+          failures: failures.map(messageOf),
+          servers: named,
+        });
       }
       return;
     }

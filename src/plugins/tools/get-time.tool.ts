@@ -83,7 +83,12 @@ function isoInZone(date: Date, timeZone: string): string {
   }).formatToParts(date);
   const field = (type: Intl.DateTimeFormatPartTypes): number => Number(parts.find((p) => p.type === type)?.value);
   const [year, month, day, hour, minute, second] = (['year', 'month', 'day', 'hour', 'minute', 'second'] as const).map(field) as [
-    number, number, number, number, number, number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
   ];
   const ms = date.getUTCMilliseconds();
   // The offset is the zone's wall clock minus UTC at this instant, whole seconds compared.

@@ -55,7 +55,10 @@ export class AgUiAccess {
     sendJson(
       res,
       403,
-      { error: 'host_not_allowed', message: `host ${JSON.stringify(refused.slice(0, 255))} is not allowed; add it to the endpoint's allowedHosts (agui.allowedHosts) if clients reach the server by that name` },
+      {
+        error: 'host_not_allowed',
+        message: `host ${JSON.stringify(refused.slice(0, 255))} is not allowed; add it to the endpoint's allowedHosts (agui.allowedHosts) if clients reach the server by that name`,
+      },
       { connection: 'close' },
     );
     return false;
@@ -79,7 +82,11 @@ export class AgUiAccess {
     const list = this.options.cors;
     const allowed = list.includes('*') || list.includes(origin);
     // A page on another origin reads `Retry-After` of a 429 only when it is exposed.
-    return { allowed, crossOrigin: true, headers: allowed ? { 'access-control-allow-origin': origin, 'access-control-expose-headers': 'Retry-After', vary: 'Origin' } : { vary: 'Origin' } };
+    return {
+      allowed,
+      crossOrigin: true,
+      headers: allowed ? { 'access-control-allow-origin': origin, 'access-control-expose-headers': 'Retry-After', vary: 'Origin' } : { vary: 'Origin' },
+    };
   }
 
   /** Answers an `OPTIONS` preflight: 204 with the allowed methods and headers, or 403. */
@@ -91,7 +98,13 @@ export class AgUiAccess {
       ...(cors.crossOrigin
         ? {
             'access-control-allow-methods': 'GET, POST, OPTIONS',
-            'access-control-allow-headers': ['authorization', 'content-type', 'accept', 'last-event-id', ...this.options.corsAllowHeaders.map((h) => h.toLowerCase())].join(', '),
+            'access-control-allow-headers': [
+              'authorization',
+              'content-type',
+              'accept',
+              'last-event-id',
+              ...this.options.corsAllowHeaders.map((h) => h.toLowerCase()),
+            ].join(', '),
             'access-control-max-age': String(this.options.corsMaxAgeSeconds),
           }
         : {}),
@@ -148,7 +161,9 @@ export class AgUiAccess {
   /** `Host`, then `X-Forwarded-Host` entries with `trustProxy`, as sent (with ports). */
   private requestHostHeaders(req: IncomingMessage): string[] {
     const forwarded = this.options.trustProxy ? req.headers['x-forwarded-host'] : undefined;
-    return [req.headers.host, ...(typeof forwarded === 'string' ? forwarded.split(',').map((h) => h.trim()) : [])].filter((h): h is string => h !== undefined && h !== '');
+    return [req.headers.host, ...(typeof forwarded === 'string' ? forwarded.split(',').map((h) => h.trim()) : [])].filter(
+      (h): h is string => h !== undefined && h !== '',
+    );
   }
 
   /** The host names (no port, lower case, IPv6 bracketed) the request says it was sent to. */

@@ -63,11 +63,15 @@ export class ClientTools {
     const results = all.filter((r) => this.pending.has(r.toolCallId) || !this.answered.has(r.toolCallId));
     const unknown = results.filter((r) => !this.pending.has(r.toolCallId)).map((r) => r.toolCallId);
     if (unknown.length > 0) {
-      throw new AgentRxError('invalid_options', `tool message(s) for ${unknown.map((id) => `'${id}'`).join(', ')}: no frontend tool call of this thread waits for that result${this.pending.size > 0 ? ` (waiting: ${this.waiting.join(', ')})` : ''}`);
+      throw new AgentRxError(
+        'invalid_options',
+        `tool message(s) for ${unknown.map((id) => `'${id}'`).join(', ')}: no frontend tool call of this thread waits for that result${this.pending.size > 0 ? ` (waiting: ${this.waiting.join(', ')})` : ''}`,
+      );
     }
     const answered = new Set(results.map((r) => r.toolCallId));
     const missing = this.waiting.filter((id) => !answered.has(id));
-    if (missing.length > 0) throw new AgentRxError('invalid_options', `the run must answer every waiting frontend tool call; missing a tool message for ${missing.join(', ')}`);
+    if (missing.length > 0)
+      throw new AgentRxError('invalid_options', `the run must answer every waiting frontend tool call; missing a tool message for ${missing.join(', ')}`);
     return () => {
       for (const r of results) {
         this.fromClient.add(r.toolCallId);
@@ -101,6 +105,13 @@ export class ClientTools {
         this.pending.set(id, { toolCallId: id, resolve: (r) => (done(), resolve(r)) });
         this.onWaiting();
       });
-    return { name: tool.name, description: tool.description || `A tool the client runs (${tool.name}).`, inputSchema: tool.parameters as JsonSchema, timeoutMs, source: 'ag-ui client', handle };
+    return {
+      name: tool.name,
+      description: tool.description || `A tool the client runs (${tool.name}).`,
+      inputSchema: tool.parameters as JsonSchema,
+      timeoutMs,
+      source: 'ag-ui client',
+      handle,
+    };
   }
 }

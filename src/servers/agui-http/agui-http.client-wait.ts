@@ -53,7 +53,10 @@ export class ClientWait {
 
   /** Suspends for the confirmation of `toolUses` (one interrupt each, its id the tool use id): the outcome that ends the run. */
   waitForConfirmations(toolUses: readonly ToolUse[]): Outcome {
-    return this.suspend({ kind: 'interrupt', toolUses: new Map(toolUses.map((u) => [u.id, u])) }, { type: 'interrupt', interrupts: confirmationInterrupts(toolUses) });
+    return this.suspend(
+      { kind: 'interrupt', toolUses: new Map(toolUses.map((u) => [u.id, u])) },
+      { type: 'interrupt', interrupts: confirmationInterrupts(toolUses) },
+    );
   }
 
   /** Marks where (the log's last `seq`) the run ended waiting, for reconnected readers. */
@@ -72,10 +75,18 @@ export class ClientWait {
     const suspension = this.suspension!;
     let answer: () => void;
     if (suspension.kind === 'tools') {
-      if (request.resume.length > 0) throw new AgentRxError('invalid_options', `resume: thread ${this.threadId} waits for frontend tool results (tool messages for ${clientTools!.waiting.join(', ')}), not for interrupts`);
+      if (request.resume.length > 0)
+        throw new AgentRxError(
+          'invalid_options',
+          `resume: thread ${this.threadId} waits for frontend tool results (tool messages for ${clientTools!.waiting.join(', ')}), not for interrupts`,
+        );
       answer = clientTools!.prepare(request.toolResults);
     } else {
-      if (request.toolResults.length > 0) throw new AgentRxError('invalid_options', `messages: thread ${this.threadId} waits for answers to its interrupts (${[...suspension.toolUses.keys()].join(', ')}) in resume, not for tool results`);
+      if (request.toolResults.length > 0)
+        throw new AgentRxError(
+          'invalid_options',
+          `messages: thread ${this.threadId} waits for answers to its interrupts (${[...suspension.toolUses.keys()].join(', ')}) in resume, not for tool results`,
+        );
       const events = confirmationAnswers(this.threadId, suspension.toolUses, request.resume);
       answer = () => post(events);
     }

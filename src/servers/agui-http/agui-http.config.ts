@@ -1,5 +1,18 @@
 import { plainToInstance } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, Min, validateSync, type ValidationError } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+  type ValidationError,
+} from 'class-validator';
 import { CoerceBoolean, CoerceNumber, type ConfigSection } from '../../core/config/config-section.js';
 import { IsSecret, Secret, SecretField } from '../../core/config/secret.js';
 import { AgentRxError } from '../../core/errors.js';
@@ -70,7 +83,10 @@ export class AgUiHttpOptionsClass {
   @IsArray()
   @ArrayMaxSize(100)
   @IsString({ each: true })
-  @Matches(HOST_NAME, { each: true, message: 'each value in allowedHosts must be "*" or a host name or address without scheme, port or path (agent.example.com, 10.0.0.5, [fd00::1])' })
+  @Matches(HOST_NAME, {
+    each: true,
+    message: 'each value in allowedHosts must be "*" or a host name or address without scheme, port or path (agent.example.com, 10.0.0.5, [fd00::1])',
+  })
   allowedHosts: string[] = [];
 
   /**
@@ -213,7 +229,11 @@ export class AgUiHttpOptionsClass {
 
 /** The options as a caller writes them: every field optional, `token` as a string or a Secret. */
 export type AgUiHttpOptionsInput = {
-  readonly [K in keyof AgUiHttpOptionsClass]?: K extends 'token' ? string | Secret : AgUiHttpOptionsClass[K] extends string[] ? readonly string[] : AgUiHttpOptionsClass[K];
+  readonly [K in keyof AgUiHttpOptionsClass]?: K extends 'token'
+    ? string | Secret
+    : AgUiHttpOptionsClass[K] extends string[]
+      ? readonly string[]
+      : AgUiHttpOptionsClass[K];
 };
 
 const OPTION_KEYS = Object.keys(new AgUiHttpOptionsClass()).concat('token') as (keyof AgUiHttpOptionsClass)[];

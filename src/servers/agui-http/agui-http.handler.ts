@@ -132,7 +132,8 @@ export interface AgUiHttpHandler {
  */
 export function createAgUiHandler(options: AgUiHandlerOptions): AgUiHttpHandler {
   const placement = options?.rx?.placement;
-  if (typeof placement?.open !== 'function') throw new TypeError('createAgUiHandler: options.rx must be an AgentRx instance (anything with a session placement)');
+  if (typeof placement?.open !== 'function')
+    throw new TypeError('createAgUiHandler: options.rx must be an AgentRx instance (anything with a session placement)');
   const resolved = resolveAgUiHttpOptions(options);
   // Every session gets the same confirmTool: a placement that cannot take it refuses it now, not at each run.
   if (options.confirmTool) placement.checkOptions({ confirmTool: options.confirmTool });
@@ -212,20 +213,23 @@ class AgUiEndpoint {
 
     if (method === 'OPTIONS') return this.access.preflight(req, res, cors);
     if (path === '/agent') {
-      if (method !== 'POST') return sendJson(res, 405, { error: 'method_not_allowed', message: 'use POST /agent' }, { allow: 'POST, OPTIONS', ...cors.headers });
+      if (method !== 'POST')
+        return sendJson(res, 405, { error: 'method_not_allowed', message: 'use POST /agent' }, { allow: 'POST, OPTIONS', ...cors.headers });
       if (!this.access.admit(req, res, cors)) return;
       void this.agent(req, res, cors.headers);
       return;
     }
     const events = THREAD_EVENTS.exec(path);
     if (events) {
-      if (method !== 'GET') return sendJson(res, 405, { error: 'method_not_allowed', message: 'use GET /threads/:threadId/events' }, { allow: 'GET, OPTIONS', ...cors.headers });
+      if (method !== 'GET')
+        return sendJson(res, 405, { error: 'method_not_allowed', message: 'use GET /threads/:threadId/events' }, { allow: 'GET, OPTIONS', ...cors.headers });
       if (!this.access.admit(req, res, cors)) return;
       void this.reconnect(req, res, events[1]!, cors.headers);
       return;
     }
     if (path === '/healthz') {
-      if (method !== 'GET' && method !== 'HEAD') return sendJson(res, 405, { error: 'method_not_allowed', message: 'use GET /healthz' }, { allow: 'GET, HEAD' });
+      if (method !== 'GET' && method !== 'HEAD')
+        return sendJson(res, 405, { error: 'method_not_allowed', message: 'use GET /healthz' }, { allow: 'GET, HEAD' });
       const headers = { 'cache-control': 'no-store', ...cors.headers };
       // The endpoint is only as healthy as what its placement depends on (the Redis its runs stream from).
       void this.placement.health().then(
@@ -300,8 +304,12 @@ class AgUiEndpoint {
       }
       const runId = query.get('runId') ?? undefined;
       const problems = [
-        ...(threadId === '' || threadId.length > MAX_ID_LENGTH ? [`threadId: must be a non-empty, URL-encoded string of at most ${MAX_ID_LENGTH} characters`] : []),
-        ...(runId !== undefined && (runId === '' || runId.length > MAX_ID_LENGTH) ? [`runId: must be a non-empty string of at most ${MAX_ID_LENGTH} characters`] : []),
+        ...(threadId === '' || threadId.length > MAX_ID_LENGTH
+          ? [`threadId: must be a non-empty, URL-encoded string of at most ${MAX_ID_LENGTH} characters`]
+          : []),
+        ...(runId !== undefined && (runId === '' || runId.length > MAX_ID_LENGTH)
+          ? [`runId: must be a non-empty string of at most ${MAX_ID_LENGTH} characters`]
+          : []),
       ];
       if (problems.length > 0) return sendJson(res, 400, { error: 'invalid_request', message: 'invalid reconnect', problems }, cors);
       const lastEventId = lastEventIdOf(req) ?? query.get('after') ?? undefined;

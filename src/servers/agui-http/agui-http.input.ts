@@ -136,7 +136,8 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
     else if (trailingTools > lastUserIndex) {
       // The run answers frontend tool calls: no new prompt.
     } else if (last === undefined || last.text.trim() === '') {
-      if (!problems.some((p) => p.startsWith(`messages[${lastUserIndex}]`))) problems.push(`messages[${lastUserIndex}].content: the last user message has no text`);
+      if (!problems.some((p) => p.startsWith(`messages[${lastUserIndex}]`)))
+        problems.push(`messages[${lastUserIndex}].content: the last user message has no text`);
     }
   }
 
@@ -150,10 +151,12 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
     const v = body[key];
     if (v !== undefined && typeof v !== 'string') problems.push(`${key}: must be a string; got ${kind(v)}`);
   }
-  if (body['forwardedProps'] !== undefined && !isRecord(body['forwardedProps'])) problems.push(`forwardedProps: must be an object; got ${kind(body['forwardedProps'])}`);
+  if (body['forwardedProps'] !== undefined && !isRecord(body['forwardedProps']))
+    problems.push(`forwardedProps: must be an object; got ${kind(body['forwardedProps'])}`);
 
   const context = contextEntries(body['context'], problems);
-  if (body['state'] !== undefined && body['state'] !== null && !isRecord(body['state'])) problems.push(`state: must be a JSON object (the shared state); got ${kind(body['state'])}`);
+  if (body['state'] !== undefined && body['state'] !== null && !isRecord(body['state']))
+    problems.push(`state: must be a JSON object (the shared state); got ${kind(body['state'])}`);
   const answering = Array.isArray(messages) && trailingTools > lastUserIndex && lastUserIndex >= 0;
   const historyEnd = answering ? trailingTools : lastUserIndex;
   const history = Array.isArray(messages) && historyEnd > 0 ? priorMessages(messages.slice(0, historyEnd), problems) : [];
@@ -162,13 +165,30 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
   if (problems.length > 0 || last === undefined) return { ok: false, problems };
   const state = body['state'];
   const prompt = answering ? { text: '', messageId: '' } : last;
-  return { ok: true, request: { threadId, runId, text: prompt.text, messageId: prompt.messageId, history, context, ...(isRecord(state) ? { state } : {}), clientTools, toolResults, resume, messages: (messages as unknown[]).filter(isRecord) } };
+  return {
+    ok: true,
+    request: {
+      threadId,
+      runId,
+      text: prompt.text,
+      messageId: prompt.messageId,
+      history,
+      context,
+      ...(isRecord(state) ? { state } : {}),
+      clientTools,
+      toolResults,
+      resume,
+      messages: (messages as unknown[]).filter(isRecord),
+    },
+  };
 }
 
 /** The tool messages from `from` to the end, answering calls of the assistant message before them. */
 function toolResultsOf(messages: readonly unknown[], from: number, problems: string[]): AgUiToolResult[] {
   const asker = messages[from - 1] as Record<string, unknown>;
-  const calls = new Set(Array.isArray(asker['toolCalls']) ? (asker['toolCalls'] as unknown[]).flatMap((c) => (isRecord(c) && typeof c['id'] === 'string' ? [c['id']] : [])) : []);
+  const calls = new Set(
+    Array.isArray(asker['toolCalls']) ? (asker['toolCalls'] as unknown[]).flatMap((c) => (isRecord(c) && typeof c['id'] === 'string' ? [c['id']] : [])) : [],
+  );
   const out: AgUiToolResult[] = [];
   for (let i = from; i < messages.length; i++) {
     const m = messages[i] as Record<string, unknown>;
@@ -193,15 +213,16 @@ function toolsOf(raw: unknown, problems: string[]): AgUiClientTool[] {
   const names = new Set<string>();
   return raw.flatMap((t: unknown, i) => {
     const at = `tools[${i}]`;
-    if (!isRecord(t) || typeof t['name'] !== 'string') return void problems.push(`${at}.name: required, a string`), [];
+    if (!isRecord(t) || typeof t['name'] !== 'string') return (void problems.push(`${at}.name: required, a string`), []);
     const name = t['name'];
-    if (!/^[a-zA-Z0-9_-]+$/.test(name) || name.length > MAX_TOOL_NAME) return void problems.push(`${at}.name: must be 1–${MAX_TOOL_NAME} letters, digits, '_' or '-'; got ${JSON.stringify(name.slice(0, 80))}`), [];
-    if (names.has(name)) return void problems.push(`${at}.name: '${name}' is declared twice`), [];
+    if (!/^[a-zA-Z0-9_-]+$/.test(name) || name.length > MAX_TOOL_NAME)
+      return (void problems.push(`${at}.name: must be 1–${MAX_TOOL_NAME} letters, digits, '_' or '-'; got ${JSON.stringify(name.slice(0, 80))}`), []);
+    if (names.has(name)) return (void problems.push(`${at}.name: '${name}' is declared twice`), []);
     names.add(name);
     const description = t['description'] ?? '';
-    if (typeof description !== 'string') return void problems.push(`${at}.description: must be a string; got ${kind(description)}`), [];
+    if (typeof description !== 'string') return (void problems.push(`${at}.description: must be a string; got ${kind(description)}`), []);
     const parameters = t['parameters'] ?? { type: 'object', properties: {} };
-    if (!isRecord(parameters)) return void problems.push(`${at}.parameters: must be a JSON Schema object; got ${kind(parameters)}`), [];
+    if (!isRecord(parameters)) return (void problems.push(`${at}.parameters: must be a JSON Schema object; got ${kind(parameters)}`), []);
     return [{ name, description, parameters }];
   });
 }
@@ -211,9 +232,10 @@ function resumeEntries(raw: unknown, problems: string[]): AgUiResumeEntry[] {
   if (!Array.isArray(raw)) return [];
   return raw.flatMap((r: unknown, i) => {
     const at = `resume[${i}]`;
-    if (!isRecord(r) || typeof r['interruptId'] !== 'string') return void problems.push(`${at}.interruptId: required, a string`), [];
+    if (!isRecord(r) || typeof r['interruptId'] !== 'string') return (void problems.push(`${at}.interruptId: required, a string`), []);
     const status = r['status'];
-    if (status !== 'resolved' && status !== 'cancelled') return void problems.push(`${at}.status: must be 'resolved' or 'cancelled'; got ${JSON.stringify(status)}`), [];
+    if (status !== 'resolved' && status !== 'cancelled')
+      return (void problems.push(`${at}.status: must be 'resolved' or 'cancelled'; got ${JSON.stringify(status)}`), []);
     return [{ interruptId: r['interruptId'], status, ...(r['payload'] !== undefined ? { payload: r['payload'] } : {}) }];
   });
 }
@@ -244,7 +266,8 @@ function priorMessages(messages: readonly unknown[], problems: string[]): PriorM
     if (role === 'tool') {
       const id = m['toolCallId'];
       if (typeof id !== 'string') return void problems.push(`${at}.toolCallId: required on a tool message, a string`);
-      if (!calls.has(id)) return void problems.push(`${at}.toolCallId: ${JSON.stringify(id.slice(0, 100))} answers no tool call of an earlier assistant message`);
+      if (!calls.has(id))
+        return void problems.push(`${at}.toolCallId: ${JSON.stringify(id.slice(0, 100))} answers no tool call of an earlier assistant message`);
       return void out.push({ role: 'tool', content, toolCallId: id });
     }
     const raw = m['toolCalls'];

@@ -35,13 +35,22 @@ export function confirmationInterrupts(toolUses: readonly ToolUse[]): AgUiInterr
  */
 export function confirmationAnswers(threadId: string, waiting: ReadonlyMap<string, ToolUse>, resume: readonly AgUiResumeEntry[]): Record<string, unknown>[] {
   const unknown = resume.filter((r) => !waiting.has(r.interruptId)).map((r) => r.interruptId);
-  if (unknown.length > 0) throw new AgentRxError('invalid_options', `resume: ${unknown.join(', ')} is not an interrupt thread ${threadId} waits for (waiting: ${[...waiting.keys()].join(', ')})`);
+  if (unknown.length > 0)
+    throw new AgentRxError(
+      'invalid_options',
+      `resume: ${unknown.join(', ')} is not an interrupt thread ${threadId} waits for (waiting: ${[...waiting.keys()].join(', ')})`,
+    );
   const missing = [...waiting.keys()].filter((id) => !resume.some((r) => r.interruptId === id));
   if (missing.length > 0) throw new AgentRxError('invalid_options', `resume: every pending interrupt needs an answer; missing ${missing.join(', ')}`);
   return resume.map((r) => {
     const payload = typeof r.payload === 'object' && r.payload !== null ? (r.payload as { allow?: unknown; denyMessage?: unknown }) : undefined;
     const allow = r.status === 'resolved' && (r.payload === true || payload?.allow === true);
     const denyMessage = r.status === 'cancelled' ? DISMISSED : typeof payload?.denyMessage === 'string' ? payload.denyMessage : undefined;
-    return { type: 'user.tool_confirmation', tool_use_id: r.interruptId, result: allow ? 'allow' : 'deny', ...(!allow && denyMessage !== undefined ? { deny_message: denyMessage } : {}) };
+    return {
+      type: 'user.tool_confirmation',
+      tool_use_id: r.interruptId,
+      result: allow ? 'allow' : 'deny',
+      ...(!allow && denyMessage !== undefined ? { deny_message: denyMessage } : {}),
+    };
   });
 }

@@ -50,7 +50,10 @@ export class AgUiReconnects {
     const bad = (error: string, message: string): void => sendJson(res, 400, { error, message }, cors);
     const raw = request.lastEventId?.trim();
     if (raw !== undefined && !DECIMAL.test(raw)) {
-      return bad('invalid_last_event_id', `Last-Event-ID must be the decimal id of an event of this thread's stream; got ${JSON.stringify(request.lastEventId!.slice(0, 40))}`);
+      return bad(
+        'invalid_last_event_id',
+        `Last-Event-ID must be the decimal id of an event of this thread's stream; got ${JSON.stringify(request.lastEventId!.slice(0, 40))}`,
+      );
     }
     const after = raw === undefined ? undefined : Number(raw);
     const store = this.store;
@@ -59,7 +62,11 @@ export class AgUiReconnects {
       return sendJson(
         res,
         429,
-        { error: 'too_many_runs', message: `${this.threads.activeRuns + this.active} streams are open (limit ${this.options.maxConcurrentRuns}); retry later`, retryAfterSeconds: this.options.retryAfterSeconds },
+        {
+          error: 'too_many_runs',
+          message: `${this.threads.activeRuns + this.active} streams are open (limit ${this.options.maxConcurrentRuns}); retry later`,
+          retryAfterSeconds: this.options.retryAfterSeconds,
+        },
         { ...cors, 'retry-after': String(this.options.retryAfterSeconds) },
       );
     }
@@ -70,9 +77,16 @@ export class AgUiReconnects {
       const err = toAgentRxError(e);
       return sendJson(res, 503, { error: 'unavailable', message: `cannot read the session log: ${err.message}`, code: err.code }, cors);
     }
-    if (!located) return bad('unknown_thread', `thread ${request.threadId} has no session log here; reconnect with the threadId of a run this endpoint (or one sharing its store) served`);
+    if (!located)
+      return bad(
+        'unknown_thread',
+        `thread ${request.threadId} has no session log here; reconnect with the threadId of a run this endpoint (or one sharing its store) served`,
+      );
     if (after !== undefined && after > located.end) {
-      return bad('invalid_last_event_id', `Last-Event-ID ${after} is beyond the end of thread ${request.threadId}'s log (its last event id is ${located.end}); it is not an id of this thread`);
+      return bad(
+        'invalid_last_event_id',
+        `Last-Event-ID ${after} is beyond the end of thread ${request.threadId}'s log (its last event id is ${located.end}); it is not an id of this thread`,
+      );
     }
     if (res.destroyed) return;
     this.stream(req, res, request, after, located, store, cors);
@@ -84,14 +98,18 @@ export class AgUiReconnects {
   }
 
   /** The thread's log: this endpoint's thread, a log keyed by the thread id, or a record naming it. */
-  private async locate(store: SessionStore | undefined, threadId: string): Promise<{ logId: string; end: number; finished: boolean; local: LocalThread | undefined } | undefined> {
+  private async locate(
+    store: SessionStore | undefined,
+    threadId: string,
+  ): Promise<{ logId: string; end: number; finished: boolean; local: LocalThread | undefined } | undefined> {
     const local = this.threads.local(threadId);
     let logId = local?.logId;
     let finished = false;
     if (logId === undefined && !local && store) {
       const own = await store.load(threadId);
       const indexed = !own && store.findByThread ? await store.findByThread(threadId) : undefined;
-      const record = own ?? (indexed !== undefined ? await store.load(indexed) : store.findByThread ? undefined : (await store.list()).find((r) => r.threadId === threadId));
+      const record =
+        own ?? (indexed !== undefined ? await store.load(indexed) : store.findByThread ? undefined : (await store.list()).find((r) => r.threadId === threadId));
       if (!record) return undefined;
       logId = record.sessionId;
       finished = record.status === 'completed' || record.status === 'failed' || record.status === 'cancelled';

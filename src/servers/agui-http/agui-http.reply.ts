@@ -11,6 +11,11 @@ export type HeaderMap = Record<string, string>;
 export function sendJson(res: ServerResponse, status: number, body: Readonly<Record<string, unknown>>, headers: HeaderMap = {}, headOnly = false): void {
   if (res.headersSent || res.destroyed) return;
   const text = JSON.stringify(body);
-  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    'cache-control': 'no-store',
+  });
   res.end(headOnly ? undefined : text);
 }

@@ -26,12 +26,22 @@ export async function readRunRequest(req: IncomingMessage, res: ServerResponse, 
   if (contentType === undefined ? !preParsed : !JSON_TYPE.test(contentType)) {
     req.resume();
     const got = contentType === undefined ? 'no Content-Type' : `Content-Type ${contentType}`;
-    sendJson(res, 415, { error: 'unsupported_media_type', message: `send Content-Type: application/json (a RunAgentInput); got ${got}` }, { ...cors, connection: 'close' });
+    sendJson(
+      res,
+      415,
+      { error: 'unsupported_media_type', message: `send Content-Type: application/json (a RunAgentInput); got ${got}` },
+      { ...cors, connection: 'close' },
+    );
     return undefined;
   }
   const body = await readJson(req, limits);
   if (body.kind === 'too_large') {
-    sendJson(res, 413, { error: 'payload_too_large', message: 'invalid request', problems: [`body: larger than ${limits.maxBodyBytes} bytes`] }, { ...cors, connection: 'close' });
+    sendJson(
+      res,
+      413,
+      { error: 'payload_too_large', message: 'invalid request', problems: [`body: larger than ${limits.maxBodyBytes} bytes`] },
+      { ...cors, connection: 'close' },
+    );
     return undefined;
   }
   if (body.kind === 'timeout') {
@@ -75,7 +85,10 @@ function readJson(req: IncomingMessage, limits: BodyLimits): Promise<Body> {
       settle(() => resolve({ kind: 'timeout', problem }));
     };
     const total = setTimeout(() => timedOut(`the request body was not complete within ${limits.bodyTimeoutMs} ms (bodyTimeoutMs)`), limits.bodyTimeoutMs);
-    const idle = setTimeout(() => timedOut(`the request body stalled: nothing received for ${limits.bodyIdleTimeoutMs} ms (bodyIdleTimeoutMs)`), limits.bodyIdleTimeoutMs);
+    const idle = setTimeout(
+      () => timedOut(`the request body stalled: nothing received for ${limits.bodyIdleTimeoutMs} ms (bodyIdleTimeoutMs)`),
+      limits.bodyIdleTimeoutMs,
+    );
     const settle = (fn: () => void): void => {
       if (settled) return;
       settled = true;

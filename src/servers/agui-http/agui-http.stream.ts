@@ -153,7 +153,11 @@ function snapshotOnWire(ev: MessagesSnapshotEvent): BaseEvent {
 /** `E` with `type` as its `EventType` member. */
 type OnWire<E extends AgUiEvent> = Omit<E, 'type'> & { readonly type: (typeof EventType)[E['type']] };
 /** The event types whose agentrx shape is not the `@ag-ui/core` event of that type. */
-type Mismatched<K extends AgUiEventType> = K extends AgUiEventType ? (OnWire<Extract<AgUiEvent, { type: K }>> extends AGUIEventOf<(typeof EventType)[K]> ? never : K) : never;
+type Mismatched<K extends AgUiEventType> = K extends AgUiEventType
+  ? OnWire<Extract<AgUiEvent, { type: K }>> extends AGUIEventOf<(typeof EventType)[K]>
+    ? never
+    : K
+  : never;
 /**
  * `BaseEvent` (what the encoder takes) as long as every agentrx AG-UI event, `type` aside, is the
  * `@ag-ui/core` event of its type; otherwise a type that names the mismatched event types, so a

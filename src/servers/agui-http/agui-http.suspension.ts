@@ -85,7 +85,8 @@ export class Suspensions {
     const run = thread.run;
     if (!run || run.done) return;
     const now = Date.now();
-    if (run.started) run.writeGroup([run.messages.snapshot(now), { type: 'RUN_FINISHED', threadId: thread.id, runId: run.runId, outcome, timestamp: now }], undefined);
+    if (run.started)
+      run.writeGroup([run.messages.snapshot(now), { type: 'RUN_FINISHED', threadId: thread.id, runId: run.runId, outcome, timestamp: now }], undefined);
     this.runs.endRun(thread, run);
   }
 }

@@ -86,10 +86,23 @@ export class AgUiThreads {
     const threadId = request.threadId;
     const thread = this.pool.get(threadId);
     if (thread?.run) {
-      return sendJson(res, 409, { error: 'thread_busy', message: `thread ${threadId} is still streaming run ${thread.run.runId}; wait for its terminal event (or abort it) first` }, cors);
+      return sendJson(
+        res,
+        409,
+        { error: 'thread_busy', message: `thread ${threadId} is still streaming run ${thread.run.runId}; wait for its terminal event (or abort it) first` },
+        cors,
+      );
     }
     if (this.opening.has(threadId)) {
-      return sendJson(res, 409, { error: 'thread_busy', message: `thread ${threadId} is opening its session for another request; wait for that run's terminal event (or abort it) first` }, cors);
+      return sendJson(
+        res,
+        409,
+        {
+          error: 'thread_busy',
+          message: `thread ${threadId} is opening its session for another request; wait for that run's terminal event (or abort it) first`,
+        },
+        cors,
+      );
     }
     if (!thread && this.pool.size >= this.options.maxThreads && !this.pool.evictIdle()) {
       this.admission.tooMany(res, cors, `${this.pool.size} threads are running (limit ${this.options.maxThreads}); retry later`);
@@ -122,10 +135,16 @@ export class AgUiThreads {
     if (thread?.wait.suspended) return this.suspensions.continueRun(thread, run, request);
     if (request.toolResults.length > 0) {
       const ids = request.toolResults.map((r) => r.toolCallId).join(', ');
-      throw new AgentRxError('invalid_options', `messages: the run ends with tool results (${ids}) but no run of thread ${request.threadId} waits for frontend tool results here (it ended, expired or the server restarted); send a new user message to go on`);
+      throw new AgentRxError(
+        'invalid_options',
+        `messages: the run ends with tool results (${ids}) but no run of thread ${request.threadId} waits for frontend tool results here (it ended, expired or the server restarted); send a new user message to go on`,
+      );
     }
     if (request.resume.length > 0) {
-      throw new AgentRxError('invalid_options', `resume: no run of thread ${request.threadId} waits for an answer to ${request.resume.map((r) => r.interruptId).join(', ')} (it ended, expired or the server restarted)`);
+      throw new AgentRxError(
+        'invalid_options',
+        `resume: no run of thread ${request.threadId} waits for an answer to ${request.resume.map((r) => r.interruptId).join(', ')} (it ended, expired or the server restarted)`,
+      );
     }
     const reopen = (): Promise<Thread> => this.open(request, run, resumeSessionId);
     if (thread) return this.send(thread, run, request, reopen);
@@ -281,7 +300,12 @@ export class AgUiThreads {
     thread.ended = true;
     const run = thread.run;
     if (run && !run.done) {
-      run.write({ type: 'RUN_ERROR', message: 'this endpoint is shutting down; the run goes on: reconnect with Last-Event-ID to another endpoint', code: 'unavailable', timestamp: Date.now() });
+      run.write({
+        type: 'RUN_ERROR',
+        message: 'this endpoint is shutting down; the run goes on: reconnect with Last-Event-ID to another endpoint',
+        code: 'unavailable',
+        timestamp: Date.now(),
+      });
       this.runs.endRun(thread, run);
     }
     this.pool.forget(thread);

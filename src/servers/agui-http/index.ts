@@ -1,4 +1,11 @@
-export { AgUiHttpOptions, AgUiHttpOptionsClass, DEFAULT_MAX_BODY_BYTES, aguiHttpConfigSection, resolveAgUiHttpOptions, type AgUiHttpOptionsInput } from './agui-http.config.js';
+export {
+  AgUiHttpOptions,
+  AgUiHttpOptionsClass,
+  DEFAULT_MAX_BODY_BYTES,
+  aguiHttpConfigSection,
+  resolveAgUiHttpOptions,
+  type AgUiHttpOptionsInput,
+} from './agui-http.config.js';
 export { createAgUiHandler, type AgUiHandlerOptions, type AgUiHttpHandler, type AgUiSessionHost } from './agui-http.handler.js';
 export { MAX_ID_LENGTH, parseRunAgentInput, type AgUiRunRequest, type AgUiRunRequestResult } from './agui-http.input.js';
 export { aguiHttpModule } from './agui-http.module.js';

@@ -183,7 +183,13 @@ export class EmulatedControlPlane {
     return { status: 200, body: { harness: this.view(h!, 'DELETING') } };
   }
 
-  private add(name: string, statuses: readonly EmulatedHarnessStatus[], body: Readonly<Record<string, unknown>> | undefined, id?: string, disappearsAfterGets?: number): EmulatedHarness {
+  private add(
+    name: string,
+    statuses: readonly EmulatedHarnessStatus[],
+    body: Readonly<Record<string, unknown>> | undefined,
+    id?: string,
+    disappearsAfterGets?: number,
+  ): EmulatedHarness {
     const harnessId = id ?? `${name.replace(/_/g, '-').slice(0, 30)}-${String(++this.counter).padStart(10, '0')}`;
     const h: EmulatedHarness = {
       harnessId,

@@ -44,7 +44,8 @@ export function validateMessages(raw: unknown, session: EmulatedSession | undefi
     if (!Array.isArray(content) || content.length === 0) return shape(`messages.${i}.content: must contain at least 1 item`);
     for (let j = 0; j < content.length; j++) {
       const block = content[j] as unknown;
-      if (!isMap(block) || Object.keys(block).length !== 1) return shape(`messages.${i}.content.${j}: exactly one member of the content block union must be set`);
+      if (!isMap(block) || Object.keys(block).length !== 1)
+        return shape(`messages.${i}.content.${j}: exactly one member of the content block union must be set`);
       const use = block['toolUse'];
       if (use !== undefined && (!isMap(use) || typeof use['toolUseId'] !== 'string' || typeof use['name'] !== 'string' || !isMap(use['input']))) {
         return shape(`messages.${i}.content.${j}.toolUse: toolUseId, name and an object input are required`);
@@ -76,7 +77,8 @@ export function validateMessages(raw: unknown, session: EmulatedSession | undefi
         );
       }
       const unknown = results.filter((id) => !prevUses.includes(id));
-      if (unknown.length > 0) return history(`messages.${i}.content: toolResult blocks reference toolUseIds with no toolUse block in the previous turn: ${unknown.join(', ')}`);
+      if (unknown.length > 0)
+        return history(`messages.${i}.content: toolResult blocks reference toolUseIds with no toolUse block in the previous turn: ${unknown.join(', ')}`);
     }
     if (uses.length > 0) {
       const next = typed[i + 1];
@@ -85,7 +87,8 @@ export function validateMessages(raw: unknown, session: EmulatedSession | undefi
       if (missing.length > 0) return history(`Expected toolResult blocks at messages.${i + 1}.content for the following Ids: ${missing.join(', ')}`);
       const produced = new Set((session?.pending ?? []).map((p) => p.toolUseId));
       const foreign = uses.filter((id) => !produced.has(id));
-      if (foreign.length > 0) return history(`messages.${i}.content: toolUse blocks with ids the model did not produce in the previous turn: ${foreign.join(', ')}`);
+      if (foreign.length > 0)
+        return history(`messages.${i}.content: toolUse blocks with ids the model did not produce in the previous turn: ${foreign.join(', ')}`);
     }
   }
   return undefined;

@@ -35,7 +35,10 @@ export class InvokeWriter {
    */
   async play(res: ServerResponse, record: AgentCoreRecordedRequest, frames: readonly Uint8Array[], faults: readonly AgentCoreFault[]): Promise<boolean> {
     const stalls = faults.filter((f): f is Extract<AgentCoreFault, { kind: 'stall' }> => f.kind === 'stall').sort((a, b) => a.afterFrames - b.afterFrames);
-    const end = faults.find((f): f is Extract<AgentCoreFault, { kind: 'exception' | 'truncate' | 'corrupt' }> => f.kind === 'exception' || f.kind === 'truncate' || f.kind === 'corrupt');
+    const end = faults.find(
+      (f): f is Extract<AgentCoreFault, { kind: 'exception' | 'truncate' | 'corrupt' }> =>
+        f.kind === 'exception' || f.kind === 'truncate' || f.kind === 'corrupt',
+    );
     const clamp = (n: number): number => Math.max(0, Math.min(n, frames.length));
     const endAt = end ? clamp(end.afterFrames) : frames.length;
     let pos = 0;
@@ -90,8 +93,8 @@ export class InvokeWriter {
           : end.damage === 'headers'
             ? malformedHeaderFrame()
             : end.damage === 'payload'
-            ? rawFrame('event', 'contentBlockDelta', end.body ?? '{"contentBlockIndex":0,"delta":{"text":"cut')
-            : rawFrame('exception', end.exceptionType ?? 'internalServerException', end.body ?? 'upstream model failed: no JSON here');
+              ? rawFrame('event', 'contentBlockDelta', end.body ?? '{"contentBlockIndex":0,"delta":{"text":"cut')
+              : rawFrame('exception', end.exceptionType ?? 'internalServerException', end.body ?? 'upstream model failed: no JSON here');
       const ok = await this.write(res, record, [damaged], 1, pos);
       if (ok) res.end();
       return false;

@@ -75,7 +75,13 @@ export type AgentCoreFault =
    * JSON); `exception_body` an `exception` frame of `exceptionType` (default
    * `internalServerException`) whose body is `body` (default: plain text, not JSON).
    */
-  | { readonly kind: 'corrupt'; readonly afterFrames: number; readonly damage: 'checksum' | 'headers' | 'payload' | 'exception_body'; readonly exceptionType?: string; readonly body?: string };
+  | {
+      readonly kind: 'corrupt';
+      readonly afterFrames: number;
+      readonly damage: 'checksum' | 'headers' | 'payload' | 'exception_body';
+      readonly exceptionType?: string;
+      readonly body?: string;
+    };
 
 /** Faults by 0-based invoke index. */
 export type AgentCoreFaultPlan = Readonly<Record<number, AgentCoreFault | readonly AgentCoreFault[]>>;

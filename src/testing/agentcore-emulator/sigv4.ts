@@ -48,7 +48,8 @@ export interface SigV4Expectations {
   readonly region?: string;
 }
 
-const AUTH = /^AWS4-HMAC-SHA256 Credential=([^/\s,]+)\/(\d{8})\/([^/\s,]+)\/([^/\s,]+)\/aws4_request,\s*SignedHeaders=([a-z0-9;_.-]+),\s*Signature=([0-9a-f]{64})$/;
+const AUTH =
+  /^AWS4-HMAC-SHA256 Credential=([^/\s,]+)\/(\d{8})\/([^/\s,]+)\/([^/\s,]+)\/aws4_request,\s*SignedHeaders=([a-z0-9;_.-]+),\s*Signature=([0-9a-f]{64})$/;
 
 /** Checks the SigV4 `Authorization` header of `req`. Never throws. */
 export function checkSigV4(req: SignedRequest, expect: SigV4Expectations): SigV4Check {
@@ -59,12 +60,14 @@ export function checkSigV4(req: SignedRequest, expect: SigV4Expectations): SigV4
   const [accessKeyId, date, region, service, signedList, signature] = m.slice(1, 7).map((part) => part ?? '');
   const signedHeaders = signedList.split(';');
   const base = { accessKeyId, region, service, signedHeaders };
-  if (service !== expect.service) return { ...base, ok: false, reason: `credential scope names service '${service}', expected '${expect.service}'`, signatureVerified: false };
+  if (service !== expect.service)
+    return { ...base, ok: false, reason: `credential scope names service '${service}', expected '${expect.service}'`, signatureVerified: false };
   if (expect.region !== undefined && region !== expect.region) {
     return { ...base, ok: false, reason: `credential scope names region '${region}', expected '${expect.region}'`, signatureVerified: false };
   }
   const amzDate = headerValue(req.headers, 'x-amz-date');
-  if (amzDate === undefined || !amzDate.startsWith(date)) return { ...base, ok: false, reason: 'x-amz-date is missing or does not match the credential scope date', signatureVerified: false };
+  if (amzDate === undefined || !amzDate.startsWith(date))
+    return { ...base, ok: false, reason: 'x-amz-date is missing or does not match the credential scope date', signatureVerified: false };
   for (const required of ['host', 'x-amz-date']) {
     if (!signedHeaders.includes(required)) return { ...base, ok: false, reason: `SignedHeaders does not include ${required}`, signatureVerified: false };
   }

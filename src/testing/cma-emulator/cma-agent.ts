@@ -10,7 +10,15 @@ import type { CmaStreams } from './cma-streams.js';
  * batches, stale idles, late echoes).
  */
 
-const USER_EVENT_TYPES = new Set(['user.message', 'user.interrupt', 'user.tool_confirmation', 'user.custom_tool_result', 'user.define_outcome', 'user.tool_result', 'system.message']);
+const USER_EVENT_TYPES = new Set([
+  'user.message',
+  'user.interrupt',
+  'user.tool_confirmation',
+  'user.custom_tool_result',
+  'user.define_outcome',
+  'user.tool_result',
+  'system.message',
+]);
 
 export class CmaScriptedAgent {
   constructor(
@@ -36,10 +44,16 @@ export class CmaScriptedAgent {
       }
       if (e['type'] === 'user.tool_confirmation') {
         if (typeof e['tool_use_id'] !== 'string' || !s.asks.has(e['tool_use_id'])) {
-          throw new HttpError(400, 'invalid_request_error', `events.${i}.tool_use_id: no tool use awaiting confirmation with id "${String(e['tool_use_id'])}" in this session`);
+          throw new HttpError(
+            400,
+            'invalid_request_error',
+            `events.${i}.tool_use_id: no tool use awaiting confirmation with id "${String(e['tool_use_id'])}" in this session`,
+          );
         }
-        if (e['result'] !== 'allow' && e['result'] !== 'deny') throw new HttpError(400, 'invalid_request_error', `events.${i}.result: must be "allow" or "deny"`);
-        if (e['deny_message'] !== undefined && e['deny_message'] !== null && e['result'] !== 'deny') throw new HttpError(400, 'invalid_request_error', `events.${i}.deny_message: only allowed when result is "deny"`);
+        if (e['result'] !== 'allow' && e['result'] !== 'deny')
+          throw new HttpError(400, 'invalid_request_error', `events.${i}.result: must be "allow" or "deny"`);
+        if (e['deny_message'] !== undefined && e['deny_message'] !== null && e['result'] !== 'deny')
+          throw new HttpError(400, 'invalid_request_error', `events.${i}.deny_message: only allowed when result is "deny"`);
       }
       if (e['type'] === 'user.message' && (!Array.isArray(e['content']) || e['content'].length === 0)) {
         throw new HttpError(400, 'invalid_request_error', `events.${i}.content: value must contain at least 1 item`);
@@ -54,7 +68,9 @@ export class CmaScriptedAgent {
   /** Stores and echoes validated user events (a stale idle first when a fault asks for one); returns them as stored. */
   accept(s: Session, events: readonly Json[]): CmaWireEvent[] {
     const state = this.state;
-    const stale = events.filter((e) => e['type'] === 'user.custom_tool_result' && s.staleFor.has(String(e['custom_tool_use_id']))).map((e) => String(e['custom_tool_use_id']));
+    const stale = events
+      .filter((e) => e['type'] === 'user.custom_tool_result' && s.staleFor.has(String(e['custom_tool_use_id'])))
+      .map((e) => String(e['custom_tool_use_id']));
     if (stale.length > 0) {
       for (const id of stale) s.staleFor.delete(id);
       this.streams.broadcast(s, this.idle({ type: 'requires_action', event_ids: stale }));
@@ -62,7 +78,10 @@ export class CmaScriptedAgent {
     const accepted: CmaWireEvent[] = [];
     for (const e of events) {
       const type = e['type'];
-      const extra = type === 'user.define_outcome' ? { outcome_id: `outc_${String(state.counters.turn).padStart(4, '0')}`, max_iterations: e['max_iterations'] ?? null } : {};
+      const extra =
+        type === 'user.define_outcome'
+          ? { outcome_id: `outc_${String(state.counters.turn).padStart(4, '0')}`, max_iterations: e['max_iterations'] ?? null }
+          : {};
       const stored: CmaWireEvent = { ...e, ...extra, id: state.newEventId(), processed_at: state.now() };
       accepted.push(stored);
       s.received.push(stored);
@@ -106,7 +125,10 @@ export class CmaScriptedAgent {
         results = true;
         const denied = ev['result'] !== 'allow';
         const content = denied ? `denied${typeof ev['deny_message'] === 'string' ? `: ${ev['deny_message']}` : ''}` : text;
-        this.streams.broadcast(s, this.state.stamp({ type: 'agent.tool_result', tool_use_id: id, content: [{ type: 'text', text: content }], is_error: denied }));
+        this.streams.broadcast(
+          s,
+          this.state.stamp({ type: 'agent.tool_result', tool_use_id: id, content: [{ type: 'text', text: content }], is_error: denied }),
+        );
       }
     }
     if (results && s.blocking.length > 0) {
@@ -131,7 +153,8 @@ export class CmaScriptedAgent {
       s.history.push(ev);
       if (ev['type'] === 'agent.custom_tool_use') s.toolUseIds.add(ev['id'] as string);
       if (ev['type'] === 'user.custom_tool_result') s.answered.add(String(ev['custom_tool_use_id']));
-      if ((ev['type'] === 'agent.tool_use' || ev['type'] === 'agent.mcp_tool_use') && ev['evaluated_permission'] === 'ask') s.asks.set(ev['id'] as string, 'ok');
+      if ((ev['type'] === 'agent.tool_use' || ev['type'] === 'agent.mcp_tool_use') && ev['evaluated_permission'] === 'ask')
+        s.asks.set(ev['id'] as string, 'ok');
       if (ev['type'] === 'user.tool_confirmation') s.answered.add(String(ev['tool_use_id']));
     }
     const lastIdle = [...s.history].reverse().find((e) => e['type'] === 'session.status_idle');
@@ -156,7 +179,13 @@ export class CmaScriptedAgent {
     this.streams.broadcast(s, state.stamp({ type: 'session.status_running' }));
     if (!turn) {
       s.status = 'idle';
-      this.emitClosing(s, state.stamp({ type: 'session.error', error: { type: 'unknown_error', message: `cma emulator: script exhausted after ${state.script.length} turn(s)`, retry_status: { type: 'terminal' } } }));
+      this.emitClosing(
+        s,
+        state.stamp({
+          type: 'session.error',
+          error: { type: 'unknown_error', message: `cma emulator: script exhausted after ${state.script.length} turn(s)`, retry_status: { type: 'terminal' } },
+        }),
+      );
       return;
     }
     const rest = (): void => {
@@ -185,7 +214,10 @@ export class CmaScriptedAgent {
       if (turn.previews) {
         broadcast({ type: 'event_start', event: { type: 'agent.message', id } }, { preview: true });
         for (const piece of splitText(text)) {
-          broadcast({ type: 'event_delta', event_id: id, delta: { type: 'content_delta', index: 0, content: { type: 'text', text: piece } } }, { preview: true });
+          broadcast(
+            { type: 'event_delta', event_id: id, delta: { type: 'content_delta', index: 0, content: { type: 'text', text: piece } } },
+            { preview: true },
+          );
         }
       }
       broadcast(state.stamp({ type: 'agent.message', id, content: [{ type: 'text', text }] }));
@@ -208,7 +240,14 @@ export class CmaScriptedAgent {
       broadcast(use);
     }
     const usage = turn.usage ?? { input_tokens: 10, output_tokens: 5 };
-    broadcast(state.stamp({ type: 'span.model_request_end', model_request_start_id: start['id'], is_error: false, model_usage: { ...usage, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } }));
+    broadcast(
+      state.stamp({
+        type: 'span.model_request_end',
+        model_request_start_id: start['id'],
+        is_error: false,
+        model_usage: { ...usage, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      }),
+    );
     for (const extra of turn.extra ?? []) broadcast(state.stamp(extra));
     let verdict: string | undefined;
     if (turn.outcome) {
@@ -216,7 +255,17 @@ export class CmaScriptedAgent {
       turn.outcome.verdicts.forEach((v, iteration) => {
         const begin = state.stamp({ type: 'span.outcome_evaluation_start', outcome_id: outcomeId, iteration });
         broadcast(begin);
-        broadcast(state.stamp({ type: 'span.outcome_evaluation_end', outcome_id: outcomeId, iteration, outcome_evaluation_start_id: begin['id'], result: v, explanation: `verdict ${v}`, usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } }));
+        broadcast(
+          state.stamp({
+            type: 'span.outcome_evaluation_end',
+            outcome_id: outcomeId,
+            iteration,
+            outcome_evaluation_start_id: begin['id'],
+            result: v,
+            explanation: `verdict ${v}`,
+            usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+          }),
+        );
         verdict = v;
       });
     }
@@ -265,5 +314,7 @@ function splitText(text: string): string[] {
 /** The host's result of a tool it ran: `agent.tool_result`, or `agent.mcp_tool_result` for an MCP tool (as the API sends them). */
 function hostResult(use: Record<string, unknown>, mcp: boolean, text: string): Record<string, unknown> {
   const content = [{ type: 'text', text }];
-  return mcp ? { type: 'agent.mcp_tool_result', mcp_tool_use_id: use['id'], content, is_error: false } : { type: 'agent.tool_result', tool_use_id: use['id'], content, is_error: false };
+  return mcp
+    ? { type: 'agent.mcp_tool_result', mcp_tool_use_id: use['id'], content, is_error: false }
+    : { type: 'agent.tool_result', tool_use_id: use['id'], content, is_error: false };
 }

@@ -17,7 +17,13 @@ export class HttpError extends Error {
 export function sendStatusFault(res: ServerResponse, f: { readonly status: number; readonly retryAfter?: number | string; readonly body?: unknown }): void {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (f.retryAfter !== undefined) headers['retry-after'] = String(f.retryAfter);
-  const body = f.body ?? { type: 'error', error: { type: f.status === 429 ? 'rate_limit_error' : f.status === 529 ? 'overloaded_error' : f.status >= 500 ? 'api_error' : 'invalid_request_error', message: `emulated failure with status ${f.status}` } };
+  const body = f.body ?? {
+    type: 'error',
+    error: {
+      type: f.status === 429 ? 'rate_limit_error' : f.status === 529 ? 'overloaded_error' : f.status >= 500 ? 'api_error' : 'invalid_request_error',
+      message: `emulated failure with status ${f.status}`,
+    },
+  };
   res.writeHead(f.status, headers);
   res.end(typeof body === 'string' ? body : JSON.stringify(body));
 }

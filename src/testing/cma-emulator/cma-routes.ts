@@ -74,7 +74,10 @@ export class CmaRoutes {
 
     this.checkAuth(req);
     if (raw.length > 0 && body === undefined) throw new HttpError(400, 'invalid_request_error', 'the request body is not valid JSON');
-    const parts = url.pathname.split('/').filter((p) => p !== '').map(decodeURIComponent);
+    const parts = url.pathname
+      .split('/')
+      .filter((p) => p !== '')
+      .map(decodeURIComponent);
     if (parts[0] !== 'v1') throw new HttpError(404, 'not_found_error', `unknown path ${url.pathname}`);
     const [, collection, id, sub, leaf] = parts;
     const method = req.method ?? 'GET';
@@ -84,7 +87,15 @@ export class CmaRoutes {
       const store = collection === 'agents' ? state.agents : state.environments;
       const kind = collection === 'agents' ? 'agent' : 'environment';
       if (id === undefined && method === 'POST') return this.createResource(res, collection, store, kind, json);
-      if (id === undefined && method === 'GET') return sendJson(res, 200, this.listPage(url, [...store.values()].filter((r) => url.searchParams.get('include_archived') === 'true' || r['archived_at'] === null)));
+      if (id === undefined && method === 'GET')
+        return sendJson(
+          res,
+          200,
+          this.listPage(
+            url,
+            [...store.values()].filter((r) => url.searchParams.get('include_archived') === 'true' || r['archived_at'] === null),
+          ),
+        );
       const resource = id !== undefined ? store.get(id) : undefined;
       if (!resource) throw new HttpError(404, 'not_found_error', `${kind} ${id ?? ''} not found`);
       if (sub === undefined && method === 'GET') return sendJson(res, 200, resource);
@@ -108,7 +119,15 @@ export class CmaRoutes {
 
     if (collection !== 'sessions') throw new HttpError(404, 'not_found_error', `unknown path ${url.pathname}`);
     if (id === undefined && method === 'POST') return this.createSession(res, json);
-    if (id === undefined && method === 'GET') return sendJson(res, 200, this.listPage(url, [...state.sessions.values()].map((s) => this.sessionObject(s))));
+    if (id === undefined && method === 'GET')
+      return sendJson(
+        res,
+        200,
+        this.listPage(
+          url,
+          [...state.sessions.values()].map((s) => this.sessionObject(s)),
+        ),
+      );
     const s = id !== undefined ? state.sessions.get(id) : undefined;
     if (!s) throw new HttpError(404, 'not_found_error', `session ${id ?? ''} not found`);
     if (sub === undefined && method === 'GET') return sendJson(res, 200, this.sessionObject(s));
@@ -137,7 +156,12 @@ export class CmaRoutes {
     if (given === undefined || given === '') throw new HttpError(401, 'authentication_error', 'x-api-key header is required');
     if (this.opts.apiKey !== undefined && given !== this.opts.apiKey) throw new HttpError(401, 'authentication_error', 'invalid x-api-key');
     const beta = header(req, 'anthropic-beta') ?? '';
-    if (!beta.split(',').map((b) => b.trim()).includes(BETA)) {
+    if (
+      !beta
+        .split(',')
+        .map((b) => b.trim())
+        .includes(BETA)
+    ) {
       throw new HttpError(400, 'invalid_request_error', `this endpoint is in beta: send the anthropic-beta header with ${BETA}`);
     }
   }
@@ -156,7 +180,8 @@ export class CmaRoutes {
     const fault = this.postFault(state.faults.createFaults?.[collection], state.counters.creates[collection]++, res);
     if (fault === 'handled') return;
     if (typeof body['name'] !== 'string' || body['name'] === '') throw new HttpError(400, 'invalid_request_error', 'name: field required');
-    if (kind === 'agent' && typeof body['model'] !== 'string' && !isMap(body['model'])) throw new HttpError(400, 'invalid_request_error', 'model: field required');
+    if (kind === 'agent' && typeof body['model'] !== 'string' && !isMap(body['model']))
+      throw new HttpError(400, 'invalid_request_error', 'model: field required');
     if ([...store.values()].some((r) => r['name'] === body['name'] && r['archived_at'] === null)) {
       throw new HttpError(409, 'invalid_request_error', `an ${kind} named "${String(body['name'])}" already exists`);
     }
@@ -290,7 +315,20 @@ export class CmaRoutes {
       type: 'session',
       status: s.status,
       agent: agent
-        ? { id: agent['id'], type: 'agent', name: agent['name'], description: agent['description'], model: agent['model'], system: agent['system'], tools: agent['tools'], mcp_servers: [], skills: [], multiagent: null, execution_identity: { type: 'service_account' }, version: agent['version'] }
+        ? {
+            id: agent['id'],
+            type: 'agent',
+            name: agent['name'],
+            description: agent['description'],
+            model: agent['model'],
+            system: agent['system'],
+            tools: agent['tools'],
+            mcp_servers: [],
+            skills: [],
+            multiagent: null,
+            execution_identity: { type: 'service_account' },
+            version: agent['version'],
+          }
         : { id: s.agentId, type: 'agent' },
       environment_id: s.environmentId,
       archived_at: s.archivedAt,

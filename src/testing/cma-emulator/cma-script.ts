@@ -109,7 +109,11 @@ export interface CmaFaultPlan {
   /** By 0-based index of `POST /v1/sessions/{id}/events` requests. */
   readonly sendFaults?: Readonly<Record<number, CmaPostFault>>;
   /** By 0-based index of create requests per collection. */
-  readonly createFaults?: { readonly sessions?: Readonly<Record<number, CmaPostFault>>; readonly agents?: Readonly<Record<number, CmaPostFault>>; readonly environments?: Readonly<Record<number, CmaPostFault>> };
+  readonly createFaults?: {
+    readonly sessions?: Readonly<Record<number, CmaPostFault>>;
+    readonly agents?: Readonly<Record<number, CmaPostFault>>;
+    readonly environments?: Readonly<Record<number, CmaPostFault>>;
+  };
   /** By 0-based index of archive requests per collection (`POST /v1/{agents|environments}/{id}/archive`): answered without archiving. */
   readonly archiveFaults?: { readonly agents?: Readonly<Record<number, CmaGetFault>>; readonly environments?: Readonly<Record<number, CmaGetFault>> };
   /** By 0-based index of stream requests. */

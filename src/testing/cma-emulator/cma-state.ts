@@ -107,7 +107,18 @@ export class CmaEmulatorState {
   /** Turns consumed in order, one per turn any session starts. */
   readonly script: readonly CmaScriptTurn[];
   readonly faults: CmaFaultPlan;
-  readonly counters = { event: 0, resource: 0, clock: 0, frame: 0, turn: 0, sends: 0, streams: 0, lists: 0, creates: { sessions: 0, agents: 0, environments: 0 }, archives: { agents: 0, environments: 0 } };
+  readonly counters = {
+    event: 0,
+    resource: 0,
+    clock: 0,
+    frame: 0,
+    turn: 0,
+    sends: 0,
+    streams: 0,
+    lists: 0,
+    creates: { sessions: 0, agents: 0, environments: 0 },
+    archives: { agents: 0, environments: 0 },
+  };
   private readonly changes = new EventEmitter();
 
   constructor(script: readonly CmaScriptTurn[], faults: CmaFaultPlan) {
@@ -150,7 +161,11 @@ export class CmaEmulatorState {
 
   /** `event` with an `id` and a `processed_at`, unless it has them already. */
   stamp(event: CmaWireEvent): CmaWireEvent {
-    return { ...event, id: typeof event['id'] === 'string' ? event['id'] : this.newEventId(), processed_at: typeof event['processed_at'] === 'string' ? event['processed_at'] : this.now() };
+    return {
+      ...event,
+      id: typeof event['id'] === 'string' ? event['id'] : this.newEventId(),
+      processed_at: typeof event['processed_at'] === 'string' ? event['processed_at'] : this.now(),
+    };
   }
 
   /** Creates an idle session with an empty history and registers it (and its view). */

@@ -26,7 +26,10 @@ export class CmaStreams {
    * with a `: connected` comment (to which a frame-0 fault applies).
    */
   attach(req: IncomingMessage, res: ServerResponse, url: URL, s: Session): void {
-    const deltas = url.searchParams.getAll('event_deltas').flatMap((v) => v.split(',')).includes('agent.message');
+    const deltas = url.searchParams
+      .getAll('event_deltas')
+      .flatMap((v) => v.split(','))
+      .includes('agent.message');
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
     res.flushHeaders();
     req.socket.setNoDelay(true);

@@ -78,7 +78,16 @@ export function buildChunks(a: Answer, quirks: EmulatorQuirks, includeUsage: boo
   });
   const out: Json[] = [];
   if (a.noChoices) {
-    if (includeUsage) out.push({ id: a.id, object: 'chat.completion.chunk', created: a.created, model: a.model, system_fingerprint: 'fp_emulator', choices: [], usage: a.usage });
+    if (includeUsage)
+      out.push({
+        id: a.id,
+        object: 'chat.completion.chunk',
+        created: a.created,
+        model: a.model,
+        system_fingerprint: 'fp_emulator',
+        choices: [],
+        usage: a.usage,
+      });
     return out;
   }
   out.push(chunk({ role: 'assistant', content: '', refusal: null }));

@@ -22,18 +22,52 @@ function envelopes(events: AgentRxEvent[]): SessionEvent[] {
 const usage = { inputTokens: 5, outputTokens: 2 };
 const started = (n: number): AgentRxEvent => ({ type: 'agentrx.run_started', runId: `t:run-${n}`, threadId: 't', resumed: false });
 const text = (id: string, t: string): AgentRxEvent => ({ type: 'agentrx.text_delta', text: t, messageId: id });
-const finished = (n: number): AgentRxEvent => ({ type: 'agentrx.run_finished', runId: `t:run-${n}`, threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage });
-const failed = (n: number, code = 'http_error'): AgentRxEvent => ({ type: 'agentrx.run_error', runId: `t:run-${n}`, threadId: 't', code, message: `run ${n} failed` });
+const finished = (n: number): AgentRxEvent => ({
+  type: 'agentrx.run_finished',
+  runId: `t:run-${n}`,
+  threadId: 't',
+  terminal: 'end_turn',
+  stopReason: 'end_turn',
+  turns: 1,
+  usage,
+});
+const failed = (n: number, code = 'http_error'): AgentRxEvent => ({
+  type: 'agentrx.run_error',
+  runId: `t:run-${n}`,
+  threadId: 't',
+  code,
+  message: `run ${n} failed`,
+});
 const turnWithTools = (ids: string[]): AgentRxEvent => ({
-  type: 'agentrx.turn_end', turn: 1, terminal: 'requires_action', stopReason: 'requires_action', usage,
-  customToolUses: ids.map((id) => ({ id, name: 'echo', input: { text: id } })), serverToolUses: [],
+  type: 'agentrx.turn_end',
+  turn: 1,
+  terminal: 'requires_action',
+  stopReason: 'requires_action',
+  usage,
+  customToolUses: ids.map((id) => ({ id, name: 'echo', input: { text: id } })),
+  serverToolUses: [],
 });
 const turnWithServerTools = (ids: string[]): AgentRxEvent => ({
-  type: 'agentrx.turn_end', turn: 1, terminal: 'end_turn', stopReason: 'end_turn', usage,
-  customToolUses: [], serverToolUses: ids.map((id) => ({ id, name: 'web_search', input: { q: id } })),
+  type: 'agentrx.turn_end',
+  turn: 1,
+  terminal: 'end_turn',
+  stopReason: 'end_turn',
+  usage,
+  customToolUses: [],
+  serverToolUses: ids.map((id) => ({ id, name: 'web_search', input: { q: id } })),
 });
-const hostToolResult = (id: string, isError = false): AgentRxEvent => ({ type: 'agentrx.host_tool_result', toolUse: { id }, result: { content: `found ${id}`, isError } });
-const toolResult = (id: string): AgentRxEvent => ({ type: 'agentrx.tool_result', toolUse: { id, name: 'echo', input: { text: id } }, result: { toolUseId: id, content: id.toUpperCase(), isError: false }, replayed: false, durationMs: 3 });
+const hostToolResult = (id: string, isError = false): AgentRxEvent => ({
+  type: 'agentrx.host_tool_result',
+  toolUse: { id },
+  result: { content: `found ${id}`, isError },
+});
+const toolResult = (id: string): AgentRxEvent => ({
+  type: 'agentrx.tool_result',
+  toolUse: { id, name: 'echo', input: { text: id } },
+  result: { toolUseId: id, content: id.toUpperCase(), isError: false },
+  replayed: false,
+  durationMs: 3,
+});
 
 interface Fixture {
   readonly name: string;
@@ -45,9 +79,24 @@ interface Fixture {
 const fixtures: Fixture[] = [
   { name: 'an empty run', events: [started(1), finished(1)], reason: 'completed', runs: 1 },
   { name: 'an error-first run', events: [started(1), failed(1)], reason: 'error', runs: 1 },
-  { name: 'three runs in one thread with a failed middle run', events: [started(1), text('a', 'one'), finished(1), started(2), text('b', 'tw'), failed(2), started(3), text('c', 'three'), finished(3)], reason: 'completed', runs: 3 },
-  { name: 'parallel tool calls', events: [started(1), text('a', 'calling'), turnWithTools(['x', 'y']), toolResult('y'), toolResult('x'), text('b', 'done'), finished(1)], reason: 'completed', runs: 1 },
-  { name: 'host-run tool results, one held until its call is announced', events: [started(1), hostToolResult('h1'), turnWithServerTools(['h1', 'h2']), hostToolResult('h2', true), hostToolResult('h3'), finished(1)], reason: 'completed', runs: 1 },
+  {
+    name: 'three runs in one thread with a failed middle run',
+    events: [started(1), text('a', 'one'), finished(1), started(2), text('b', 'tw'), failed(2), started(3), text('c', 'three'), finished(3)],
+    reason: 'completed',
+    runs: 3,
+  },
+  {
+    name: 'parallel tool calls',
+    events: [started(1), text('a', 'calling'), turnWithTools(['x', 'y']), toolResult('y'), toolResult('x'), text('b', 'done'), finished(1)],
+    reason: 'completed',
+    runs: 1,
+  },
+  {
+    name: 'host-run tool results, one held until its call is announced',
+    events: [started(1), hostToolResult('h1'), turnWithServerTools(['h1', 'h2']), hostToolResult('h2', true), hostToolResult('h3'), finished(1)],
+    reason: 'completed',
+    runs: 1,
+  },
   { name: 'a mid-stream cancel', events: [started(1), text('a', 'half a sen'), failed(1, 'cancelled')], reason: 'cancelled', runs: 1 },
   { name: 'a stream that ends without a terminal event', events: [started(1), text('a', 'cut off')], reason: 'error', runs: 1 },
 ];
@@ -91,7 +140,14 @@ const subjects: Record<string, Subject_> = {
       out.on('data', (b: Buffer) => (text += b.toString()));
       return {
         consumer: new JsonlConsumer(out),
-        check: (events) => expect(text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))).toEqual(JSON.parse(JSON.stringify(events))),
+        check: (events) =>
+          expect(
+            text
+              .trim()
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => JSON.parse(l)),
+          ).toEqual(JSON.parse(JSON.stringify(events))),
       };
     },
   },

@@ -51,11 +51,22 @@ export const snapshot = (turn: number, terminal: TurnResult['terminal'], stopRea
   source: { type: 'agentrx.turn_end', turn, terminal, stopReason, usage: { inputTokens, outputTokens }, customToolUses: [], serverToolUses: [] },
 });
 /** A TOOL_CALL_RESULT from `source`; by default a result with no flags beyond its text (as a host-run tool's). */
-export const result = (id: string, content: string, source: ToolResultEvent | HostToolResultEvent = { type: 'agentrx.host_tool_result', toolUse: { id }, result: { content, isError: false } }): Fed => ({
+export const result = (
+  id: string,
+  content: string,
+  source: ToolResultEvent | HostToolResultEvent = { type: 'agentrx.host_tool_result', toolUse: { id }, result: { content, isError: false } },
+): Fed => ({
   agui: { type: 'TOOL_CALL_RESULT', messageId: `${id}:result`, toolCallId: id, content, role: 'tool', rawEvent: source },
   source,
 });
-export const finished = (turns: number, inputTokens: number, outputTokens: number, terminal: TurnResult['terminal'] = 'end_turn', threadId = 'thread-1', runId = 'run-1'): Fed => ({
+export const finished = (
+  turns: number,
+  inputTokens: number,
+  outputTokens: number,
+  terminal: TurnResult['terminal'] = 'end_turn',
+  threadId = 'thread-1',
+  runId = 'run-1',
+): Fed => ({
   agui: { type: 'RUN_FINISHED', threadId, runId, result: { terminal, stopReason: 'stop', turns, usage: { inputTokens, outputTokens } } },
   source: { type: 'agentrx.run_finished', threadId, runId, terminal, stopReason: 'stop', turns, usage: { inputTokens, outputTokens } },
 });
@@ -65,7 +76,12 @@ export const text = (id: string, delta: string): AgUiEvent[] => [
 ];
 
 /** A local tool's typed result (`agentrx.tool_result`). */
-export const toolResultRaw = (id: string, name: string, content: string, extra: { isError?: boolean; replayed?: boolean; durationMs?: number } = {}): ToolResultEvent => ({
+export const toolResultRaw = (
+  id: string,
+  name: string,
+  content: string,
+  extra: { isError?: boolean; replayed?: boolean; durationMs?: number } = {},
+): ToolResultEvent => ({
   type: 'agentrx.tool_result',
   toolUse: { id, name, input: {} },
   result: { toolUseId: id, content, isError: extra.isError ?? false },

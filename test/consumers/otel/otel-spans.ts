@@ -41,7 +41,11 @@ export class SpanTree {
 
   /** Every string found in attribute values (arrays flattened). */
   get attributeStrings(): string[] {
-    return this.spans.flatMap((s) => Object.values(s.attributes).flatMap((v: AttributeValue | undefined) => (Array.isArray(v) ? v : [v])).filter((v): v is string => typeof v === 'string'));
+    return this.spans.flatMap((s) =>
+      Object.values(s.attributes)
+        .flatMap((v: AttributeValue | undefined) => (Array.isArray(v) ? v : [v]))
+        .filter((v): v is string => typeof v === 'string'),
+    );
   }
 }
 
@@ -56,4 +60,10 @@ export function endMs(s: ReadableSpan): number {
 export const isError = (s: ReadableSpan): boolean => s.status.code === SpanStatusCode.ERROR;
 
 /** Attribute keys that carry content and must be absent unless captureContent is on. */
-export const CONTENT_KEYS = ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.system_instructions', 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result'];
+export const CONTENT_KEYS = [
+  'gen_ai.input.messages',
+  'gen_ai.output.messages',
+  'gen_ai.system_instructions',
+  'gen_ai.tool.call.arguments',
+  'gen_ai.tool.call.result',
+];

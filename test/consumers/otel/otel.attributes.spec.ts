@@ -22,14 +22,26 @@ describe('otel attribute mapping', () => {
 
   describe('finishReason', () => {
     it('should take a non-empty string, or the string type of an object, else nothing', () => {
-      expect([finishReason('stop'), finishReason({ type: 'requires_action', event_ids: [] }), finishReason(''), finishReason({ type: 1 }), finishReason(undefined)]).toEqual(['stop', 'requires_action', undefined, undefined, undefined]);
+      expect([
+        finishReason('stop'),
+        finishReason({ type: 'requires_action', event_ids: [] }),
+        finishReason(''),
+        finishReason({ type: 1 }),
+        finishReason(undefined),
+      ]).toEqual(['stop', 'requires_action', undefined, undefined, undefined]);
     });
   });
 
   describe('sectionModel', () => {
     it('should read the model of the selected provider section only', () => {
       const config = Object.assign(new AgentRxConfig(), { provider: 'local', providers: { local: { model: 'qwen' }, other: { model: '' } } });
-      expect([sectionModel(config, 'local'), sectionModel(config, 'other'), sectionModel(config, 'missing'), sectionModel(undefined, 'local'), sectionModel(config, undefined)]).toEqual(['qwen', undefined, undefined, undefined, undefined]);
+      expect([
+        sectionModel(config, 'local'),
+        sectionModel(config, 'other'),
+        sectionModel(config, 'missing'),
+        sectionModel(undefined, 'local'),
+        sectionModel(config, undefined),
+      ]).toEqual(['qwen', undefined, undefined, undefined, undefined]);
     });
   });
 

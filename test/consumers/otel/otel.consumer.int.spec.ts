@@ -67,8 +67,13 @@ describe('OtelConsumer on a demo session', () => {
         const turns = tree.named('agentrx.turn');
         expect(turns.map((t) => t.attributes['agentrx.turn.number'])).toEqual([1, 2]);
         for (const turn of turns) expect(tree.parentOf(turn)).toBe(run);
-        const [first, second] = turns as [typeof turns[0], typeof turns[0]];
-        expect(tree.children(first).map((s) => s.name).sort()).toEqual(['chat agentrx-demo', 'execute_tool calculate', 'execute_tool get_time', 'execute_tool read_file']);
+        const [first, second] = turns as [(typeof turns)[0], (typeof turns)[0]];
+        expect(
+          tree
+            .children(first)
+            .map((s) => s.name)
+            .sort(),
+        ).toEqual(['chat agentrx-demo', 'execute_tool calculate', 'execute_tool get_time', 'execute_tool read_file']);
         expect(tree.children(second).map((s) => s.name)).toEqual(['chat agentrx-demo']);
         expect(result.turns).toBe(2);
       });
@@ -83,22 +88,48 @@ describe('OtelConsumer on a demo session', () => {
         const sum = (key: string): number => chats.reduce((n, c) => n + (c.attributes[key] as number), 0);
         expect(sum('gen_ai.usage.input_tokens')).toBe(result.usage.inputTokens);
         expect(sum('gen_ai.usage.output_tokens')).toBe(result.usage.outputTokens);
-        expect(tree.one('invoke_agent').attributes).toMatchObject({ 'gen_ai.usage.input_tokens': result.usage.inputTokens, 'gen_ai.usage.output_tokens': result.usage.outputTokens, 'agentrx.run.turns': 2, 'agentrx.run.terminal': 'end_turn' });
-        expect(tree.one('agentrx.session').attributes).toMatchObject({ 'agentrx.usage.input_tokens': result.usage.inputTokens, 'agentrx.usage.output_tokens': result.usage.outputTokens, 'agentrx.session.runs': 1, 'agentrx.session.stop_reason': 'completed' });
+        expect(tree.one('invoke_agent').attributes).toMatchObject({
+          'gen_ai.usage.input_tokens': result.usage.inputTokens,
+          'gen_ai.usage.output_tokens': result.usage.outputTokens,
+          'agentrx.run.turns': 2,
+          'agentrx.run.terminal': 'end_turn',
+        });
+        expect(tree.one('agentrx.session').attributes).toMatchObject({
+          'agentrx.usage.input_tokens': result.usage.inputTokens,
+          'agentrx.usage.output_tokens': result.usage.outputTokens,
+          'agentrx.session.runs': 1,
+          'agentrx.session.stop_reason': 'completed',
+        });
       });
 
       it('should use GenAI semantic-convention attributes and span kinds', () => {
         const session = tree.one('agentrx.session');
         expect(session.attributes['gen_ai.conversation.id']).toEqual(expect.any(String));
         const conversation = session.attributes['gen_ai.conversation.id'];
-        expect(tree.one('invoke_agent').attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'openai', 'gen_ai.agent.name': 'agentrx', 'gen_ai.request.model': 'agentrx-demo', 'gen_ai.conversation.id': conversation });
+        expect(tree.one('invoke_agent').attributes).toMatchObject({
+          'gen_ai.operation.name': 'invoke_agent',
+          'gen_ai.provider.name': 'openai',
+          'gen_ai.agent.name': 'agentrx',
+          'gen_ai.request.model': 'agentrx-demo',
+          'gen_ai.conversation.id': conversation,
+        });
         const [chat1, chat2] = tree.named('chat');
         expect(chat1!.kind).toBe(SpanKind.CLIENT);
-        expect(chat1!.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'agentrx-demo', 'gen_ai.response.finish_reasons': ['tool_calls'] });
+        expect(chat1!.attributes).toMatchObject({
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'openai',
+          'gen_ai.request.model': 'agentrx-demo',
+          'gen_ai.response.finish_reasons': ['tool_calls'],
+        });
         expect(chat2!.attributes['gen_ai.response.finish_reasons']).toEqual(['stop']);
         const calculate = tree.one('execute_tool calculate');
         expect(calculate.kind).toBe(SpanKind.INTERNAL);
-        expect(calculate.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'calculate', 'gen_ai.tool.type': 'function', 'agentrx.tool.result_received': true });
+        expect(calculate.attributes).toMatchObject({
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'calculate',
+          'gen_ai.tool.type': 'function',
+          'agentrx.tool.result_received': true,
+        });
         const callIds = tree.named('execute_tool').map((s) => s.attributes['gen_ai.tool.call.id']);
         expect(new Set(callIds).size).toBe(3);
         expect(tree.spans.every((s) => !isError(s))).toBe(true);
@@ -133,7 +164,11 @@ describe('OtelConsumer on a demo session', () => {
         const tree = new SpanTree(tracing.spans());
 
         const [chat1, chat2] = tree.named('chat');
-        const calls = JSON.parse(chat1!.attributes['gen_ai.output.messages'] as string) as { role: string; parts: { type: string; name?: string }[]; finish_reason: string }[];
+        const calls = JSON.parse(chat1!.attributes['gen_ai.output.messages'] as string) as {
+          role: string;
+          parts: { type: string; name?: string }[];
+          finish_reason: string;
+        }[];
         expect(calls).toEqual([{ role: 'assistant', parts: expect.any(Array), finish_reason: 'tool_calls' }]);
         expect(calls[0]!.parts.map((p) => `${p.type}:${p.name}`).sort()).toEqual(['tool_call:calculate', 'tool_call:get_time', 'tool_call:read_file']);
         const answer = JSON.parse(chat2!.attributes['gen_ai.output.messages'] as string) as unknown;

@@ -34,7 +34,9 @@ describe('OtelConsumer', () => {
         const t = tree();
         expect(t.traceIds.size).toBe(2);
         const sessions = t.named('agentrx.session');
-        expect(sessions.map((s) => [s.attributes['gen_ai.conversation.id'], t.spans.filter((x) => x.spanContext().traceId === s.spanContext().traceId).length])).toEqual([
+        expect(
+          sessions.map((s) => [s.attributes['gen_ai.conversation.id'], t.spans.filter((x) => x.spanContext().traceId === s.spanContext().traceId).length]),
+        ).toEqual([
           ['thread-a', 4],
           ['thread-b', 7],
         ]);
@@ -55,9 +57,17 @@ describe('OtelConsumer', () => {
         const done = new Feed(c, 'done').start();
         done.at(T0 + 2, runStarted('done'), snapshot(1, 'end_turn', 'stop'), finished(1, 1, 1, 'end_turn', 'done'));
         c.stop('completed');
-        expect(tree().named('agentrx.session').map((s) => s.attributes['gen_ai.conversation.id'])).toEqual(['done']);
+        expect(
+          tree()
+            .named('agentrx.session')
+            .map((s) => s.attributes['gen_ai.conversation.id']),
+        ).toEqual(['done']);
         c.stop('completed');
-        expect(tree().named('agentrx.session').map((s) => s.attributes['gen_ai.conversation.id'])).toEqual(['done', 'idle']);
+        expect(
+          tree()
+            .named('agentrx.session')
+            .map((s) => s.attributes['gen_ai.conversation.id']),
+        ).toEqual(['done', 'idle']);
         expect(c.openSessions).toBe(1);
       });
     });
@@ -89,7 +99,11 @@ describe('OtelConsumer', () => {
         new Feed(c, 'failed').start().at(T0, runStarted('failed'), { type: 'RUN_ERROR', message: 'x', code: 'timeout' });
         new Feed(c, 'ok').start().at(T0 + 1, runStarted('ok'), snapshot(1, 'end_turn', 'stop'), finished(1, 1, 1, 'end_turn', 'ok'));
         c.stop('timeout');
-        expect(tree().named('agentrx.session').map((s) => s.attributes['gen_ai.conversation.id'])).toEqual(['failed']);
+        expect(
+          tree()
+            .named('agentrx.session')
+            .map((s) => s.attributes['gen_ai.conversation.id']),
+        ).toEqual(['failed']);
       });
     });
 
@@ -160,7 +174,10 @@ describe('OtelConsumer', () => {
       it('should derive provider, model and agent name from the config, and let programmatic options win', () => {
         const container = new Container();
         container.load(otelConsumerModule({ tracerProvider: tracing.provider, agentName: 'from-options' }), agentCoreProviderModule);
-        const config = Object.assign(new AgentRxConfig(), { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': { model: 'claude-on-bedrock' } } });
+        const config = Object.assign(new AgentRxConfig(), {
+          provider: 'bedrock-agentcore',
+          providers: { 'bedrock-agentcore': { model: 'claude-on-bedrock' } },
+        });
         container.bind(AgentRxConfigToken).toConstantValue(config);
         container.bind(OtelConfig).toConstantValue(Object.assign(new OtelConfigOptions(), { agentName: 'from-section', captureContent: true }));
         const [c] = container.getAll<OtelConsumer>(EventConsumer);

@@ -11,7 +11,12 @@ describe('RunSpans', () => {
         new Feed(c)
           .start()
           .at(T0, runStarted())
-          .at(T0 + 100, ...toolCall('srv-1', 'web_fetch', '{}'), result('srv-1', 'denied', { type: 'agentrx.host_tool_result', toolUse: { id: 'srv-1' }, result: { content: 'denied', isError: true } }), snapshot(1, 'end_turn', 'end_turn'))
+          .at(
+            T0 + 100,
+            ...toolCall('srv-1', 'web_fetch', '{}'),
+            result('srv-1', 'denied', { type: 'agentrx.host_tool_result', toolUse: { id: 'srv-1' }, result: { content: 'denied', isError: true } }),
+            snapshot(1, 'end_turn', 'end_turn'),
+          )
           .at(T0 + 200, finished(1, 1, 1));
         c.stop('completed');
         const t = new SpanTree(tracing.spans());

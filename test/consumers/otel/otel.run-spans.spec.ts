@@ -9,7 +9,9 @@ describe('RunSpans', () => {
   let tracing: ReturnType<typeof memoryTracing>;
   // The Claude Managed Agents provider as its module registers it (its telemetry name).
   const consumer = (opts: OtelConsumerOptions = {}): OtelConsumer =>
-    new OtelConsumer({ tracerProvider: tracing.provider, ...opts }, undefined, undefined, [{ id: CMA_PROVIDER_ID, service: class {} as never, telemetryName: 'anthropic' }]);
+    new OtelConsumer({ tracerProvider: tracing.provider, ...opts }, undefined, undefined, [
+      { id: CMA_PROVIDER_ID, service: class {} as never, telemetryName: 'anthropic' },
+    ]);
   const tree = (): SpanTree => new SpanTree(tracing.spans());
   beforeEach(() => {
     tracing = memoryTracing();
@@ -24,7 +26,12 @@ describe('RunSpans', () => {
           .start()
           .at(T0, runStarted())
           .at(T0 + 100, ...text('m1', 'Let me check.'))
-          .at(T0 + 200, { type: 'TEXT_MESSAGE_END', messageId: 'm1' }, ...toolCall('t1', 'lookup', '{"q":"secret query"}'), snapshot(1, 'requires_action', { type: 'requires_action' }, 10, 5))
+          .at(
+            T0 + 200,
+            { type: 'TEXT_MESSAGE_END', messageId: 'm1' },
+            ...toolCall('t1', 'lookup', '{"q":"secret query"}'),
+            snapshot(1, 'requires_action', { type: 'requires_action' }, 10, 5),
+          )
           .at(T0 + 500, result('t1', 'secret result'))
           .at(T0 + 900, ...text('m2', 'The answer.'))
           .at(T0 + 1000, { type: 'TEXT_MESSAGE_END', messageId: 'm2' }, snapshot(2, 'end_turn', 'end_turn', 20, 7), finished(2, 30, 12));
@@ -44,8 +51,17 @@ describe('RunSpans', () => {
       });
 
       it('should map the provider id to gen_ai.provider.name and name chat spans after the model', () => {
-        expect(t.one('invoke_agent').attributes).toMatchObject({ 'gen_ai.provider.name': 'anthropic', 'agentrx.run.id': 'run-1', 'gen_ai.usage.input_tokens': 30, 'gen_ai.usage.output_tokens': 12 });
-        expect(t.one('agentrx.session').attributes).toMatchObject({ 'agentrx.provider': 'claude-managed-agents', 'agentrx.session.id': 'thread-1', 'gen_ai.conversation.id': 'thread-1' });
+        expect(t.one('invoke_agent').attributes).toMatchObject({
+          'gen_ai.provider.name': 'anthropic',
+          'agentrx.run.id': 'run-1',
+          'gen_ai.usage.input_tokens': 30,
+          'gen_ai.usage.output_tokens': 12,
+        });
+        expect(t.one('agentrx.session').attributes).toMatchObject({
+          'agentrx.provider': 'claude-managed-agents',
+          'agentrx.session.id': 'thread-1',
+          'gen_ai.conversation.id': 'thread-1',
+        });
         expect(t.named('chat').map((s) => [s.name, s.attributes['gen_ai.response.finish_reasons'], s.attributes['gen_ai.usage.input_tokens']])).toEqual([
           ['chat claude-x', ['requires_action'], 10],
           ['chat claude-x', ['end_turn'], 20],
@@ -70,9 +86,18 @@ describe('RunSpans', () => {
         const t = tree();
         const [chat1, chat2] = t.named('chat');
         expect(JSON.parse(chat1!.attributes['gen_ai.output.messages'] as string)).toEqual([
-          { role: 'assistant', parts: [{ type: 'text', content: 'Let me check.' }, { type: 'tool_call', id: 't1', name: 'lookup', arguments: { q: 'x' } }], finish_reason: 'tool_calls' },
+          {
+            role: 'assistant',
+            parts: [
+              { type: 'text', content: 'Let me check.' },
+              { type: 'tool_call', id: 't1', name: 'lookup', arguments: { q: 'x' } },
+            ],
+            finish_reason: 'tool_calls',
+          },
         ]);
-        expect(JSON.parse(chat2!.attributes['gen_ai.output.messages'] as string)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'Done.' }], finish_reason: 'stop' }]);
+        expect(JSON.parse(chat2!.attributes['gen_ai.output.messages'] as string)).toEqual([
+          { role: 'assistant', parts: [{ type: 'text', content: 'Done.' }], finish_reason: 'stop' },
+        ]);
         expect(t.one('execute_tool').attributes).toMatchObject({ 'gen_ai.tool.call.arguments': '{"q":"x"}', 'gen_ai.tool.call.result': 'found' });
       });
     });
@@ -96,7 +121,11 @@ describe('RunSpans', () => {
       it('should give it its own tool span, back-dated by its duration, under the run', () => {
         const c = consumer();
         const raw = toolResultRaw('old', 'lookup', 'ok', { replayed: true, durationMs: 30 });
-        new Feed(c).start().at(T0, runStarted()).at(T0 + 100, result('old', 'ok', raw)).at(T0 + 200, snapshot(1, 'end_turn', 'stop'), finished(1, 1, 1));
+        new Feed(c)
+          .start()
+          .at(T0, runStarted())
+          .at(T0 + 100, result('old', 'ok', raw))
+          .at(T0 + 200, snapshot(1, 'end_turn', 'stop'), finished(1, 1, 1));
         const t = tree();
         const tool = t.one('execute_tool lookup');
         expect([startMs(tool), endMs(tool)]).toEqual([T0 + 70, T0 + 100]);

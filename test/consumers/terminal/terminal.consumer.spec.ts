@@ -8,7 +8,10 @@ import { HubFeed } from '../feed-hub.js';
 class Screen extends PassThrough {
   text = '';
   writes = 0;
-  constructor(readonly isTTY: boolean, readonly columns = 100) {
+  constructor(
+    readonly isTTY: boolean,
+    readonly columns = 100,
+  ) {
     super();
     this.on('data', (c: Buffer) => {
       this.text += c.toString();
@@ -21,13 +24,29 @@ const usage = { inputTokens: 0, outputTokens: 0 };
 const started: AgentRxEvent = { type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false };
 const text = (messageId: string, t: string): AgentRxEvent => ({ type: 'agentrx.text_delta', text: t, messageId });
 const turnEnd = (customToolUses: ToolUse[], serverToolUses: ToolUse[] = []): AgentRxEvent => ({
-  type: 'agentrx.turn_end', turn: 1, terminal: 'requires_action', stopReason: 'tool_calls', usage, customToolUses, serverToolUses,
+  type: 'agentrx.turn_end',
+  turn: 1,
+  terminal: 'requires_action',
+  stopReason: 'tool_calls',
+  usage,
+  customToolUses,
+  serverToolUses,
 });
 const toolResult = (id: string, name: string, content: string, isError: boolean): AgentRxEvent => ({
-  type: 'agentrx.tool_result', toolUse: { id, name, input: {} }, result: { toolUseId: id, content, isError }, replayed: false, durationMs: 5,
+  type: 'agentrx.tool_result',
+  toolUse: { id, name, input: {} },
+  result: { toolUseId: id, content, isError },
+  replayed: false,
+  durationMs: 5,
 });
 const finished = (turns: number, inputTokens = 0, outputTokens = 0): AgentRxEvent => ({
-  type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns, usage: { inputTokens, outputTokens },
+  type: 'agentrx.run_finished',
+  runId: 'r',
+  threadId: 't',
+  terminal: 'end_turn',
+  stopReason: 'end_turn',
+  turns,
+  usage: { inputTokens, outputTokens },
 });
 const failed = (code: string, message: string): AgentRxEvent => ({ type: 'agentrx.run_error', runId: 'r', threadId: 't', code, message });
 
@@ -65,7 +84,7 @@ describe('TerminalConsumer', () => {
           [
             'Let me check.',
             '⚙ calculate({"expression":"2+2"}) → 2+2 = 4',
-            "⚙ read_file({\"path\":\"nope.txt\"}) → tool 'read_file' failed: 'nope.txt' does not exist",
+            '⚙ read_file({"path":"nope.txt"}) → tool \'read_file\' failed: \'nope.txt\' does not exist',
             'It is 4.',
             '✓ end_turn · turns 2 · tool calls 2 · tokens 120 in / 30 out · 0.3s',
             '',
@@ -74,10 +93,13 @@ describe('TerminalConsumer', () => {
       });
     });
 
-    describe('when the clock is the events\' own (a replay)', () => {
+    describe("when the clock is the events' own (a replay)", () => {
       it('should time the run from its events, not from the wall clock', async () => {
         const screen = new Screen(false);
-        await new HubFeed([new TerminalConsumer({ out: screen, env: {}, clock: 'events', now: () => 99_999 })]).at(5_000, started).at(7_500, finished(1)).close();
+        await new HubFeed([new TerminalConsumer({ out: screen, env: {}, clock: 'events', now: () => 99_999 })])
+          .at(5_000, started)
+          .at(7_500, finished(1))
+          .close();
         expect(screen.text).toBe('✓ end_turn · turns 1 · tool calls 0 · tokens 0 in / 0 out · 2.5s\n');
       });
     });
@@ -137,7 +159,7 @@ describe('TerminalConsumer', () => {
         const screen = new Screen(true);
         await play(new TerminalConsumer({ out: screen, env: {} }), run);
         expect(screen.text).toContain('\u001b[36m⚙\u001b[0m calculate({"expression":"2+2"}) → 2+2 = 4\n');
-        expect(screen.text).toContain("\u001b[31m⚙\u001b[0m read_file({\"path\":\"nope.txt\"}) → tool 'read_file' failed");
+        expect(screen.text).toContain('\u001b[31m⚙\u001b[0m read_file({"path":"nope.txt"}) → tool \'read_file\' failed');
       });
 
       it('should mark a host-run tool whose result is an error red, also when the result came before its call', async () => {

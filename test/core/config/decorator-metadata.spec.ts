@@ -49,7 +49,11 @@ describe('checkDecoratorMetadata', () => {
   describe('when a nested input property has no design:type (emitDecoratorMetadata off)', () => {
     it('should be what breaks: the model would get an empty schema for it', () => {
       expect((inputSchemaOf({ inputType: BareOrderInput } as ToolHandler).properties as Record<string, unknown>)['address']).toEqual({});
-      expect((inputSchemaOf({ inputType: OrderInput } as ToolHandler).properties as Record<string, unknown>)['address']).toEqual({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
+      expect((inputSchemaOf({ inputType: OrderInput } as ToolHandler).properties as Record<string, unknown>)['address']).toEqual({
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+      });
     });
 
     it('should fail AgentRx.create with invalid_config naming the tool, the class, the property and both tsconfig flags', async () => {
@@ -60,7 +64,9 @@ describe('checkDecoratorMetadata', () => {
       expect(error).toBeInstanceOf(AgentRxError);
       expect(error).toMatchObject({ code: 'invalid_config', details: { owner: "tool 'order'", inputType: 'BareOrderInput', properties: ['address'] } });
       const message = (error as AgentRxError).message;
-      expect(message).toContain("tool 'order': its input class BareOrderInput has class-validator decorators but no TypeScript type metadata (design:type) on address");
+      expect(message).toContain(
+        "tool 'order': its input class BareOrderInput has class-validator decorators but no TypeScript type metadata (design:type) on address",
+      );
       expect(message).toContain('"experimentalDecorators": true');
       expect(message).toContain('"emitDecoratorMetadata": true');
       expect(message).toContain("import 'reflect-metadata'");
@@ -74,7 +80,10 @@ describe('checkDecoratorMetadata', () => {
       delete reflect['getMetadata'];
       try {
         expect(() => checkDecoratorMetadata(OrderInput, "tool 'order'")).toThrow(
-          expect.objectContaining({ code: 'invalid_config', message: expect.stringContaining('Reflect.getMetadata is missing (reflect-metadata is not loaded)') }),
+          expect.objectContaining({
+            code: 'invalid_config',
+            message: expect.stringContaining('Reflect.getMetadata is missing (reflect-metadata is not loaded)'),
+          }),
         );
       } finally {
         reflect['getMetadata'] = getMetadata;
@@ -87,7 +96,9 @@ describe('checkDecoratorMetadata', () => {
       expect(() => checkDecoratorMetadata(OrderInput, "tool 'order'")).not.toThrow();
       const rx = await createWith(OrderInput);
       try {
-        expect(rx.tools.find((t) => t.name === 'order')?.inputSchema).toMatchObject({ properties: { address: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } });
+        expect(rx.tools.find((t) => t.name === 'order')?.inputSchema).toMatchObject({
+          properties: { address: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+        });
       } finally {
         await rx.stop();
       }

@@ -212,7 +212,9 @@ describe('load-config', () => {
         expect(lines).toContain('- limits.toolConcurrency: must be an integer number; got "8x"; expected an integer from 1 to 64');
         expect(lines).toContain('- limits.maxReprompts: must not be less than 0; got -1; expected an integer from 0 to 20');
         expect(lines).toContain("- store.dir: is required; got undefined; expected a directory path (required when store.type is 'file')");
-        expect(lines).toContainEqual(expect.stringMatching(/^- provider: .*; got "Open AI"; expected a kebab-case provider id, e.g. local, claude-managed-agents, bedrock-agentcore$/));
+        expect(lines).toContainEqual(
+          expect.stringMatching(/^- provider: .*; got "Open AI"; expected a kebab-case provider id, e.g. local, claude-managed-agents, bedrock-agentcore$/),
+        );
         expect(lines).toContainEqual(expect.stringMatching(/^- agent\.name: .*; got "has spaces!"; expected a string of 1–64 characters matching /));
         expect(lines).toHaveLength(1 + 8);
       });
@@ -293,7 +295,12 @@ describe('load-config', () => {
 
     describe('when called with something that is not an object', () => {
       it('should throw invalid_config', () => {
-        expect(isAgentRxError(thrown(() => validateConfig([] as object, [], {})), 'invalid_config')).toBe(true);
+        expect(
+          isAgentRxError(
+            thrown(() => validateConfig([] as object, [], {})),
+            'invalid_config',
+          ),
+        ).toBe(true);
       });
     });
 
@@ -526,7 +533,9 @@ describe('load-config', () => {
 
     describe('when the URL fails validation under a non-secret key', () => {
       it('should show the URL without its user and password, in every rendering', () => {
-        const error = thrown(() => validateConfig({ providers: { local: { ...validLocal, baseUrl: `http://admin:${PASSWORD} x@127.0.0.1:11434/v1` } } }, [localSection], {}));
+        const error = thrown(() =>
+          validateConfig({ providers: { local: { ...validLocal, baseUrl: `http://admin:${PASSWORD} x@127.0.0.1:11434/v1` } } }, [localSection], {}),
+        );
         expect(pathsOf(error)).toEqual(['providers.local.baseUrl']);
         expect(error.message).toContain('got "http://[redacted]@127.0.0.1:11434/v1"');
         expect(issueAt(error, 'providers.local.baseUrl')?.value).toBe('http://[redacted]@127.0.0.1:11434/v1');
@@ -537,7 +546,14 @@ describe('load-config', () => {
     describe('when the URL is the value of any other failing key, bare or inside an array', () => {
       it('should redact the credentials whatever the key name', () => {
         const error = thrown(() =>
-          validateConfig({ provider: `https://me:${PASSWORD}@example.com`, providers: { mirror: [`redis://default:${PASSWORD}@127.0.0.1:6379`], cache: `me:${PASSWORD}@127.0.0.1:6379` } }, [], {}),
+          validateConfig(
+            {
+              provider: `https://me:${PASSWORD}@example.com`,
+              providers: { mirror: [`redis://default:${PASSWORD}@127.0.0.1:6379`], cache: `me:${PASSWORD}@127.0.0.1:6379` },
+            },
+            [],
+            {},
+          ),
         );
         expect(pathsOf(error).sort()).toEqual(['provider', 'providers.cache', 'providers.mirror']);
         expect(error.message).toContain('https://[redacted]@example.com');
@@ -554,7 +570,9 @@ describe('load-config', () => {
         const error = thrown(() => validateConfig({ provider: 'locl', limits: { maxTurns: 0 } }, [], {}, ['local', 'claude-managed-agents']));
         expect(error.code).toBe('invalid_config');
         expect(pathsOf(error)).toEqual(['limits.maxTurns', 'provider']);
-        expect(error.message).toContain('- provider: no provider plugin has this id; got "locl"; expected the id of a registered provider (did you mean "local"?); known: local, claude-managed-agents');
+        expect(error.message).toContain(
+          '- provider: no provider plugin has this id; got "locl"; expected the id of a registered provider (did you mean "local"?); known: local, claude-managed-agents',
+        );
       });
     });
 
@@ -603,7 +621,10 @@ describe('load-config', () => {
 
     describe('when input is the path of a valid JSON file', () => {
       it('should read, interpolate and validate it with the sections', async () => {
-        const path = await file('ok.json', JSON.stringify({ provider: 'local', limits: { maxTurns: 3 }, providers: { local: { baseUrl: '${BASE}', apiKey: '${KEY}' } } }));
+        const path = await file(
+          'ok.json',
+          JSON.stringify({ provider: 'local', limits: { maxTurns: 3 }, providers: { local: { baseUrl: '${BASE}', apiKey: '${KEY}' } } }),
+        );
         const { config, sections } = await loadConfig(path, { sections: [localSection], env: { BASE: 'http://127.0.0.1:8080/v1', KEY: SECRET } });
         expect(config.limits.maxTurns).toBe(3);
         expect((sections.get('local') as LocalLikeOptions).baseUrl).toBe('http://127.0.0.1:8080/v1');
@@ -658,14 +679,16 @@ describe('load-config', () => {
           ['c.json', '{"a": 1'],
           ['d.json', '{"a": "x\ny"}'],
         ] as const) {
-          const v8 = /at position (\d+)/.exec(((): string => {
-            try {
-              JSON.parse(text);
-              return '';
-            } catch (e) {
-              return (e as Error).message;
-            }
-          })());
+          const v8 = /at position (\d+)/.exec(
+            ((): string => {
+              try {
+                JSON.parse(text);
+                return '';
+              } catch (e) {
+                return (e as Error).message;
+              }
+            })(),
+          );
           expect(v8).not.toBeNull();
           const error = await rejected(loadConfig(await file(name, text), { env: {} }));
           expect(error.details?.position).toBe(Number(v8?.[1]));

@@ -72,8 +72,7 @@ describe(Secret.name, () => {
 
 describe('SecretField + IsSecret', () => {
   const transform = (plain: object): WithSecret => plainToInstance(WithSecret, plain);
-  const failed = (o: WithSecret): Record<string, string[]> =>
-    Object.fromEntries(validateSync(o).map((e) => [e.property, Object.keys(e.constraints ?? {})]));
+  const failed = (o: WithSecret): Record<string, string[]> => Object.fromEntries(validateSync(o).map((e) => [e.property, Object.keys(e.constraints ?? {})]));
 
   describe('when the plain value is a non-empty string', () => {
     it('should become a valid Secret holding the string', () => {

@@ -12,7 +12,11 @@ function provider(decode: (conn: unknown, e: RawEvent) => readonly HostEvent[]):
 /** Decodes text (`text`), reasoning (`thinking`), two calls' fragments (`args`) and a host result (`result`), scrambled: the ingestion orders them. */
 const decodeAll = (conn: unknown, e: RawEvent): HostEvent[] => {
   const host: HostEvent[] = [];
-  if (typeof e['args'] === 'string') host.push({ kind: 'tool_call_delta', toolUseId: `${String(conn)}-1`, name: 'echo', argsDelta: e['args'] }, { kind: 'tool_call_delta', toolUseId: `${String(conn)}-2`, argsDelta: '' });
+  if (typeof e['args'] === 'string')
+    host.push(
+      { kind: 'tool_call_delta', toolUseId: `${String(conn)}-1`, name: 'echo', argsDelta: e['args'] },
+      { kind: 'tool_call_delta', toolUseId: `${String(conn)}-2`, argsDelta: '' },
+    );
   if (typeof e['text'] === 'string') host.push({ kind: 'text', text: e['text'], messageId: 'm-1' });
   if (typeof e['result'] === 'string') host.push({ kind: 'host_tool_result', toolUseId: 'srv-1', content: e['result'], isError: false });
   if (typeof e['thinking'] === 'string') host.push({ kind: 'reasoning', text: e['thinking'], messageId: 'm-1.reasoning' });
@@ -51,7 +55,7 @@ describe('Ingestion', () => {
         expect(envs.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
       });
 
-      it('should read the fragments with the session\'s conn and keep their fields', () => {
+      it("should read the fragments with the session's conn and keep their fields", () => {
         expect(envs[4]!.raw).toEqual({ type: 'agentrx.tool_call_delta', toolUseId: 'conn-1', name: 'echo', argsDelta: '{"a":1}' });
         expect(envs[5]!.raw).toEqual({ type: 'agentrx.tool_call_delta', toolUseId: 'conn-2', argsDelta: '' });
         expect(envs[2]!.raw).toEqual({ type: 'agentrx.reasoning_delta', text: 'hmm', messageId: 'm-1.reasoning' });
@@ -74,11 +78,17 @@ describe('Ingestion', () => {
       it('should count it as nothing carried and keep ingesting', () => {
         const flaky = (conn: unknown, e: RawEvent): readonly HostEvent[] => {
           if (e['text'] === 'boom') throw new Error('boom');
-          if (e['text'] === 'odd') return [{ kind: 'text', text: '' }, { kind: 'host_tool_result', toolUseId: '', content: 'x', isError: false }, null as unknown as HostEvent];
+          if (e['text'] === 'odd')
+            return [{ kind: 'text', text: '' }, { kind: 'host_tool_result', toolUseId: '', content: 'x', isError: false }, null as unknown as HostEvent];
           return decodeText(conn, e);
         };
         const { ingestion, envs } = record(provider(flaky));
-        expect([ingestion.ingest({ text: 'a' }), ingestion.ingest({ text: 'boom' }), ingestion.ingest({ text: 'odd' }), ingestion.ingest({ text: 'b' })]).toEqual([true, true, true, true]);
+        expect([
+          ingestion.ingest({ text: 'a' }),
+          ingestion.ingest({ text: 'boom' }),
+          ingestion.ingest({ text: 'odd' }),
+          ingestion.ingest({ text: 'b' }),
+        ]).toEqual([true, true, true, true]);
         expect(kinds(envs)).toEqual(['provider', 'agentrx.text_delta', 'provider', 'provider', 'provider', 'agentrx.text_delta']);
       });
     });

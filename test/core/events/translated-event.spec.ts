@@ -12,7 +12,15 @@ const t = env(2, { type: 'agentrx.text_delta', text: 'hi', messageId: 'm' });
 const p: ProviderEnvelope = { seq: 3, sessionId: 's', turn: 1, provider: 'p', source: 'provider', id: 'e1', raw: { type: 'idle' }, at: 3 };
 const f = env(4, { type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage });
 const h = env(5, { type: 'agentrx.host_tool_result', toolUse: { id: 'h1' }, result: { content: 'hits', isError: false } });
-const e = env(6, { type: 'agentrx.turn_end', turn: 1, terminal: 'end_turn', stopReason: 'end_turn', usage, customToolUses: [], serverToolUses: [{ id: 'h1', name: 'web_search', input: {} }] });
+const e = env(6, {
+  type: 'agentrx.turn_end',
+  turn: 1,
+  terminal: 'end_turn',
+  stopReason: 'end_turn',
+  usage,
+  customToolUses: [],
+  serverToolUses: [{ id: 'h1', name: 'web_search', input: {} }],
+});
 
 /** What `toAgUi` alone emits for `envelopes` (and at their end). */
 function translate(envelopes: SessionEvent[]): AgUiEvent[] {
@@ -77,7 +85,14 @@ describe('withAgUi', () => {
     it('should emit the RUN_ERROR toAgUi makes of it with no envelope, then propagate the error', () => {
       scheduler.run(({ cold, expectObservable }) => {
         const out = cold('-s-#', { s }, new Error('drop')).pipe(withAgUi());
-        expectObservable(out).toBe('-S-(X#)', { S: expect.objectContaining({ envelope: s }), X: { event: expect.objectContaining({ type: 'RUN_ERROR', code: 'stream_error', message: 'drop' }), envelope: undefined } }, new Error('drop'));
+        expectObservable(out).toBe(
+          '-S-(X#)',
+          {
+            S: expect.objectContaining({ envelope: s }),
+            X: { event: expect.objectContaining({ type: 'RUN_ERROR', code: 'stream_error', message: 'drop' }), envelope: undefined },
+          },
+          new Error('drop'),
+        );
       });
     });
   });
@@ -103,7 +118,7 @@ describe('withAgUi', () => {
   });
 });
 
-describe("agUiOf", () => {
+describe('agUiOf', () => {
   let scheduler: TestScheduler;
   beforeEach(() => {
     scheduler = new TestScheduler((a, b) => expect(a).toEqual(b));

@@ -58,7 +58,7 @@ describe('HttpClientFactoryImpl', () => {
     });
 
     describe('when a request is started', () => {
-      it('should hand it to the transport in the caller\'s turn, not after a promise hop', async () => {
+      it("should hand it to the transport in the caller's turn, not after a promise hop", async () => {
         const client = new HttpClientFactoryImpl().create({ baseURL: srv.baseURL, headers: { Authorization: `Bearer ${SECRET}` } });
         let started = false;
         const transport = {

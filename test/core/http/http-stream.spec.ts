@@ -98,7 +98,8 @@ describe('HttpClientFactoryImpl.stream', () => {
     });
   });
 
-  const client = (timeoutMs?: number): AxiosInstance => factory.create({ baseURL: srv.baseURL, headers: { Authorization: `Bearer ${SECRET}` }, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+  const client = (timeoutMs?: number): AxiosInstance =>
+    factory.create({ baseURL: srv.baseURL, headers: { Authorization: `Bearer ${SECRET}` }, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
 
   describe('when the server does not send the response headers within timeoutMs', () => {
     it('should reject with a transient ETIMEDOUT AxiosError that holds no secret', async () => {
@@ -187,12 +188,23 @@ describe('HttpClientFactoryImpl.stream', () => {
         statuses.push(res.status);
         return res;
       });
-      const res = await factory.stream(c, { method: 'POST', url: 'sse', data: { model: 'm', stream: true }, params: { q: 'a b' }, headers: { Accept: 'text/event-stream' } });
+      const res = await factory.stream(c, {
+        method: 'POST',
+        url: 'sse',
+        data: { model: 'm', stream: true },
+        params: { q: 'a b' },
+        headers: { Accept: 'text/event-stream' },
+      });
       expect(await readAll(res.data)).toBe('data: {"n":1}\n\ndata: [DONE]\n\n');
       expect(statuses).toEqual([200]);
       const seen = srv.seen[0]!;
       expect(seen.url).toBe('/v1/sse?q=a+b');
-      expect(seen.headers).toMatchObject({ 'x-host-trace': 'trace-1', authorization: `Bearer ${SECRET}`, accept: 'text/event-stream', 'content-type': 'application/json' });
+      expect(seen.headers).toMatchObject({
+        'x-host-trace': 'trace-1',
+        authorization: `Bearer ${SECRET}`,
+        accept: 'text/event-stream',
+        'content-type': 'application/json',
+      });
       expect(JSON.parse(seen.body)).toEqual({ model: 'm', stream: true });
       expect(res.config.httpAgent).toBeDefined();
     });
@@ -207,7 +219,11 @@ describe('HttpClientFactoryImpl.stream', () => {
 
   describe('when the request config names a proxy', () => {
     it("should send it through axios's own Node adapter, which speaks to the proxy", async () => {
-      const res = await factory.stream(client(), { method: 'GET', url: 'http://model.invalid/v1/sse', proxy: { protocol: 'http', host: '127.0.0.1', port: srv.port } });
+      const res = await factory.stream(client(), {
+        method: 'GET',
+        url: 'http://model.invalid/v1/sse',
+        proxy: { protocol: 'http', host: '127.0.0.1', port: srv.port },
+      });
       await expect(readAll(res.data)).resolves.toBe('proxied');
       expect(srv.seen[0]!.url).toBe('http://model.invalid/v1/sse');
     });

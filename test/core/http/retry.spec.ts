@@ -1,11 +1,6 @@
 import { AgentRxError } from '../../../src/core/errors.js';
 import { sleep } from '../../../src/core/util/async.js';
-import {
-  isTransientError,
-  retryAfterMs,
-  withRetry,
-  type RetryAttemptInfo,
-} from '../../../src/core/http/retry.js';
+import { isTransientError, retryAfterMs, withRetry, type RetryAttemptInfo } from '../../../src/core/http/retry.js';
 
 /** An error shaped like an AxiosError with a response. */
 function httpFailure(status: number, headers: Record<string, string> = {}): Error {

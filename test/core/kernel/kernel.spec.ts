@@ -52,7 +52,13 @@ describe('Kernel', () => {
         const log: string[] = [];
         const logger = new MemoryLogger();
         const k = new Kernel(
-          [{ name: 'tools', participants: [participant('bad', log, { startThrows: true }), participant('hang', log, { stopHangs: true }), participant('ok', log)], timeoutMs: 500 }],
+          [
+            {
+              name: 'tools',
+              participants: [participant('bad', log, { startThrows: true }), participant('hang', log, { stopHangs: true }), participant('ok', log)],
+              timeoutMs: 500,
+            },
+          ],
           logger,
         );
         await k.start();
@@ -67,7 +73,7 @@ describe('Kernel', () => {
     describe('when each phase has its own timeout and a participant of each hangs on start', () => {
       beforeEach(() => jest.useFakeTimers());
       afterEach(() => jest.useRealTimers());
-      it('should give up on each phase at its own timeout, not the other phase\'s', async () => {
+      it("should give up on each phase at its own timeout, not the other phase's", async () => {
         const logger = new MemoryLogger();
         const k = new Kernel(
           [
@@ -94,7 +100,7 @@ describe('Kernel', () => {
     describe('when a participant declares a start timeout longer than its phase', () => {
       beforeEach(() => jest.useFakeTimers());
       afterEach(() => jest.useRealTimers());
-      it('should bound its start by its own timeout, the others\' by the phase\'s, and its stop by the phase\'s', async () => {
+      it("should bound its start by its own timeout, the others' by the phase's, and its stop by the phase's", async () => {
         const logger = new MemoryLogger();
         const k = new Kernel(
           [
@@ -126,7 +132,11 @@ describe('Kernel', () => {
         const stopping = k.stop();
         await jest.advanceTimersByTimeAsync(300);
         await stopping;
-        expect(logger.lines.at(-1)).toEqual({ level: 'error', message: 'stop tools: patient failed', fields: { error: 'stop tools did not settle within 300 ms' } });
+        expect(logger.lines.at(-1)).toEqual({
+          level: 'error',
+          message: 'stop tools: patient failed',
+          fields: { error: 'stop tools did not settle within 300 ms' },
+        });
       });
     });
 
@@ -190,7 +200,9 @@ describe('ProviderCatalog.ready', () => {
       expect(ready).toBe(false);
       await jest.advanceTimersByTimeAsync(1);
       await readying;
-      expect(logger.lines.filter((l) => l.level === 'error').map((l) => [l.message, l.fields])).toEqual([['start provider slow failed', { error: 'start provider slow did not settle within 2000 ms' }]]);
+      expect(logger.lines.filter((l) => l.level === 'error').map((l) => [l.message, l.fields])).toEqual([
+        ['start provider slow failed', { error: 'start provider slow did not settle within 2000 ms' }],
+      ]);
     });
   });
 });
@@ -199,8 +211,12 @@ describe('PluginRegistry', () => {
   describe('constructor', () => {
     describe('when two plugins share an id', () => {
       it('should name both classes in a duplicate_plugin error', () => {
-        class FirstConsumer { readonly id = 'x'; }
-        class SecondConsumer { readonly id = 'x'; }
+        class FirstConsumer {
+          readonly id = 'x';
+        }
+        class SecondConsumer {
+          readonly id = 'x';
+        }
         expect(() => new PluginRegistry('consumer', [new FirstConsumer(), new SecondConsumer()], (p) => p.id)).toThrow(
           expect.objectContaining({ code: 'duplicate_plugin', message: expect.stringMatching(/FirstConsumer and SecondConsumer/) }),
         );

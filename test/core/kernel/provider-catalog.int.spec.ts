@@ -88,7 +88,9 @@ describe('ProviderCatalog (through AgentRx)', () => {
   describe('when a session selects a provider that cannot be built', () => {
     it('should fail that call with invalid_config naming the provider and its section, and leave the instance usable', async () => {
       const rx = await create('alpha');
-      expect(() => rx.start({ provider: 'gamma' })).toThrow(expect.objectContaining({ code: 'invalid_config', message: expect.stringContaining("cannot build provider 'gamma'") }));
+      expect(() => rx.start({ provider: 'gamma' })).toThrow(
+        expect.objectContaining({ code: 'invalid_config', message: expect.stringContaining("cannot build provider 'gamma'") }),
+      );
       await expect(rx.run()).resolves.toMatchObject({ text: 'alpha' });
       await rx.stop();
     });
@@ -103,7 +105,9 @@ describe('ProviderCatalog (through AgentRx)', () => {
   describe('when two registrations share an id', () => {
     it('should fail create with duplicate_plugin naming both classes', async () => {
       const twice = new ContainerModule((options) => bindProvider(options, 'alpha', BetaProvider));
-      await expect(AgentRx.create<'alpha'>({ defaults: false, modules: [catalogModule, twice], config: { provider: 'alpha', consumers: { terminal: false } } })).rejects.toMatchObject({
+      await expect(
+        AgentRx.create<'alpha'>({ defaults: false, modules: [catalogModule, twice], config: { provider: 'alpha', consumers: { terminal: false } } }),
+      ).rejects.toMatchObject({
         code: 'duplicate_plugin',
         message: expect.stringMatching(/AlphaProvider.*BetaProvider/),
       });

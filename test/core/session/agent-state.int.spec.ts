@@ -26,8 +26,18 @@ describe('the agent state shared with the client', () => {
 
   describe('when a session has a state and a tool changes it', () => {
     it('should publish STATE_SNAPSHOT at the run start and the tool’s changes as a STATE_DELTA JSON Patch, never the bookkeeping', async () => {
-      const provider = new ScriptedProvider({ turns: [{ events: [ev.toolUse('u1', 'bump', {}), ev.idle('i1', 'requires_action', ['u1'])] }, { events: [ev.text('t2', 'Done.'), ev.idle('i2', 'end_turn')] }] });
-      rx = await AgentRx.create({ defaults: false, providers: [provider], tools: [bump], config: { provider: provider.id, logLevel: 'silent', consumers: { terminal: false } } });
+      const provider = new ScriptedProvider({
+        turns: [
+          { events: [ev.toolUse('u1', 'bump', {}), ev.idle('i1', 'requires_action', ['u1'])] },
+          { events: [ev.text('t2', 'Done.'), ev.idle('i2', 'end_turn')] },
+        ],
+      });
+      rx = await AgentRx.create({
+        defaults: false,
+        providers: [provider],
+        tools: [bump],
+        config: { provider: provider.id, logLevel: 'silent', consumers: { terminal: false } },
+      });
       const initial = { count: 1, theme: 'dark' };
       const s = rx.start({ prompt: 'bump it', state: initial });
       const agui = lastValueFrom(s.agui$.pipe(toArray()));
@@ -37,7 +47,13 @@ describe('the agent state shared with the client', () => {
       const state = events.filter((e) => e.type === 'STATE_SNAPSHOT' || e.type === 'STATE_DELTA');
       expect(state).toEqual([
         expect.objectContaining({ type: 'STATE_SNAPSHOT', snapshot: { count: 1, theme: 'dark' } }),
-        expect.objectContaining({ type: 'STATE_DELTA', delta: expect.arrayContaining([{ op: 'replace', path: '/count', value: 2 }, { op: 'add', path: '/note', value: 'bumped' }]) }),
+        expect.objectContaining({
+          type: 'STATE_DELTA',
+          delta: expect.arrayContaining([
+            { op: 'replace', path: '/count', value: 2 },
+            { op: 'add', path: '/note', value: 'bumped' },
+          ]),
+        }),
       ]);
       // The caller's object is the client's: the session changed its own copy.
       expect(initial).toEqual({ count: 1, theme: 'dark' });
@@ -66,17 +82,33 @@ describe('the agent state shared with the client', () => {
           { events: [ev.text('t3', 'Done.'), ev.idle('i3', 'end_turn')] },
         ],
       });
-      rx = await AgentRx.create({ defaults: false, providers: [provider], tools: [bump, spoil], config: { provider: provider.id, logLevel: 'silent', consumers: { terminal: false } } });
+      rx = await AgentRx.create({
+        defaults: false,
+        providers: [provider],
+        tools: [bump, spoil],
+        config: { provider: provider.id, logLevel: 'silent', consumers: { terminal: false } },
+      });
       const s = rx.start({ prompt: 'spoil it', state: { count: 1 } });
       const envelopes = lastValueFrom(s.events$.pipe(toArray()));
       const agui = lastValueFrom(s.agui$.pipe(toArray()));
       expect((await s.result).text).toBe('Done.');
       s.close();
       const diagnostics = (await envelopes).flatMap((e) => (e.source === 'agentrx' && e.raw.type === 'agentrx.diagnostic' ? [e.raw.message] : []));
-      expect(diagnostics).toEqual([expect.stringMatching(/^tool 'spoil' left the agent state with a value that is not JSON \(\/(count: a bigint is not JSON|loop\/self: a cycle \(the object contains itself\))\); its state change was discarded$/)]);
+      expect(diagnostics).toEqual([
+        expect.stringMatching(
+          /^tool 'spoil' left the agent state with a value that is not JSON \(\/(count: a bigint is not JSON|loop\/self: a cycle \(the object contains itself\))\); its state change was discarded$/,
+        ),
+      ]);
       // The next tool starts from the last published state: only its own change goes out.
       const deltas = (await agui).filter((e) => e.type === 'STATE_DELTA');
-      expect(deltas).toEqual([expect.objectContaining({ delta: expect.arrayContaining([{ op: 'replace', path: '/count', value: 2 }, { op: 'add', path: '/note', value: 'bumped' }]) })]);
+      expect(deltas).toEqual([
+        expect.objectContaining({
+          delta: expect.arrayContaining([
+            { op: 'replace', path: '/count', value: 2 },
+            { op: 'add', path: '/note', value: 'bumped' },
+          ]),
+        }),
+      ]);
     });
   });
 });

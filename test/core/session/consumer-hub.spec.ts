@@ -12,7 +12,15 @@ import { envelopes } from '../../consumers/feed-hub.js';
 const session: SessionEvent[] = envelopes([
   { type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false },
   { type: 'agentrx.text_delta', text: 'hi', messageId: 'm' },
-  { type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage: { inputTokens: 1, outputTokens: 1 } },
+  {
+    type: 'agentrx.run_finished',
+    runId: 'r',
+    threadId: 't',
+    terminal: 'end_turn',
+    stopReason: 'end_turn',
+    turns: 1,
+    usage: { inputTokens: 1, outputTokens: 1 },
+  },
 ]);
 
 /** Their AG-UI translation: RUN_STARTED, TEXT_MESSAGE_START, _CONTENT, _END, RUN_FINISHED. */
@@ -37,7 +45,14 @@ describe('ConsumerHub', () => {
         const calls: string[] = [];
         const slow: EventConsumer = {
           id: 'slow',
-          start: () => new Promise<void>((r) => (releaseStart = () => { calls.push('start'); r(); })),
+          start: () =>
+            new Promise<void>(
+              (r) =>
+                (releaseStart = () => {
+                  calls.push('start');
+                  r();
+                }),
+            ),
           onEvent: (e) => void calls.push(e.type),
           stop: (reason) => void calls.push(`stop:${reason}`),
         };
@@ -74,7 +89,16 @@ describe('ConsumerHub', () => {
         const errors$ = new Subject<ConsumerError>();
         errors$.subscribe((e) => errors.push(e));
         const stops: StopReason[] = [];
-        const broken: EventConsumer = { id: 'broken', start: () => { throw new Error('no disk'); }, onEvent: () => { throw new Error('should not be called'); }, stop: (r) => void stops.push(r) };
+        const broken: EventConsumer = {
+          id: 'broken',
+          start: () => {
+            throw new Error('no disk');
+          },
+          onEvent: () => {
+            throw new Error('should not be called');
+          },
+          stop: (r) => void stops.push(r),
+        };
         const ok = new RecordingConsumer('ok');
         const { src, translated$ } = source();
         const att = new ConsumerHub([broken, ok], opts, errors$).attach(translated$, () => 's');

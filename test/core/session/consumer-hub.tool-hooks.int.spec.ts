@@ -85,7 +85,7 @@ describe.each<ProviderMode>(['request_response', 'streaming'])('Session consumer
       expect(failed.value).toBe(failed.content);
     });
 
-    it('should leave an AG-UI stream that @ag-ui/client\'s verifier accepts', async () => {
+    it("should leave an AG-UI stream that @ag-ui/client's verifier accepts", async () => {
       const events = recorder.events;
       expect(events.filter((e) => e.type === 'TOOL_CALL_RESULT')).toHaveLength(3);
       await expect(lastValueFrom(from(events.map(toWireEvent)).pipe(verifyEvents(false), toArray()))).resolves.toHaveLength(events.length);

@@ -13,11 +13,26 @@ const search: ToolUse = { id: 'srv-1', name: 'web_search', input: { q: 'rxjs' } 
 const started: AgentRxEvent = { type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false };
 const finished: AgentRxEvent = { type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns: 2, usage };
 const turnEnd = (over: { customToolUses?: ToolUse[]; serverToolUses?: ToolUse[] }): AgentRxEvent => ({
-  type: 'agentrx.turn_end', turn: 1, terminal: 'requires_action', stopReason: 'requires_action', usage,
-  customToolUses: over.customToolUses ?? [], serverToolUses: over.serverToolUses ?? [],
+  type: 'agentrx.turn_end',
+  turn: 1,
+  terminal: 'requires_action',
+  stopReason: 'requires_action',
+  usage,
+  customToolUses: over.customToolUses ?? [],
+  serverToolUses: over.serverToolUses ?? [],
 });
-const localResult = (result: Omit<ToolResult, 'toolUseId'>, replayed = false): AgentRxEvent => ({ type: 'agentrx.tool_result', toolUse: add, result: { toolUseId: add.id, ...result }, replayed, durationMs: 4 });
-const hostResult = (content: string, isError = false): AgentRxEvent => ({ type: 'agentrx.host_tool_result', toolUse: { id: search.id }, result: { content, isError } });
+const localResult = (result: Omit<ToolResult, 'toolUseId'>, replayed = false): AgentRxEvent => ({
+  type: 'agentrx.tool_result',
+  toolUse: add,
+  result: { toolUseId: add.id, ...result },
+  replayed,
+  durationMs: 4,
+});
+const hostResult = (content: string, isError = false): AgentRxEvent => ({
+  type: 'agentrx.host_tool_result',
+  toolUse: { id: search.id },
+  result: { content, isError },
+});
 
 /** Records the typed tool hooks, in call order. */
 class ToolHookRecorder implements EventConsumer {
@@ -55,7 +70,9 @@ describe('ConsumerHub', () => {
     describe('when a local tool returns a JSON value', () => {
       const recorder = new ToolHookRecorder();
       const errors: ConsumerError[] = [];
-      beforeAll(() => deliver([recorder], [started, turnEnd({ customToolUses: [add] }), localResult({ content: '{"sum":3}', isError: false, json: true }), finished], errors));
+      beforeAll(() =>
+        deliver([recorder], [started, turnEnd({ customToolUses: [add] }), localResult({ content: '{"sum":3}', isError: false, json: true }), finished], errors),
+      );
 
       it('should call start, the arguments as streamed, the result, and end only after the result', () => {
         expect(recorder.calls).toEqual(['start:tu-1:add', 'args:tu-1:{"a":1,"b":2}', 'result:tu-1', 'end:tu-1']);
@@ -136,7 +153,9 @@ describe('ConsumerHub', () => {
         };
         const source = new Subject<SessionEvent>();
         const attachment = new ConsumerHub([consumer], opts, new Subject()).attach(source.pipe(withAgUi()), () => 's');
-        [started, localResult({ content: 'ok', isError: false }), finished].forEach((raw, i) => source.next({ seq: i + 1, sessionId: 's', turn: 1, provider: 'p', source: 'agentrx', raw, at: i }));
+        [started, localResult({ content: 'ok', isError: false }), finished].forEach((raw, i) =>
+          source.next({ seq: i + 1, sessionId: 's', turn: 1, provider: 'p', source: 'agentrx', raw, at: i }),
+        );
         expect(calls).toEqual(['result:begun']);
         release();
         await attachment.close('completed');
@@ -166,7 +185,10 @@ describe('ConsumerHub', () => {
         const source = new Subject<TranslatedEvent>();
         const attachment = new ConsumerHub([recorder, witness], opts, new Subject()).attach(source, () => 's');
         source.next({ envelope: undefined, event: { type: 'RUN_STARTED', threadId: 't', runId: 'r' } });
-        source.next({ envelope: undefined, event: { type: 'TOOL_CALL_RESULT', messageId: 'm', toolCallId: 'x', content: '{"a":1}', rawEvent: { type: 'agentrx.tool_result' } } });
+        source.next({
+          envelope: undefined,
+          event: { type: 'TOOL_CALL_RESULT', messageId: 'm', toolCallId: 'x', content: '{"a":1}', rawEvent: { type: 'agentrx.tool_result' } },
+        });
         await attachment.close('completed');
         expect(seen).toEqual(['RUN_STARTED', 'TOOL_CALL_RESULT']);
         expect(recorder.calls).toEqual([]);

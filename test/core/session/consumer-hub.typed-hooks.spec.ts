@@ -10,8 +10,13 @@ const reasoning: AgentRxEvent = { type: 'agentrx.reasoning_delta', text: 'hmm', 
 const streamed: AgentRxEvent = { type: 'agentrx.tool_call_delta', toolUseId: 'a', name: 'read_file', argsDelta: '{"path":"draft.txt"}' };
 const hostResult: AgentRxEvent = { type: 'agentrx.host_tool_result', toolUse: { id: 'h' }, result: { content: 'three hits', isError: false } };
 const turnEnd: TurnEnd = {
-  type: 'agentrx.turn_end', turn: 1, terminal: 'requires_action', stopReason: 'tool_calls', usage,
-  customToolUses: [{ id: 'a', name: 'read_file', input: { path: 'a.txt' } }], serverToolUses: [{ id: 'h', name: 'web_search', input: { q: 'rx' } }],
+  type: 'agentrx.turn_end',
+  turn: 1,
+  terminal: 'requires_action',
+  stopReason: 'tool_calls',
+  usage,
+  customToolUses: [{ id: 'a', name: 'read_file', input: { path: 'a.txt' } }],
+  serverToolUses: [{ id: 'h', name: 'web_search', input: { q: 'rx' } }],
 };
 const stateDelta: AgentRxEvent = { type: 'agentrx.state_delta', delta: [{ op: 'replace', path: '/count', value: 2 }] };
 const finished: RunFinished = { type: 'agentrx.run_finished', runId: 'r', threadId: 't', terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage };
@@ -116,7 +121,7 @@ describe('ConsumerHub', () => {
       });
     });
 
-    describe('when the session\'s events end inside a run', () => {
+    describe("when the session's events end inside a run", () => {
       it('should call onError for the synthesized terminal, with no source', async () => {
         const rec = new TypedRecorder();
         await new HubFeed([rec]).push(started, text).close('error');
@@ -125,7 +130,7 @@ describe('ConsumerHub', () => {
     });
 
     describe('when a host-run result never gets its call announced', () => {
-      it('should forget it at the run\'s end: a later run\'s result of the same id is its own', async () => {
+      it("should forget it at the run's end: a later run's result of the same id is its own", async () => {
         const rec = new TypedRecorder();
         const second: AgentRxEvent = { type: 'agentrx.host_tool_result', toolUse: { id: 'h' }, result: { content: 'second', isError: true } };
         const announce: TurnEnd = { ...turnEnd, customToolUses: [] };

@@ -39,7 +39,13 @@ describe('pendingToolUses', () => {
 describe('awaitingConfirmation', () => {
   describe('when some named host-run uses were confirmed', () => {
     it('should return the unconfirmed ones in the named order, each once, never a caller use', () => {
-      const history: RecoveryEvent[] = [host('h1'), host('h2'), caller('c1'), { kind: 'tool_answered', toolUseId: 'h1', by: 'confirmation' }, { kind: 'tool_answered', toolUseId: 'h2', by: 'result' }];
+      const history: RecoveryEvent[] = [
+        host('h1'),
+        host('h2'),
+        caller('c1'),
+        { kind: 'tool_answered', toolUseId: 'h1', by: 'confirmation' },
+        { kind: 'tool_answered', toolUseId: 'h2', by: 'result' },
+      ];
       expect(awaitingConfirmation(history, ['c1', 'h2', 'h1', 'h2', 'ghost']).map((u) => u.id)).toEqual(['h2']);
     });
   });

@@ -17,7 +17,15 @@ function recordingFactory(): { started: SessionOptions[]; start(opts: SessionOpt
   };
 }
 
-const envelope = (seq: number): SessionEvent => ({ seq, sessionId: 'sess', turn: 0, provider: 'fake', source: 'agentrx', raw: { type: 'agentrx.text_delta', text: `t${seq}`, messageId: 'm' }, at: seq });
+const envelope = (seq: number): SessionEvent => ({
+  seq,
+  sessionId: 'sess',
+  turn: 0,
+  provider: 'fake',
+  source: 'agentrx',
+  raw: { type: 'agentrx.text_delta', text: `t${seq}`, messageId: 'm' },
+  at: seq,
+});
 
 describe('InProcessPlacement', () => {
   describe('.open', () => {
@@ -33,7 +41,14 @@ describe('InProcessPlacement', () => {
     });
 
     it('should reject with what start throws', async () => {
-      const placement = new InProcessPlacement({ start: () => { throw new Error('stopped'); } }, new MemorySessionStore());
+      const placement = new InProcessPlacement(
+        {
+          start: () => {
+            throw new Error('stopped');
+          },
+        },
+        new MemorySessionStore(),
+      );
       await expect(placement.open({ prompt: 'hi' })).rejects.toThrow('stopped');
     });
   });
@@ -53,7 +68,7 @@ describe('InProcessPlacement', () => {
   });
 
   describe('.attach', () => {
-    it('should read the store\'s log after afterSeq, then what is appended', async () => {
+    it("should read the store's log after afterSeq, then what is appended", async () => {
       const store = new MemorySessionStore();
       await store.append('sess', [envelope(1), envelope(2)]);
       const placement = new InProcessPlacement(recordingFactory(), store);

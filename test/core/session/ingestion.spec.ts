@@ -6,12 +6,17 @@ import { agentrxTypes, recordingIngestion, streamingProvider } from './session-p
 
 describe('Ingestion', () => {
   describe('.ingest and .emit', () => {
-    describe('when provider events with text, duplicates and the session\'s own events are mixed', () => {
+    describe("when provider events with text, duplicates and the session's own events are mixed", () => {
       const { ingestion, envs } = recordingIngestion();
       ingestion.sessionId = 's-1';
       ingestion.beginRequest();
       ingestion.emit({ type: 'agentrx.run_started', runId: 'r', threadId: 't', resumed: false });
-      const fresh = [ingestion.ingest({ id: 'a', type: 'text', text: 'Hel' }), ingestion.ingest({ id: 'a', type: 'text', text: 'Hel' }), ingestion.ingest({ type: 'usage' }), ingestion.ingest({ id: 'b', type: 'text', text: 'lo' })];
+      const fresh = [
+        ingestion.ingest({ id: 'a', type: 'text', text: 'Hel' }),
+        ingestion.ingest({ id: 'a', type: 'text', text: 'Hel' }),
+        ingestion.ingest({ type: 'usage' }),
+        ingestion.ingest({ id: 'b', type: 'text', text: 'lo' }),
+      ];
       const turn = ingestion.closeTurn();
       ingestion.emit({ type: 'agentrx.diagnostic', message: 'after the turn' });
 
@@ -38,7 +43,7 @@ describe('Ingestion', () => {
         expect(envs.every((e) => e.sessionId === 's-1' && e.provider === 'test')).toBe(true);
       });
 
-      it('should keep the request\'s provider events (never the deltas) as history', () => {
+      it("should keep the request's provider events (never the deltas) as history", () => {
         expect(ingestion.history.map((e) => e['id'] ?? e['type'])).toEqual(['a', 'usage', 'b']);
         expect(agentrxTypes(envs)).toEqual(['agentrx.run_started', 'agentrx.text_delta', 'agentrx.text_delta', 'agentrx.diagnostic']);
       });
@@ -103,7 +108,12 @@ describe('Ingestion', () => {
       const envs: SessionEvent[] = [];
       ingestion.events$.subscribe((e) => envs.push(e));
       const result = ev.hostToolResult('r1', 'srv-1', 'denied', true);
-      const fresh = [ingestion.ingest(ev.serverToolUse('s1', 'web_search')), ingestion.ingest(result), ingestion.ingest(result), ingestion.ingest(ev.text('t1', 'ok'))];
+      const fresh = [
+        ingestion.ingest(ev.serverToolUse('s1', 'web_search')),
+        ingestion.ingest(result),
+        ingestion.ingest(result),
+        ingestion.ingest(ev.text('t1', 'ok')),
+      ];
 
       it('should follow the provider event with an agentrx.host_tool_result right after it, once', () => {
         expect(fresh).toEqual([true, true, false, true]);
@@ -118,7 +128,7 @@ describe('Ingestion', () => {
         expect(envs[2]!.turn).toBe(1);
       });
 
-      it('should decode with the session\'s conn, once per ingested event, and keep only provider events as history', () => {
+      it("should decode with the session's conn, once per ingested event, and keep only provider events as history", () => {
         expect(conns).toHaveLength(3);
         expect(conns.every((c) => c === conn)).toBe(true);
         expect(ingestion.history.map((e) => e['id'])).toEqual(['s1', 'r1', 't1']);

@@ -25,7 +25,14 @@ describe('SessionResult of a request', () => {
         new ScriptedProvider({
           mode: 'streaming',
           turns: [
-            { events: [ev.text('a1', 'one '), ev.toolUse('u1', 'echo', { text: 'x' }), ev.serverToolUse('s1', 'web_search', { q: 'a' }), ev.idle('i1', 'requires_action', ['u1'])] },
+            {
+              events: [
+                ev.text('a1', 'one '),
+                ev.toolUse('u1', 'echo', { text: 'x' }),
+                ev.serverToolUse('s1', 'web_search', { q: 'a' }),
+                ev.idle('i1', 'requires_action', ['u1']),
+              ],
+            },
             { events: [ev.text('a2', 'two '), ev.toolUse('u2', 'echo', { text: 'y' }), ev.idle('i2', 'requires_action', ['u2'])] },
             { events: [ev.text('a3', 'three'), ev.idle('i3', 'end_turn')] },
           ],

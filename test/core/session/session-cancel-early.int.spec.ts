@@ -12,7 +12,9 @@ describe('a session cancelled before it opened', () => {
 
   it('should reject its result with cancelled, close, let the instance stop, and send nothing to the host', async () => {
     emulator = await startOpenAiEmulator({ script: [{ text: 'never' }] });
-    rx = await AgentRx.create({ config: { provider: 'local', logLevel: 'silent', consumers: { terminal: false }, providers: { local: { baseUrl: emulator.baseUrl, model: 'scripted' } } } });
+    rx = await AgentRx.create({
+      config: { provider: 'local', logLevel: 'silent', consumers: { terminal: false }, providers: { local: { baseUrl: emulator.baseUrl, model: 'scripted' } } },
+    });
     const s = rx.start({ prompt: 'hello' });
     s.cancel();
     await expect(s.result).rejects.toMatchObject({ code: 'cancelled' });

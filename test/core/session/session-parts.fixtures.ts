@@ -28,7 +28,8 @@ export function recordingIngestion(opts: { dedupeWindow?: number; retainEvents?:
   const ingestion = new Ingestion({
     providerId: 'test',
     eventId: defaultEventId,
-    decode: (raw: RawEvent): readonly HostEvent[] => (raw['type'] === 'text' ? [{ kind: 'text', text: String(raw['text']) }] : raw['type'] === 'idle' ? [{ kind: 'turn_end' }] : NO_HOST_EVENTS),
+    decode: (raw: RawEvent): readonly HostEvent[] =>
+      raw['type'] === 'text' ? [{ kind: 'text', text: String(raw['text']) }] : raw['type'] === 'idle' ? [{ kind: 'turn_end' }] : NO_HOST_EVENTS,
     dedupeWindow: opts.dedupeWindow ?? 100,
     retainEvents: opts.retainEvents ?? false,
   });
@@ -101,7 +102,15 @@ export abstract class TestProviderBase {
     return 'resume';
   }
   normalize(events: readonly RawEvent[]): TurnResult {
-    return { terminal: 'end_turn', stopReason: 'end_turn', text: this.id, customToolUses: [], serverToolUses: [], usage: { inputTokens: 0, outputTokens: 0 }, events: [...events] };
+    return {
+      terminal: 'end_turn',
+      stopReason: 'end_turn',
+      text: this.id,
+      customToolUses: [],
+      serverToolUses: [],
+      usage: { inputTokens: 0, outputTokens: 0 },
+      events: [...events],
+    };
   }
   decode(_conn: unknown, _event: RawEvent): readonly HostEvent[] {
     return NO_HOST_EVENTS;

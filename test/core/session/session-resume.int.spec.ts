@@ -17,7 +17,8 @@ function instance(emu: OpenAiEmulator, store: SessionStore): Promise<AgentRx> {
 }
 
 type Message = { role: string; content?: string | null; tool_calls?: { id: string }[]; tool_call_id?: string };
-const messagesOf = (emu: OpenAiEmulator, completion: number): Message[] => (emu.requests.find((r) => r.completion === completion)!.body as { messages: Message[] }).messages;
+const messagesOf = (emu: OpenAiEmulator, completion: number): Message[] =>
+  (emu.requests.find((r) => r.completion === completion)!.body as { messages: Message[] }).messages;
 
 describe('Session log (memory store shared by two instances)', () => {
   let emu: OpenAiEmulator | undefined;
@@ -31,7 +32,11 @@ describe('Session log (memory store shared by two instances)', () => {
   describe('when a Local conversation with a tool call is resumed by id in another instance', () => {
     it('should send the model every earlier message and tool result, and go on numbering the log without a gap', async () => {
       emu = await startOpenAiEmulator({
-        script: [{ toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ada' } }] }, { text: 'Nice to meet you, Ada.' }, { text: 'Your name is Ada.' }],
+        script: [
+          { toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ada' } }] },
+          { text: 'Nice to meet you, Ada.' },
+          { text: 'Your name is Ada.' },
+        ],
       });
       const store = new MemorySessionStore();
       const first = await instance(emu, store);
@@ -115,7 +120,9 @@ describe('Session log (memory store shared by two instances)', () => {
 
   describe('when the stored record lost a ledger entry the log shows running', () => {
     it('should refuse to resume with store_error naming the tool use, running nothing', async () => {
-      emu = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ada' } }] }, { text: 'Done.' }, { text: 'never' }] });
+      emu = await startOpenAiEmulator({
+        script: [{ toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ada' } }] }, { text: 'Done.' }, { text: 'never' }],
+      });
       const store = new MemorySessionStore();
       const first = await instance(emu, store);
       instances.push(first);
@@ -126,7 +133,10 @@ describe('Session log (memory store shared by two instances)', () => {
 
       const second = await instance(emu, store);
       instances.push(second);
-      await expect(second.run({ sessionId: r1.sessionId, prompt: 'again' })).rejects.toMatchObject({ code: 'store_error', message: expect.stringContaining('call_1') });
+      await expect(second.run({ sessionId: r1.sessionId, prompt: 'again' })).rejects.toMatchObject({
+        code: 'store_error',
+        message: expect.stringContaining('call_1'),
+      });
       expect(EchoToolHandler.calls).toHaveLength(1);
       expect(emu.requests.filter((r) => r.completion !== undefined)).toHaveLength(2);
       // Left as it was: no status written by the refused resume, and the session can be taken again.
@@ -143,7 +153,10 @@ describe('Session log (memory store shared by two instances)', () => {
       instances.push(first);
       const live = first.start({ prompt: 'hello' });
       const r1 = await live.result;
-      await expect(first.run({ sessionId: r1.sessionId, prompt: 'again' })).rejects.toMatchObject({ code: 'store_error', message: expect.stringContaining(r1.sessionId!) });
+      await expect(first.run({ sessionId: r1.sessionId, prompt: 'again' })).rejects.toMatchObject({
+        code: 'store_error',
+        message: expect.stringContaining(r1.sessionId!),
+      });
       live.close();
       await live.closed;
     });

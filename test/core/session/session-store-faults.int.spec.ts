@@ -23,7 +23,11 @@ describe('Session with a failing file store', () => {
   const create = (): Promise<AgentRx> =>
     AgentRx.create({
       defaults: false,
-      providers: [new ScriptedProvider({ turns: [{ events: [ev.toolUse('u1', 'echo', { text: 'x' }), ev.idle('i1', 'requires_action', ['u1'])] }, { events: [ev.idle('i2', 'end_turn')] }] })],
+      providers: [
+        new ScriptedProvider({
+          turns: [{ events: [ev.toolUse('u1', 'echo', { text: 'x' }), ev.idle('i1', 'requires_action', ['u1'])] }, { events: [ev.idle('i2', 'end_turn')] }],
+        }),
+      ],
       tools: [EchoToolHandler],
       config: { provider: 'scripted', logLevel: 'silent', consumers: { terminal: false }, store: { type: 'file', dir } },
     });
@@ -33,7 +37,10 @@ describe('Session with a failing file store', () => {
       mkdirSync(join(dir, SESSION), { recursive: true });
       symlinkSync('/dev/full', join(dir, SESSION, 'journal.jsonl'));
       rx = await create();
-      await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({ code: 'store_error', message: expect.stringMatching(/journal\.jsonl.*ENOSPC|ENOSPC.*journal\.jsonl/s) });
+      await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({
+        code: 'store_error',
+        message: expect.stringMatching(/journal\.jsonl.*ENOSPC|ENOSPC.*journal\.jsonl/s),
+      });
       // One file holds the record, the ledger and the log: nothing could be written, so nothing ran.
       expect(EchoToolHandler.calls).toHaveLength(0);
       expect(await rx.sessionStore.load(SESSION)).toBeUndefined();
@@ -45,7 +52,10 @@ describe('Session with a failing file store', () => {
       mkdirSync(join(dir, 'newer'), { recursive: true });
       writeFileSync(join(dir, 'newer', 'journal.jsonl'), '{"version":99,"sessionId":"newer"}\n');
       rx = await create();
-      await expect(rx.run({ sessionId: 'newer', prompt: 'go' })).rejects.toMatchObject({ code: 'store_error', message: expect.stringMatching(/newer agentrx.*journal\.jsonl/s) });
+      await expect(rx.run({ sessionId: 'newer', prompt: 'go' })).rejects.toMatchObject({
+        code: 'store_error',
+        message: expect.stringMatching(/newer agentrx.*journal\.jsonl/s),
+      });
       expect(EchoToolHandler.calls).toHaveLength(0);
     });
   });

@@ -56,30 +56,34 @@ describe('Session (streaming)', () => {
   describe('.run', () => {
     describe('when the stream drops after every event index of a three-turn session', () => {
       const cases: { turn: number; after: number; kind: 'error' | 'close' }[] = [];
-      for (const kind of ['error', 'close'] as const) for (let turn = 0; turn < 3; turn++) for (let after = 0; after <= (turn < 2 ? 4 : 2); after++) cases.push({ turn, after, kind });
+      for (const kind of ['error', 'close'] as const)
+        for (let turn = 0; turn < 3; turn++) for (let after = 0; after <= (turn < 2 ? 4 : 2); after++) cases.push({ turn, after, kind });
 
-      it.each(cases)('should match the fault-free result with no duplicate, no gap and one execution per tool (turn $turn, after $after, $kind)', async (drop) => {
-        const clean = new ScriptedProvider({ mode: 'streaming', turns: threeTurns() });
-        rx = await create(clean);
-        const expected = await rx.run({ prompt: 'go' });
-        await rx.stop();
-        resetFakeTools();
+      it.each(cases)(
+        'should match the fault-free result with no duplicate, no gap and one execution per tool (turn $turn, after $after, $kind)',
+        async (drop) => {
+          const clean = new ScriptedProvider({ mode: 'streaming', turns: threeTurns() });
+          rx = await create(clean);
+          const expected = await rx.run({ prompt: 'go' });
+          await rx.stop();
+          resetFakeTools();
 
-        const provider = new ScriptedProvider({ mode: 'streaming', turns: threeTurns(drop), duplicateOnReattach: 2 });
-        const rec = new RecordingConsumer();
-        rx = await create(provider, {}, [rec]);
-        const { envs, result } = await firstRequest(rx);
+          const provider = new ScriptedProvider({ mode: 'streaming', turns: threeTurns(drop), duplicateOnReattach: 2 });
+          const rec = new RecordingConsumer();
+          rx = await create(provider, {}, [rec]);
+          const { envs, result } = await firstRequest(rx);
 
-        expect(comparable(result)).toEqual(comparable(expected));
-        expect(EchoToolHandler.calls.map((c) => c.input.text)).toEqual(['x', 'y']);
-        expect(envs.map((e) => e.seq)).toEqual(envs.map((_, i) => i + 1));
-        const ids = envs.flatMap((e) => (e.source === 'provider' && e.id !== undefined ? [e.id] : []));
-        expect(new Set(ids).size).toBe(ids.length);
-        expect(provider.attachments).toBe(2);
-        expect(rec.events.filter((e) => e.type === 'RUN_FINISHED' || e.type === 'RUN_ERROR')).toHaveLength(1);
-        expect(rec.text).toBe('one two three');
-        expect(provider.inputs.filter((i) => i.kind === 'kickoff')).toHaveLength(1);
-      });
+          expect(comparable(result)).toEqual(comparable(expected));
+          expect(EchoToolHandler.calls.map((c) => c.input.text)).toEqual(['x', 'y']);
+          expect(envs.map((e) => e.seq)).toEqual(envs.map((_, i) => i + 1));
+          const ids = envs.flatMap((e) => (e.source === 'provider' && e.id !== undefined ? [e.id] : []));
+          expect(new Set(ids).size).toBe(ids.length);
+          expect(provider.attachments).toBe(2);
+          expect(rec.events.filter((e) => e.type === 'RUN_FINISHED' || e.type === 'RUN_ERROR')).toHaveLength(1);
+          expect(rec.text).toBe('one two three');
+          expect(provider.inputs.filter((i) => i.kind === 'kickoff')).toHaveLength(1);
+        },
+      );
     });
 
     describe('when the stream drops after more events than the dedupe window holds', () => {
@@ -109,7 +113,7 @@ describe('Session (streaming)', () => {
           reconnects = 0;
           override async reconnect(): Promise<never> {
             this.reconnects++;
-            throw new AgentRxError('provider_error', 'cannot find the session\'s place in the host\'s history; raise limits.dedupeWindow', { retryable: false });
+            throw new AgentRxError('provider_error', "cannot find the session's place in the host's history; raise limits.dedupeWindow", { retryable: false });
           }
         }
         const provider = new Unalignable({ mode: 'streaming', turns: threeTurns({ turn: 0, after: 1, kind: 'error' }) });
@@ -126,7 +130,10 @@ describe('Session (streaming)', () => {
         let attaches = 0;
         provider.stream = (conn) => (++attaches === 1 ? originalStream(conn) : throwError(() => new Error('connection refused')));
         rx = await create(provider);
-        await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({ code: 'stream_error', message: expect.stringMatching(/3 reconnect attempts failed: .*connection refused/) });
+        await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({
+          code: 'stream_error',
+          message: expect.stringMatching(/3 reconnect attempts failed: .*connection refused/),
+        });
         expect(attaches).toBe(4);
       });
     });
@@ -152,7 +159,10 @@ describe('Session (streaming)', () => {
         await second;
         s.close();
         await s.closed;
-        expect(results.map((r) => [r.text, r.turns])).toEqual([['first', 2], ['second', 1]]);
+        expect(results.map((r) => [r.text, r.turns])).toEqual([
+          ['first', 2],
+          ['second', 1],
+        ]);
         expect(provider.inputs.map((i) => i.kind)).toEqual(['kickoff', 'resume', 'user']);
         expect(() => s.message('late')).toThrow(expect.objectContaining({ code: 'session_closed' }));
       });
@@ -273,7 +283,11 @@ describe('Session options', () => {
 
     it('should end normally once the tool was called', async () => {
       const provider = new ScriptedProvider({
-        turns: [{ events: [ev.idle('i1', 'end_turn')] }, { events: [ev.toolUse('u', 'echo', { text: 'done' }), ev.idle('i2', 'requires_action')] }, { events: [ev.idle('i3', 'end_turn')] }],
+        turns: [
+          { events: [ev.idle('i1', 'end_turn')] },
+          { events: [ev.toolUse('u', 'echo', { text: 'done' }), ev.idle('i2', 'requires_action')] },
+          { events: [ev.idle('i3', 'end_turn')] },
+        ],
       });
       rx = await create(provider);
       const result = await rx.run({ requireTerminalTool: true, terminalTool: 'echo' });
@@ -284,7 +298,10 @@ describe('Session options', () => {
   describe('when the provider answered every duplicate itself (continueWithoutTools)', () => {
     it('should continue with an empty resume instead of failing', async () => {
       const provider = new ScriptedProvider({
-        turns: [{ events: [{ type: 'idle', id: 'i1', stop_reason: 'requires_action', continue: true }] }, { events: [ev.text('t', 'ok'), ev.idle('i2', 'end_turn')] }],
+        turns: [
+          { events: [{ type: 'idle', id: 'i1', stop_reason: 'requires_action', continue: true }] },
+          { events: [ev.text('t', 'ok'), ev.idle('i2', 'end_turn')] },
+        ],
       });
       rx = await create(provider);
       const result = await rx.run();
@@ -294,8 +311,12 @@ describe('Session options', () => {
   });
 
   describe('when a session is resumed while the host is still running a turn', () => {
-    it('should send the prompt only after that turn ends, and answer with the prompt\'s own turn', async () => {
-      const provider = new ScriptedProvider({ mode: 'streaming', history: [ev.text('h1', 'still working ')], turns: [{ events: [ev.text('a1', 'the answer'), ev.idle('i1', 'end_turn')] }] });
+    it("should send the prompt only after that turn ends, and answer with the prompt's own turn", async () => {
+      const provider = new ScriptedProvider({
+        mode: 'streaming',
+        history: [ev.text('h1', 'still working ')],
+        turns: [{ events: [ev.text('a1', 'the answer'), ev.idle('i1', 'end_turn')] }],
+      });
       rx = await create(provider);
       const s = rx.start({ sessionId: 'running', prompt: 'and now?' });
       const diagnostics: string[] = [];
@@ -321,13 +342,25 @@ describe('Session options', () => {
       const provider = new ScriptedProvider({ mode: 'streaming', history, turns: [{ events: [ev.idle('i1', 'end_turn')] }] });
       rx = await create(provider, { store: { type: 'file', dir } });
       const { SessionStore } = await import('../../../src/core/store/session-store.js');
-      await rx.container.get<SessionStoreContract>(SessionStore).save({ version: 2, sessionId: 'crashed', provider: 'scripted', threadId: 'crashed', status: 'running', createdAt: 0, updatedAt: 0, ledger: [{ toolUseId: 'u1', name: 'echo', state: 'executing' }] });
+      await rx.container.get<SessionStoreContract>(SessionStore).save({
+        version: 2,
+        sessionId: 'crashed',
+        provider: 'scripted',
+        threadId: 'crashed',
+        status: 'running',
+        createdAt: 0,
+        updatedAt: 0,
+        ledger: [{ toolUseId: 'u1', name: 'echo', state: 'executing' }],
+      });
       await rx.stop();
       rx = await create(provider, { store: { type: 'file', dir } });
       const result = await rx.run({ sessionId: 'crashed' });
       expect(result.terminal).toBe('end_turn');
       expect(EchoToolHandler.calls).toHaveLength(0);
-      expect(provider.inputs[0]).toMatchObject({ kind: 'resume', results: [{ toolUseId: 'u1', isError: true, content: expect.stringContaining('outcome unknown') }] });
+      expect(provider.inputs[0]).toMatchObject({
+        kind: 'resume',
+        results: [{ toolUseId: 'u1', isError: true, content: expect.stringContaining('outcome unknown') }],
+      });
     });
   });
 });

@@ -6,7 +6,15 @@ import type { SessionEvent } from '../../../src/core/events/session-event.js';
 import type { ProviderMode } from '../../../src/core/plugin/agent-provider.js';
 import { ScriptedProvider, ev, type ScriptedTurn } from '../../../src/testing/scripted-provider.js';
 import { RecordingConsumer } from '../../../src/testing/recording-consumer.js';
-import { EchoToolHandler, HangingToolHandler, resetFakeTools, ThrowingToolHandler, RejectingToolHandler, MalformedToolHandler, AddToolHandler } from '../../fakes/fake-tools.js';
+import {
+  EchoToolHandler,
+  HangingToolHandler,
+  resetFakeTools,
+  ThrowingToolHandler,
+  RejectingToolHandler,
+  MalformedToolHandler,
+  AddToolHandler,
+} from '../../fakes/fake-tools.js';
 import { HangingConsumer, ThrowingConsumer } from '../../fakes/fake-consumers.js';
 import { injectable } from '../../../src/core/util/inversify.js';
 import { EchoInput } from '../../fakes/fake-tools.js';
@@ -35,7 +43,10 @@ class GateToolHandler {
 
 const TOOLS = [GateToolHandler, EchoToolHandler, AddToolHandler, ThrowingToolHandler, RejectingToolHandler, HangingToolHandler, MalformedToolHandler];
 
-async function create(provider: ScriptedProvider, extra: { consumers?: NonNullable<AgentRxCreateOptions['consumers']>; config?: Record<string, unknown> } = {}): Promise<AgentRx> {
+async function create(
+  provider: ScriptedProvider,
+  extra: { consumers?: NonNullable<AgentRxCreateOptions['consumers']>; config?: Record<string, unknown> } = {},
+): Promise<AgentRx> {
   return AgentRx.create({
     defaults: false,
     providers: [provider],
@@ -175,7 +186,9 @@ describe('Session', () => {
         const result = await rx.run({ prompt: 'go' });
         expect(result.terminal).toBe('end_turn');
         expect(EchoToolHandler.calls.map((c) => c.input.text)).toEqual(['z', 'a', 'b']);
-        const resumes = (provider.inputs.filter((i) => i.kind === 'resume') as unknown as { results: { toolUseId: string; content: string }[] }[]).map((r) => r.results.map((x) => `${x.toolUseId}=${x.content}`));
+        const resumes = (provider.inputs.filter((i) => i.kind === 'resume') as unknown as { results: { toolUseId: string; content: string }[] }[]).map((r) =>
+          r.results.map((x) => `${x.toolUseId}=${x.content}`),
+        );
         expect(resumes).toEqual([['u0=Z'], ['u0=Z'], ['u1=A', 'u2=B'], ['u2=B']]);
       });
     });
@@ -239,14 +252,18 @@ describe('Session', () => {
     });
 
     describe('when maxTurns is reached and a turnGuard is set', () => {
-      const loop = (): ScriptedTurn[] => Array.from({ length: 5 }, (_, i) => ({ events: [ev.toolUse(`u${i}`, 'echo', { text: 'x' }), ev.usage(100, 1), ev.idle(`i${i}`, 'requires_action')] }));
+      const loop = (): ScriptedTurn[] =>
+        Array.from({ length: 5 }, (_, i) => ({ events: [ev.toolUse(`u${i}`, 'echo', { text: 'x' }), ev.usage(100, 1), ev.idle(`i${i}`, 'requires_action')] }));
       it('should fail with max_turns_exceeded', async () => {
         rx = await create(new ScriptedProvider({ turns: loop() }));
         await expect(rx.run({ maxTurns: 2 })).rejects.toMatchObject({ code: 'max_turns_exceeded', details: { turns: 2 } });
       });
       it('should let the guard win over maxTurns', async () => {
         rx = await create(new ScriptedProvider({ turns: loop() }));
-        await expect(rx.run({ maxTurns: 2, turnGuard: (usage) => usage.inputTokens >= 200 && 'token budget' })).rejects.toMatchObject({ code: 'halted', message: expect.stringContaining('token budget') });
+        await expect(rx.run({ maxTurns: 2, turnGuard: (usage) => usage.inputTokens >= 200 && 'token budget' })).rejects.toMatchObject({
+          code: 'halted',
+          message: expect.stringContaining('token budget'),
+        });
       });
     });
 
@@ -289,7 +306,10 @@ describe('Session', () => {
         GateToolHandler.reset();
         const provider = new ScriptedProvider({
           mode,
-          turns: [{ events: [ev.toolUse('u1', 'slow', { text: 'x' }), ev.idle('i1', 'requires_action', ['u1'])] }, { events: [ev.text('t2', 'done'), ev.idle('i2', 'end_turn')] }],
+          turns: [
+            { events: [ev.toolUse('u1', 'slow', { text: 'x' }), ev.idle('i1', 'requires_action', ['u1'])] },
+            { events: [ev.text('t2', 'done'), ev.idle('i2', 'end_turn')] },
+          ],
         });
         const rec = new RecordingConsumer();
         rx = await create(provider, { consumers: [rec] });
@@ -317,7 +337,11 @@ describe('Session', () => {
     describe('when messages were queued behind the running request', () => {
       it('should answer each queued message in turn before closing', async () => {
         const provider = new ScriptedProvider({
-          turns: [{ events: [ev.text('t1', 'first'), ev.idle('i1', 'end_turn')] }, { events: [ev.text('t2', 'second'), ev.idle('i2', 'end_turn')] }, { events: [ev.text('t3', 'third'), ev.idle('i3', 'end_turn')] }],
+          turns: [
+            { events: [ev.text('t1', 'first'), ev.idle('i1', 'end_turn')] },
+            { events: [ev.text('t2', 'second'), ev.idle('i2', 'end_turn')] },
+            { events: [ev.text('t3', 'third'), ev.idle('i3', 'end_turn')] },
+          ],
         });
         rx = await create(provider);
         const s = rx.start({ prompt: 'go' });
@@ -336,7 +360,9 @@ describe('Session', () => {
   describe('.release and .leave (LiveSession)', () => {
     describe('when the caller releases a live session with a message queued', () => {
       it('should answer it as close() does and resolve once the session closed', async () => {
-        const provider = new ScriptedProvider({ turns: [{ events: [ev.text('t1', 'first'), ev.idle('i1', 'end_turn')] }, { events: [ev.text('t2', 'second'), ev.idle('i2', 'end_turn')] }] });
+        const provider = new ScriptedProvider({
+          turns: [{ events: [ev.text('t1', 'first'), ev.idle('i1', 'end_turn')] }, { events: [ev.text('t2', 'second'), ev.idle('i2', 'end_turn')] }],
+        });
         rx = await create(provider);
         const s = rx.start({ prompt: 'go' });
         const texts: string[] = [];
@@ -389,7 +415,9 @@ describe('Session', () => {
         rx = await create(new ScriptedProvider({ turns: [{ events: [ev.idle('i1', 'end_turn')] }] }));
         const s = rx.start({ prompt: 'go' });
         const seen: string[] = [];
-        const errored = new Promise<unknown>((resolve) => s.results$.subscribe({ next: (r) => seen.push(r.terminal), error: resolve, complete: () => resolve('completed') }));
+        const errored = new Promise<unknown>((resolve) =>
+          s.results$.subscribe({ next: (r) => seen.push(r.terminal), error: resolve, complete: () => resolve('completed') }),
+        );
         await s.result;
         s.cancel();
         await expect(errored).resolves.toMatchObject({ code: 'cancelled' });
@@ -408,8 +436,19 @@ describe('Session', () => {
           turns: [{ events: [ev.idle('i1', 'end_turn')] }, { events: [ev.text('t', 'answer'), ev.idle('i2', 'end_turn')] }],
         });
         rx = await create(provider);
-        const store = rx.container.get<import('../../../src/core/store/session-store.js').SessionStore>((await import('../../../src/core/store/session-store.js')).SessionStore);
-        await store.save({ version: 2, sessionId: 'sess-1', provider: 'scripted', threadId: 'sess-1', status: 'idle', createdAt: 0, updatedAt: 0, ledger: [{ toolUseId: 'u9', name: 'echo', state: 'executed', result: { toolUseId: 'u9', content: 'OLD', isError: false } }] });
+        const store = rx.container.get<import('../../../src/core/store/session-store.js').SessionStore>(
+          (await import('../../../src/core/store/session-store.js')).SessionStore,
+        );
+        await store.save({
+          version: 2,
+          sessionId: 'sess-1',
+          provider: 'scripted',
+          threadId: 'sess-1',
+          status: 'idle',
+          createdAt: 0,
+          updatedAt: 0,
+          ledger: [{ toolUseId: 'u9', name: 'echo', state: 'executed', result: { toolUseId: 'u9', content: 'OLD', isError: false } }],
+        });
         const result = await rx.run({ sessionId: 'sess-1', prompt: 'next question' });
         expect(result.text).toBe('answer');
         expect(EchoToolHandler.calls).toHaveLength(0);

@@ -74,7 +74,13 @@ describe('StreamAttachment', () => {
         host.onReconnect = async (cursor, live) => {
           live.next(event('e4')); // live, on the new stream, while history is being listed
           expect(cursor.has('e1')).toBe(true);
-          return { missed: [{ id: 'e2', type: 'text' }, { id: 'e3', type: 'text' }], pending: [use] };
+          return {
+            missed: [
+              { id: 'e2', type: 'text' },
+              { id: 'e3', type: 'text' },
+            ],
+            pending: [use],
+          };
         };
         host.streams[0]!.error(new AgentRxError('stream_error', 'socket reset'));
         await events.until(() => events.recoveries.length === 1);
@@ -104,7 +110,10 @@ describe('StreamAttachment', () => {
         const host = new ManualHost();
         host.failFrom = 1;
         const { link } = setup(host);
-        await expect(link.connect(false, new AbortController().signal)).rejects.toMatchObject({ code: 'stream_error', message: expect.stringContaining('before it opened') });
+        await expect(link.connect(false, new AbortController().signal)).rejects.toMatchObject({
+          code: 'stream_error',
+          message: expect.stringContaining('before it opened'),
+        });
         expect(host.calls).toEqual(['attach 1']);
       });
     });

@@ -42,7 +42,16 @@ const asked = (ids: string[], uses: ToolUse[] = [], confirmationToolUses: ToolUs
 async function setup(opts: Partial<ToolAnswererOptions> = {}, history: RecoveryEvent[] = [], provider: TurnProvider = new RecordHost()) {
   const emitted: AgentRxEvent[] = [];
   const store = new MemorySessionStore();
-  await store.save({ version: SESSION_LOG_VERSION, sessionId: 's-1', provider: 'record-host', threadId: 's-1', status: 'running', createdAt: 0, updatedAt: 0, ledger: [] });
+  await store.save({
+    version: SESSION_LOG_VERSION,
+    sessionId: 's-1',
+    provider: 'record-host',
+    threadId: 's-1',
+    status: 'running',
+    createdAt: 0,
+    updatedAt: 0,
+    ledger: [],
+  });
   const checkpoints: string[] = [];
   const answerer = new ToolAnswerer(
     {
@@ -97,7 +106,10 @@ describe('ToolAnswerer', () => {
       it('should announce it and fail before running any custom tool', async () => {
         const { answerer, emitted } = await setup();
         const turn = answerer.asked(asked(['u1', 'c1'], [echo('u1')], [shell]));
-        await expect(answerer.answer(turn, new AbortController().signal)).rejects.toMatchObject({ code: 'unresolved_requires_action', message: expect.stringContaining("'bash' (c1)") });
+        await expect(answerer.answer(turn, new AbortController().signal)).rejects.toMatchObject({
+          code: 'unresolved_requires_action',
+          message: expect.stringContaining("'bash' (c1)"),
+        });
         expect(EchoToolHandler.calls).toEqual([]);
         expect(emitted.map((e) => e.type)).toEqual(['agentrx.confirmation_required']);
       });
@@ -126,7 +138,10 @@ describe('ToolAnswerer', () => {
         const answer = await answerer.answer(turn, new AbortController().signal);
         expect(answer!.input).toEqual({
           kind: 'confirm',
-          decisions: [{ toolUseId: 'c1', allow: true }, { toolUseId: 'c2', allow: false, denyMessage: 'the confirmation failed' }],
+          decisions: [
+            { toolUseId: 'c1', allow: true },
+            { toolUseId: 'c2', allow: false, denyMessage: 'the confirmation failed' },
+          ],
           results: { kind: 'resume', ids: ['u1'], results: ['HI'] },
         });
         expect(answer!.toolUseIds).toEqual(['u1']);

@@ -21,11 +21,19 @@ class GuardedTool implements ToolHandler<EchoInput> {
 
 const script = (): ScriptedProvider =>
   new ScriptedProvider({
-    turns: [{ events: [ev.toolUse('u1', 'guarded', { text: 'x' }), ev.idle('i1', 'requires_action', ['u1'])] }, { events: [ev.text('t2', 'Done.'), ev.idle('i2', 'end_turn')] }],
+    turns: [
+      { events: [ev.toolUse('u1', 'guarded', { text: 'x' }), ev.idle('i1', 'requires_action', ['u1'])] },
+      { events: [ev.text('t2', 'Done.'), ev.idle('i2', 'end_turn')] },
+    ],
   });
 
 async function create(provider: ScriptedProvider): Promise<AgentRx> {
-  return AgentRx.create({ defaults: false, providers: [provider], tools: [GuardedTool], config: { provider: provider.id, logLevel: 'silent', consumers: { terminal: false } } });
+  return AgentRx.create({
+    defaults: false,
+    providers: [provider],
+    tools: [GuardedTool],
+    config: { provider: provider.id, logLevel: 'silent', consumers: { terminal: false } },
+  });
 }
 
 describe('a local tool that needs the caller’s approval (requireApproval)', () => {

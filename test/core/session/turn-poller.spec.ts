@@ -25,7 +25,12 @@ describe('TurnPoller', () => {
 
     describe('when a batch repeats an event already ingested', () => {
       it('should ingest it once and leave it out of the turn', async () => {
-        const { provider } = turnProvider({ turns: [{ events: [ev.text('a', 'one'), ev.idle('i1', 'end_turn')] }, { events: [ev.text('a', 'one'), ev.text('b', 'two'), ev.idle('i2', 'end_turn')] }] });
+        const { provider } = turnProvider({
+          turns: [
+            { events: [ev.text('a', 'one'), ev.idle('i1', 'end_turn')] },
+            { events: [ev.text('a', 'one'), ev.text('b', 'two'), ev.idle('i2', 'end_turn')] },
+          ],
+        });
         const { ingestion, envs } = recordingIngestion();
         const events = new RecordingLinkEvents();
         const poller = new TurnPoller(provider, () => conn, ingestion, events, new MemoryLogger());

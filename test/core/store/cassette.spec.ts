@@ -3,8 +3,25 @@ import type { SessionEvent } from '../../../src/core/events/session-event.js';
 import { MemorySessionStore } from '../../../src/core/store/memory/memory-session-store.js';
 import { SESSION_LOG_VERSION, type SessionRecord } from '../../../src/core/store/session-store.js';
 
-const record: SessionRecord = { version: SESSION_LOG_VERSION, sessionId: 's1', provider: 'local', threadId: 's1', status: 'completed', createdAt: 1, updatedAt: 2, ledger: [] };
-const envelope = (seq: number): SessionEvent => ({ seq, sessionId: 's1', turn: 1, provider: 'local', source: 'provider', raw: { type: 'chunk', n: seq }, at: 1000 + seq });
+const record: SessionRecord = {
+  version: SESSION_LOG_VERSION,
+  sessionId: 's1',
+  provider: 'local',
+  threadId: 's1',
+  status: 'completed',
+  createdAt: 1,
+  updatedAt: 2,
+  ledger: [],
+};
+const envelope = (seq: number): SessionEvent => ({
+  seq,
+  sessionId: 's1',
+  turn: 1,
+  provider: 'local',
+  source: 'provider',
+  raw: { type: 'chunk', n: seq },
+  at: 1000 + seq,
+});
 
 describe('cassette', () => {
   describe('exportCassette', () => {
@@ -12,7 +29,10 @@ describe('cassette', () => {
       it('should hold the record and every envelope in order', async () => {
         const store = new MemorySessionStore();
         await store.save(record);
-        await store.append('s1', Array.from({ length: 2_500 }, (_, i) => envelope(i + 1)));
+        await store.append(
+          's1',
+          Array.from({ length: 2_500 }, (_, i) => envelope(i + 1)),
+        );
         const cassette = await exportCassette(store, 's1');
         expect(cassette.version).toBe(2);
         expect(cassette.record).toBe(record);
@@ -23,7 +43,10 @@ describe('cassette', () => {
 
     describe('when the store has no such session', () => {
       it('should fail with store_error naming it', async () => {
-        await expect(exportCassette(new MemorySessionStore(), 'nope')).rejects.toMatchObject({ code: 'store_error', message: expect.stringContaining("no session 'nope'") });
+        await expect(exportCassette(new MemorySessionStore(), 'nope')).rejects.toMatchObject({
+          code: 'store_error',
+          message: expect.stringContaining("no session 'nope'"),
+        });
       });
     });
   });

@@ -58,7 +58,9 @@ export function describeSessionStore(name: string, makeStore: () => Promise<Stor
 
     describe('.save then .load', () => {
       it('should round-trip the record, ids with any characters included', async () => {
-        const record = F.record('a/b c?%', { ledger: [{ toolUseId: 'u1', name: 'echo', state: 'executed', result: { toolUseId: 'u1', content: 'HI', isError: false } }] });
+        const record = F.record('a/b c?%', {
+          ledger: [{ toolUseId: 'u1', name: 'echo', state: 'executed', result: { toolUseId: 'u1', content: 'HI', isError: false } }],
+        });
         await store.save(record);
         expect(await store.load('a/b c?%')).toEqual(record);
       });

@@ -74,7 +74,11 @@ describe('a store engine registered with bindStore', () => {
 
 describe('the engines core registers', () => {
   const bare = (store: object): Promise<AgentRx> =>
-    AgentRx.create({ defaults: false, providers: [new ScriptedProvider({ turns: [] })], config: { provider: 'scripted', logLevel: 'silent', consumers: { terminal: false }, store } });
+    AgentRx.create({
+      defaults: false,
+      providers: [new ScriptedProvider({ turns: [] })],
+      config: { provider: 'scripted', logLevel: 'silent', consumers: { terminal: false }, store },
+    });
 
   describe('when AgentRx.create loads no default module', () => {
     it('should still open the file engine', async () => {

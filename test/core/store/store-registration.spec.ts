@@ -59,7 +59,9 @@ describe('the store section', () => {
       const error = thrown(() => validate({ type: 'postgres', url: 'postgres://x' }));
       expect(error.code).toBe('invalid_config');
       expect(issuesOf(error).map((i) => i.path)).toEqual(['store.type']);
-      expect(error.message).toContain('- store.type: no store engine is registered with this type; got "postgres"; expected a registered store type: memory, file, redis');
+      expect(error.message).toContain(
+        '- store.type: no store engine is registered with this type; got "postgres"; expected a registered store type: memory, file, redis',
+      );
       expect(error.message).toContain('bindStore');
     });
 

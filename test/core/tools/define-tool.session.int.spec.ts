@@ -4,7 +4,10 @@ import type { StandardSchemaV1 } from '../../../src/core/plugin/tool-handler.js'
 import { defineTool } from '../../../src/core/tools/define-tool.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../../src/testing/openai-emulator.js';
 
-type Body = { tools?: { type: string; function: { name: string; description: string; parameters: unknown } }[]; messages: { role: string; content?: unknown; tool_call_id?: string }[] };
+type Body = {
+  tools?: { type: string; function: { name: string; description: string; parameters: unknown } }[];
+  messages: { role: string; content?: unknown; tool_call_id?: string }[];
+};
 
 describe('defineTool in a whole Local session', () => {
   let emulator: OpenAiEmulator | undefined;
@@ -40,7 +43,12 @@ describe('defineTool in a whole Local session', () => {
       });
       emulator = await startOpenAiEmulator({
         script: [
-          { toolCalls: [ { id: 'c1', name: 'lookup', arguments: { word: 'cat' } }, { id: 'c2', name: 'forecast', arguments: { city: 1 } } ] },
+          {
+            toolCalls: [
+              { id: 'c1', name: 'lookup', arguments: { word: 'cat' } },
+              { id: 'c2', name: 'forecast', arguments: { city: 1 } },
+            ],
+          },
           { text: 'Done.' },
         ],
       });
@@ -50,7 +58,11 @@ describe('defineTool in a whole Local session', () => {
 
       const first = emulator.requests.find((r) => r.completion === 0)!.body as Body;
       const declared = Object.fromEntries((first.tools ?? []).map((t) => [t.function.name, t.function]));
-      expect(declared.lookup).toEqual({ name: 'lookup', description: 'Looks a word up.', parameters: { type: 'object', properties: { word: { type: 'string', minLength: 1 } }, required: ['word'], additionalProperties: false } });
+      expect(declared.lookup).toEqual({
+        name: 'lookup',
+        description: 'Looks a word up.',
+        parameters: { type: 'object', properties: { word: { type: 'string', minLength: 1 } }, required: ['word'], additionalProperties: false },
+      });
       expect(declared.forecast?.parameters).toMatchObject({ type: 'object', properties: { city: { type: 'string', minLength: 2 } }, required: ['city'] });
 
       const second = emulator.requests.find((r) => r.completion === 1)!.body as Body;

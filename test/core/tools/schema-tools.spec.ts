@@ -8,7 +8,15 @@ import { declarationOf } from '../../../src/core/tools/tool-schema.js';
 import { compileToolInput } from '../../../src/core/tools/tool-input.js';
 
 function options(extra: Partial<DispatchOptions> = {}): DispatchOptions {
-  return { sessionId: 's', signal: new AbortController().signal, toolTimeoutMs: 10_000, concurrency: 1, ledger: new ToolLedger(), persist: async () => undefined, ...extra };
+  return {
+    sessionId: 's',
+    signal: new AbortController().signal,
+    toolTimeoutMs: 10_000,
+    concurrency: 1,
+    ledger: new ToolLedger(),
+    persist: async () => undefined,
+    ...extra,
+  };
 }
 
 /** An input nested `depth` objects deep under `q`. */
@@ -52,7 +60,8 @@ function zodTool(schema: z.ZodType = z.object({ city: z.string().min(2), days: z
   return { tool, calls };
 }
 
-const run = (tool: ReturnType<typeof defineTool>, input: Record<string, unknown>) => new ToolDispatcher([tool]).dispatch([{ id: 't1', name: tool.name, input }], options());
+const run = (tool: ReturnType<typeof defineTool>, input: Record<string, unknown>) =>
+  new ToolDispatcher([tool]).dispatch([{ id: 't1', name: tool.name, input }], options());
 
 describe('schema-defined tools', () => {
   describe('with a JSON Schema input', () => {
@@ -190,7 +199,9 @@ describe('schema-defined tools', () => {
     describe('when a Standard Schema has no JSON Schema converter', () => {
       it('should refuse the tool at registration, saying why', () => {
         const bare: StandardSchemaV1 = { '~standard': { version: 1, vendor: 'bare', validate: (v) => ({ value: v }) } };
-        expect(() => defineTool({ name: 'bare', description: '', inputSchema: bare, handle: () => 'x' })).toThrow(/vendor 'bare'\) has no JSON Schema converter/);
+        expect(() => defineTool({ name: 'bare', description: '', inputSchema: bare, handle: () => 'x' })).toThrow(
+          /vendor 'bare'\) has no JSON Schema converter/,
+        );
       });
     });
 
@@ -198,9 +209,24 @@ describe('schema-defined tools', () => {
       it('should answer is_error and not run the handler', async () => {
         const calls: unknown[] = [];
         const throwing: StandardSchemaV1 = {
-          '~standard': { version: 1, vendor: 'x', validate: () => { throw new Error('validator broke'); }, jsonSchema: { input: () => ({ type: 'object' }) } },
+          '~standard': {
+            version: 1,
+            vendor: 'x',
+            validate: () => {
+              throw new Error('validator broke');
+            },
+            jsonSchema: { input: () => ({ type: 'object' }) },
+          },
         };
-        const tool = defineTool({ name: 'x', description: '', inputSchema: throwing, handle: (i: unknown) => { calls.push(i); return 'ran'; } });
+        const tool = defineTool({
+          name: 'x',
+          description: '',
+          inputSchema: throwing,
+          handle: (i: unknown) => {
+            calls.push(i);
+            return 'ran';
+          },
+        });
         const [r] = await run(tool, {});
         expect(r).toMatchObject({ isError: true, content: "invalid input for tool 'x': validator broke" });
         expect(calls).toHaveLength(0);
@@ -219,14 +245,32 @@ describe('schema-defined tools', () => {
         }
         expect(isAgentRxError(err, 'invalid_config')).toBe(true);
         const m = (err as Error).message;
-        for (const part of ['name must match', 'description must be a string', 'handle must be a function', 'timeoutMs must be a positive integer', 'inputSchema must be']) expect(m).toContain(part);
+        for (const part of [
+          'name must match',
+          'description must be a string',
+          'handle must be a function',
+          'timeoutMs must be a positive integer',
+          'inputSchema must be',
+        ])
+          expect(m).toContain(part);
       });
     });
 
     describe('when called with a full definition', () => {
       it('should return a frozen handler that passes the context and keeps its options', async () => {
         let seen: ToolContext | undefined;
-        const tool = defineTool({ name: 'ctx', description: 'd', inputSchema: { type: 'object' }, idempotent: true, timeoutMs: 500, requireApproval: true, handle: (_i, ctx) => { seen = ctx; return 'ok'; } });
+        const tool = defineTool({
+          name: 'ctx',
+          description: 'd',
+          inputSchema: { type: 'object' },
+          idempotent: true,
+          timeoutMs: 500,
+          requireApproval: true,
+          handle: (_i, ctx) => {
+            seen = ctx;
+            return 'ok';
+          },
+        });
         expect(Object.isFrozen(tool)).toBe(true);
         expect(tool).toMatchObject({ idempotent: true, timeoutMs: 500, requireApproval: true });
         expect(compileToolInput(tool).kind).toBe('json-schema');
@@ -240,7 +284,9 @@ describe('schema-defined tools', () => {
     describe('when a handler declares both inputType and inputSchema', () => {
       it('should be refused', () => {
         class Dto {}
-        expect(() => compileToolInput({ name: 'both', description: '', inputType: Dto, inputSchema: { type: 'object' }, handle: () => '' })).toThrow(/both inputType and inputSchema/);
+        expect(() => compileToolInput({ name: 'both', description: '', inputType: Dto, inputSchema: { type: 'object' }, handle: () => '' })).toThrow(
+          /both inputType and inputSchema/,
+        );
       });
     });
   });

@@ -101,7 +101,10 @@ describe('ToolDispatcher', () => {
     describe('when the input carries an inputError', () => {
       it('should not run the tool and explain the problem', async () => {
         const tool = new GateTool();
-        const results = await new ToolDispatcher([tool]).dispatch([{ id: 'x', name: 'gate', input: {}, inputError: 'arguments are not valid JSON' }], options());
+        const results = await new ToolDispatcher([tool]).dispatch(
+          [{ id: 'x', name: 'gate', input: {}, inputError: 'arguments are not valid JSON' }],
+          options(),
+        );
         expect(tool.calls).toEqual([]);
         expect(results[0]).toMatchObject({ isError: true, content: expect.stringContaining('not valid JSON') });
       });
@@ -131,7 +134,9 @@ describe('ToolDispatcher', () => {
         const ctrl = new AbortController();
         let aborted = false;
         const tool: ToolHandler<SlowInput> = {
-          name: 'gate', description: 'd', inputType: SlowInput,
+          name: 'gate',
+          description: 'd',
+          inputType: SlowInput,
           handle: (_i, ctx) => new Promise<string>(() => ctx.signal.addEventListener('abort', () => (aborted = true))),
         };
         let markStarted!: () => void;
@@ -156,7 +161,7 @@ describe('declarationOf', () => {
     });
   });
 
-  it('should build a handler\'s declaration once and share it frozen', () => {
+  it("should build a handler's declaration once and share it frozen", () => {
     const tool = new GateTool();
     const first = declarationOf(tool);
     expect(declarationOf(tool)).toBe(first);

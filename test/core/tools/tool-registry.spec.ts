@@ -9,7 +9,10 @@ import { ToolLedger } from '../../../src/core/tools/tool-ledger.js';
 import { ToolRegistryImpl } from '../../../src/core/tools/tool-registry.js';
 import { RecordingLogger } from '../../plugins/mcp/mcp-helpers.js';
 
-const tool = (name: string, source?: string): ToolHandler => ({ ...defineTool({ name, description: name, inputSchema: { type: 'object' }, handle: () => `ran ${name}` }), ...(source ? { source } : {}) });
+const tool = (name: string, source?: string): ToolHandler => ({
+  ...defineTool({ name, description: name, inputSchema: { type: 'object' }, handle: () => `ran ${name}` }),
+  ...(source ? { source } : {}),
+});
 
 /** A scripted ToolSource: `set` replaces its tools and signals the change. */
 class ScriptedSource implements ToolSource {
@@ -44,7 +47,14 @@ class ScriptedSource implements ToolSource {
 }
 
 const dispatchOne = (d: ToolDispatcher, name: string) =>
-  d.dispatch([{ id: `u-${name}`, name, input: {} }], { sessionId: 's', signal: new AbortController().signal, toolTimeoutMs: 1000, concurrency: 1, ledger: new ToolLedger(), persist: async () => undefined });
+  d.dispatch([{ id: `u-${name}`, name, input: {} }], {
+    sessionId: 's',
+    signal: new AbortController().signal,
+    toolTimeoutMs: 1000,
+    concurrency: 1,
+    ledger: new ToolLedger(),
+    persist: async () => undefined,
+  });
 
 async function startAll(registry: ToolRegistryImpl, logger = new RecordingLogger(), timeoutMs = 5_000): Promise<Kernel> {
   const kernel = new Kernel([{ name: 'tools', participants: registry.participants, timeoutMs }], logger);
@@ -70,7 +80,10 @@ describe('ToolRegistryImpl', () => {
       expect(gone).toMatchObject({ isError: true, content: "unknown tool 's__a'; available tools: local, s__b" });
       const [added] = await dispatchOne(dispatcher, 's__b');
       expect(added).toMatchObject({ isError: false, content: 'ran s__b' });
-      expect(changes).toEqual([['local', 's__a'], ['local', 's__b']]);
+      expect(changes).toEqual([
+        ['local', 's__a'],
+        ['local', 's__b'],
+      ]);
     });
   });
 

@@ -158,17 +158,39 @@ function thrownBy(f: () => unknown): unknown {
 const address = { street: '1 Main St', city: 'Oslo' };
 
 const dtoCases: Case[] = [
-  { name: 'flat', tool: classTool('flat', FlatInput), valid: [{ city: 'Oslo', days: 3 }, { city: 'Oslo', days: 7, metric: true }] },
+  {
+    name: 'flat',
+    tool: classTool('flat', FlatInput),
+    valid: [
+      { city: 'Oslo', days: 3 },
+      { city: 'Oslo', days: 7, metric: true },
+    ],
+  },
   { name: 'nested', tool: classTool('nested', NestedInput), valid: [{ name: 'Ann', address }] },
   { name: 'array of nested', tool: classTool('array_of_nested', ArrayOfNestedInput), valid: [{ stops: [address, address] }] },
   {
     name: 'nested in nested',
     tool: classTool('nested_in_nested', NestedInNestedInput),
-    valid: [{ home: { street: 'x', geo: { lat: 1, lon: 2 } } }, { home: { street: 'x', geo: { lat: 1, lon: 2 } }, others: [{ street: 'y', geo: { lat: 3, lon: 4 } }] }],
+    valid: [
+      { home: { street: 'x', geo: { lat: 1, lon: 2 } } },
+      { home: { street: 'x', geo: { lat: 1, lon: 2 } }, others: [{ street: 'y', geo: { lat: 3, lon: 4 } }] },
+    ],
   },
-  { name: 'recursive input class', tool: classTool('tree', TreeInput), valid: [{ label: 'a' }, { label: 'a', children: [{ label: 'b', children: [{ label: 'c' }] }] }] },
-  { name: 'recursive nested class', tool: classTool('catalog', CatalogInput), valid: [{ root: { name: 'all', sub: [{ name: 'tools', sub: [] }] }, warehouse: address }] },
-  { name: 'mutually recursive classes', tool: classTool('mutual', MutualInput), valid: [{ person: { name: 'Ann', employer: { name: 'Acme', staff: [{ name: 'Bob' }] } } }] },
+  {
+    name: 'recursive input class',
+    tool: classTool('tree', TreeInput),
+    valid: [{ label: 'a' }, { label: 'a', children: [{ label: 'b', children: [{ label: 'c' }] }] }],
+  },
+  {
+    name: 'recursive nested class',
+    tool: classTool('catalog', CatalogInput),
+    valid: [{ root: { name: 'all', sub: [{ name: 'tools', sub: [] }] }, warehouse: address }],
+  },
+  {
+    name: 'mutually recursive classes',
+    tool: classTool('mutual', MutualInput),
+    valid: [{ person: { name: 'Ann', employer: { name: 'Acme', staff: [{ name: 'Bob' }] } } }],
+  },
   { name: 'optional nested', tool: classTool('optional_nested', OptionalNestedInput), valid: [{ q: 'cafe' }, { q: 'cafe', near: address }] },
   { name: 'enums', tool: classTool('enums', EnumInput), valid: [{ unit: 'celsius', priority: Priority.High, order: 'asc' }] },
 ];
@@ -176,7 +198,11 @@ const dtoCases: Case[] = [
 const jsonSchemaCases: Case[] = [
   {
     name: 'flat (draft-07)',
-    tool: schemaTool('json_flat', { type: 'object', properties: { q: { type: 'string', minLength: 1 }, limit: { type: 'integer', minimum: 1 } }, required: ['q'] }),
+    tool: schemaTool('json_flat', {
+      type: 'object',
+      properties: { q: { type: 'string', minLength: 1 }, limit: { type: 'integer', minimum: 1 } },
+      required: ['q'],
+    }),
     valid: [{ q: 'cats' }],
   },
   {
@@ -214,7 +240,11 @@ const jsonSchemaCases: Case[] = [
 ];
 
 const zodCases: Case[] = [
-  { name: 'flat', tool: schemaTool('zod_flat', z.object({ city: z.string().min(2), days: z.number().int().min(1).max(7).default(3) })), valid: [{ city: 'Oslo' }] },
+  {
+    name: 'flat',
+    tool: schemaTool('zod_flat', z.object({ city: z.string().min(2), days: z.number().int().min(1).max(7).default(3) })),
+    valid: [{ city: 'Oslo' }],
+  },
   { name: 'nested', tool: schemaTool('zod_nested', z.object({ name: z.string(), address: zAddress })), valid: [{ name: 'Ann', address }] },
   { name: 'array of nested', tool: schemaTool('zod_array', z.object({ stops: z.array(zAddress).min(1) })), valid: [{ stops: [address] }] },
   {
@@ -223,8 +253,16 @@ const zodCases: Case[] = [
     valid: [{ home: { street: 'x', geo: { lat: 1, lon: 2 } } }],
   },
   { name: 'recursive', tool: schemaTool('zod_recursive', z.object({ root: zCategory })), valid: [{ root: { name: 'all', sub: [{ name: 'tools' }] } }] },
-  { name: 'optional nested', tool: schemaTool('zod_optional', z.object({ q: z.string(), near: zAddress.optional() })), valid: [{ q: 'x' }, { q: 'x', near: address }] },
-  { name: 'enums', tool: schemaTool('zod_enums', z.object({ unit: z.enum(['celsius', 'fahrenheit']), priority: z.enum(Priority) })), valid: [{ unit: 'celsius', priority: Priority.High }] },
+  {
+    name: 'optional nested',
+    tool: schemaTool('zod_optional', z.object({ q: z.string(), near: zAddress.optional() })),
+    valid: [{ q: 'x' }, { q: 'x', near: address }],
+  },
+  {
+    name: 'enums',
+    tool: schemaTool('zod_enums', z.object({ unit: z.enum(['celsius', 'fahrenheit']), priority: z.enum(Priority) })),
+    valid: [{ unit: 'celsius', priority: Priority.High }],
+  },
   { name: 'strict object', tool: schemaTool('zod_strict', z.strictObject({ q: z.string() })), valid: [{ q: 'x' }] },
 ];
 
@@ -237,12 +275,15 @@ describe('declarationOf', () => {
       ['a JSON Schema', jsonSchemaCases],
       ['a zod 4 schema', zodCases],
     ])('when the input is %s', (_kind, cases) => {
-      it.each(cases.map((c) => [c.name, c] as const))('should be self-contained, compile with strict Ajv and accept what the tool accepts: %s', async (_name, c) => {
-        const { schema, schemaAccepts, toolAccepts } = await check(c);
-        expect(schema.type).toBe('object');
-        expect(toolAccepts).toEqual(c.valid.map(() => true));
-        expect(schemaAccepts).toEqual(c.valid.map(() => true));
-      });
+      it.each(cases.map((c) => [c.name, c] as const))(
+        'should be self-contained, compile with strict Ajv and accept what the tool accepts: %s',
+        async (_name, c) => {
+          const { schema, schemaAccepts, toolAccepts } = await check(c);
+          expect(schema.type).toBe('object');
+          expect(toolAccepts).toEqual(c.valid.map(() => true));
+          expect(schemaAccepts).toEqual(c.valid.map(() => true));
+        },
+      );
     });
 
     describe('when the input is one of the demo tools (src/plugins/tools)', () => {
@@ -261,7 +302,11 @@ describe('declarationOf', () => {
         expect(refsIn(schema)).toEqual([]);
         expect(schema).not.toHaveProperty('$defs');
         const geo = { type: 'object', properties: { lat: { type: 'number' }, lon: { type: 'number' } }, required: ['lat', 'lon'] };
-        const home = { type: 'object', properties: { street: { type: 'string' }, geo: { ...geo, description: 'Where the street is.' } }, required: ['street', 'geo'] };
+        const home = {
+          type: 'object',
+          properties: { street: { type: 'string' }, geo: { ...geo, description: 'Where the street is.' } },
+          required: ['street', 'geo'],
+        };
         expect(schema).toEqual({ type: 'object', properties: { home, others: { type: 'array', items: home } }, required: ['home'] });
       });
     });
@@ -271,14 +316,22 @@ describe('declarationOf', () => {
         const schema = declarationOf(classTool('catalog', CatalogInput)).inputSchema as Record<string, unknown>;
         expect(Object.keys(schema.$defs as object)).toEqual(['Category']);
         expect(refsIn(schema)).toEqual(['#/$defs/Category', '#/$defs/Category']);
-        expect((schema.properties as Record<string, unknown>).warehouse).toEqual({ type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } }, required: ['street', 'city'] });
+        expect((schema.properties as Record<string, unknown>).warehouse).toEqual({
+          type: 'object',
+          properties: { street: { type: 'string' }, city: { type: 'string' } },
+          required: ['street', 'city'],
+        });
       });
     });
 
     describe('when the input class holds its own kind', () => {
       it('should write the input out in full at the top and keep it under $defs for the recursion', () => {
         const schema = declarationOf(classTool('tree', TreeInput)).inputSchema as Record<string, unknown>;
-        const tree = { type: 'object', properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/TreeInput' } } }, required: ['label'] };
+        const tree = {
+          type: 'object',
+          properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/TreeInput' } } },
+          required: ['label'],
+        };
         expect(schema).toEqual({ ...tree, $defs: { TreeInput: tree } });
       });
     });
@@ -327,11 +380,31 @@ describe('compileToolInput', () => {
     };
 
     it.each([
-      ['a JSON Schema pointing at a missing definition', () => schemaTool('broken', { type: 'object', properties: { home: { $ref: '#/definitions/Address' } } }), '"#/definitions/Address" (at /properties/home)'],
-      ['a JSON Schema pointing at the draft-07 meta-schema (Ajv knows it, the host does not)', () => schemaTool('broken', { type: 'object', properties: { s: { $ref: 'http://json-schema.org/draft-07/schema#' } } }), '"http://json-schema.org/draft-07/schema#" (at /properties/s)'],
-      ['a zod schema with a raw $ref in .meta()', () => schemaTool('broken', z.object({ at: z.any().meta({ $ref: '#/$defs/Point' }) })), '"#/$defs/Point" (at /properties/at)'],
-      ['a Standard Schema whose converter leaves out a definition', () => defineTool({ name: 'broken', description: 'x', inputSchema: brokenStandardSchema, handle: () => 'ok' }), '"#/$defs/Point" (at /properties/at)'],
-      ['a DTO whose @JSONSchema() adds an outside $ref', () => compileToolInput(classTool('broken', RefDecoratedInput)), '"https://example.com/schemas/geo.json" (at /properties/geo)'],
+      [
+        'a JSON Schema pointing at a missing definition',
+        () => schemaTool('broken', { type: 'object', properties: { home: { $ref: '#/definitions/Address' } } }),
+        '"#/definitions/Address" (at /properties/home)',
+      ],
+      [
+        'a JSON Schema pointing at the draft-07 meta-schema (Ajv knows it, the host does not)',
+        () => schemaTool('broken', { type: 'object', properties: { s: { $ref: 'http://json-schema.org/draft-07/schema#' } } }),
+        '"http://json-schema.org/draft-07/schema#" (at /properties/s)',
+      ],
+      [
+        'a zod schema with a raw $ref in .meta()',
+        () => schemaTool('broken', z.object({ at: z.any().meta({ $ref: '#/$defs/Point' }) })),
+        '"#/$defs/Point" (at /properties/at)',
+      ],
+      [
+        'a Standard Schema whose converter leaves out a definition',
+        () => defineTool({ name: 'broken', description: 'x', inputSchema: brokenStandardSchema, handle: () => 'ok' }),
+        '"#/$defs/Point" (at /properties/at)',
+      ],
+      [
+        'a DTO whose @JSONSchema() adds an outside $ref',
+        () => compileToolInput(classTool('broken', RefDecoratedInput)),
+        '"https://example.com/schemas/geo.json" (at /properties/geo)',
+      ],
     ])('should refuse %s with invalid_config naming the tool, the $ref and the fix', (_what, define, named) => {
       const err = thrownBy(define);
       expect(isAgentRxError(err, 'invalid_config')).toBe(true);
@@ -343,11 +416,17 @@ describe('compileToolInput', () => {
 
     it("should refuse a JSON Schema whose $ref only resolves through another tool's $id in the shared Ajv", () => {
       const pointId = 'https://agentrx.test/schemas/point.json';
-      const owner = schemaTool('owner', { type: 'object', properties: { at: { $ref: pointId } }, definitions: { point: { $id: pointId, type: 'object', properties: { x: { type: 'number' } } } } });
+      const owner = schemaTool('owner', {
+        type: 'object',
+        properties: { at: { $ref: pointId } },
+        definitions: { point: { $id: pointId, type: 'object', properties: { x: { type: 'number' } } } },
+      });
       expect(declarationOf(owner).inputSchema).toHaveProperty('definitions.point.$id', pointId);
       const err = thrownBy(() => schemaTool('borrower', { type: 'object', properties: { at: { $ref: pointId } } }));
       expect(isAgentRxError(err, 'invalid_config')).toBe(true);
-      expect((err as Error).message).toContain(`tool 'borrower': its input JSON Schema has a $ref that does not resolve inside it: "${pointId}" (at /properties/at)`);
+      expect((err as Error).message).toContain(
+        `tool 'borrower': its input JSON Schema has a $ref that does not resolve inside it: "${pointId}" (at /properties/at)`,
+      );
     });
 
     it.each([

@@ -37,7 +37,10 @@ class PlanRouteToolHandler implements ToolHandler<RouteInput> {
   }
 }
 
-type Body = { tools?: { type: string; function: { name: string; parameters: Record<string, unknown> } }[]; messages: { role: string; content?: unknown; tool_call_id?: string }[] };
+type Body = {
+  tools?: { type: string; function: { name: string; parameters: Record<string, unknown> } }[];
+  messages: { role: string; content?: unknown; tool_call_id?: string }[];
+};
 
 const stop = { type: 'object', properties: { city: { type: 'string' }, hours: { type: 'number' } }, required: ['city', 'hours'] };
 const note = { type: 'object', properties: { text: { type: 'string' }, replies: { type: 'array', items: { $ref: '#/$defs/Note' } } }, required: ['text'] };

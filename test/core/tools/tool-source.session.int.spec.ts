@@ -41,7 +41,9 @@ describe('a tool source whose tools change during a Local session', () => {
   });
 
   it('should offer the new tool from the next model call of the same session, and run it', async () => {
-    emu = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'c1', name: 'grow', arguments: {} }] }, { toolCalls: [{ id: 'c2', name: 'shiny', arguments: {} }] }, { text: 'Done.' }] });
+    emu = await startOpenAiEmulator({
+      script: [{ toolCalls: [{ id: 'c1', name: 'grow', arguments: {} }] }, { toolCalls: [{ id: 'c2', name: 'shiny', arguments: {} }] }, { text: 'Done.' }],
+    });
     const source = new GrowingSource();
     rx = await AgentRx.create({
       config: { logLevel: 'silent', consumers: { terminal: false }, providers: { local: { baseUrl: emu.baseUrl, model: 'scripted' } } },
@@ -49,7 +51,10 @@ describe('a tool source whose tools change during a Local session', () => {
     });
     const result = await rx.run({ prompt: 'grow, then use the new tool' });
     expect(result.text).toBe('Done.');
-    const toolsOf = (i: number): string[] => ((emu!.requests.filter((r) => r.completion !== undefined)[i]!.body as { tools: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
+    const toolsOf = (i: number): string[] =>
+      ((emu!.requests.filter((r) => r.completion !== undefined)[i]!.body as { tools: { function: { name: string } }[] }).tools ?? []).map(
+        (t) => t.function.name,
+      );
     expect(toolsOf(0)).not.toContain('shiny');
     expect(toolsOf(1)).toContain('shiny');
     const last = emu.requests.filter((r) => r.completion !== undefined)[2]!.body as { messages: { role: string; content?: string }[] };

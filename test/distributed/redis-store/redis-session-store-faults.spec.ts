@@ -110,7 +110,9 @@ describeWithRedis('RedisSessionStore under faults', () => {
         proxy.thaw();
         const refused = await lateOutcome;
         expect(isAgentRxError(refused, 'store_error')).toBe(true);
-        expect((refused as Error).message).toMatch(/lease of session 's' was lost \(Redis refused a write: another owner took the session over at epoch 2, this process holds epoch 1\)/);
+        expect((refused as Error).message).toMatch(
+          /lease of session 's' was lost \(Redis refused a write: another owner took the session over at epoch 2, this process holds epoch 1\)/,
+        );
 
         for (const write of [
           a.append('s', [F.envelope('s', 4)]),

@@ -109,9 +109,16 @@ describeWithRedis('RedisSessionStore', () => {
 
     describe('.load', () => {
       it('should keep the ledger in the order its entries were added', async () => {
-        await writer.save(F.record('s', { ledger: [{ toolUseId: 'z', name: 'echo', state: 'posted', result: { toolUseId: 'z', content: 'z', isError: false } }] }));
+        await writer.save(
+          F.record('s', { ledger: [{ toolUseId: 'z', name: 'echo', state: 'posted', result: { toolUseId: 'z', content: 'z', isError: false } }] }),
+        );
         for (const id of ['m', 'a', 'q']) await writer.transition('s', undefined, { toolUseId: id, name: 'echo', state: 'executing' });
-        await writer.transition('s', 'executing', { toolUseId: 'a', name: 'echo', state: 'executed', result: { toolUseId: 'a', content: 'A', isError: false } });
+        await writer.transition('s', 'executing', {
+          toolUseId: 'a',
+          name: 'echo',
+          state: 'executed',
+          result: { toolUseId: 'a', content: 'A', isError: false },
+        });
         expect((await reader.load('s'))!.ledger.map((e) => `${e.toolUseId}:${e.state}`)).toEqual(['z:posted', 'm:executing', 'a:executed', 'q:executing']);
       });
 

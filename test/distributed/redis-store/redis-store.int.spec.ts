@@ -36,7 +36,9 @@ describeWithRedis('store: { type: "redis" } through AgentRx', () => {
 
   describe('when a Local session with a tool call is resumed by another instance', () => {
     it('should give the model every earlier message, run the tool once and number the log without a gap', async () => {
-      emu = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ada' } }] }, { text: 'Done.' }, { text: 'Your name is Ada.' }] });
+      emu = await startOpenAiEmulator({
+        script: [{ toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ada' } }] }, { text: 'Done.' }, { text: 'Your name is Ada.' }],
+      });
       const prefix = `int-${Date.now()}:`;
       const first = await instance(prefix);
       instances.push(first);

@@ -61,7 +61,12 @@ export async function waitFor(cond: () => boolean, what: string, timeoutMs = 10_
 }
 
 /** Runs one tool use through a real ToolDispatcher over `tools`. */
-export async function callTool(tools: readonly ToolHandler[] | ToolLookup, name: string, input: Record<string, unknown>, extra: Partial<DispatchOptions> = {}): Promise<ToolResult> {
+export async function callTool(
+  tools: readonly ToolHandler[] | ToolLookup,
+  name: string,
+  input: Record<string, unknown>,
+  extra: Partial<DispatchOptions> = {},
+): Promise<ToolResult> {
   const [r] = await new ToolDispatcher(tools).dispatch([{ id: `call-${Math.random().toString(36).slice(2)}`, name, input }], {
     sessionId: 's',
     signal: new AbortController().signal,

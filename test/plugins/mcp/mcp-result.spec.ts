@@ -19,7 +19,8 @@ describe('toToolOutcome', () => {
         100_000,
       );
       expect(out).toEqual({
-        content: 'Here:\n\n[image: image/png, 12 KB]\n\n[audio: audio/wav, 1 KB]\n\n[resource: file:///a.txt (a.txt)]\n\ninline text\n\n[resource: file:///c.bin, application/zip, 12 KB]\n\n[hologram content]',
+        content:
+          'Here:\n\n[image: image/png, 12 KB]\n\n[audio: audio/wav, 1 KB]\n\n[resource: file:///a.txt (a.txt)]\n\ninline text\n\n[resource: file:///c.bin, application/zip, 12 KB]\n\n[hologram content]',
         isError: false,
       });
     });
@@ -40,7 +41,9 @@ describe('toToolOutcome', () => {
   describe('when the text is over the cap', () => {
     it('should cut it with a note', () => {
       const out = toToolOutcome({ content: [{ type: 'text', text: 'y'.repeat(1500) }] }, 1000);
-      expect(out.content).toBe(`${'y'.repeat(1000)}\n[truncated: 500 more characters; the result is over the 1000-character cap (mcp.servers.<name>.maxResultChars)]`);
+      expect(out.content).toBe(
+        `${'y'.repeat(1000)}\n[truncated: 500 more characters; the result is over the 1000-character cap (mcp.servers.<name>.maxResultChars)]`,
+      );
     });
   });
 

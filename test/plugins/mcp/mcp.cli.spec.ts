@@ -45,7 +45,9 @@ describe('cli/mcp', () => {
         const config = { provider: 'local', mcp: { servers: { remote: { url: 'http://127.0.0.1:1/mcp' } } } };
         expect(withMcpFlags(config, ['a=node a.js', 'b=node b.js --x'])).toEqual({
           provider: 'local',
-          mcp: { servers: { remote: { url: 'http://127.0.0.1:1/mcp' }, a: { command: 'node', args: ['a.js'] }, b: { command: 'node', args: ['b.js', '--x'] } } },
+          mcp: {
+            servers: { remote: { url: 'http://127.0.0.1:1/mcp' }, a: { command: 'node', args: ['a.js'] }, b: { command: 'node', args: ['b.js', '--x'] } },
+          },
         });
         expect(config.mcp.servers).toEqual({ remote: { url: 'http://127.0.0.1:1/mcp' } });
       });
@@ -54,9 +56,15 @@ describe('cli/mcp', () => {
     describe('when a flag reuses a name', () => {
       it('should refuse it', () => {
         expect(() => withMcpFlags({}, ['a=node a.js', 'a=node b.js'])).toThrow("--mcp a: a server named 'a' is already configured; pick another name");
-        expect(() => withMcpFlags({ mcp: { servers: { a: { command: 'x' } } } }, ['a=node a.js'])).toThrow("--mcp a: a server named 'a' is already configured; pick another name");
-        expect(() => withMcpFlags({ mcp: { servers: { a: { url: 'http://127.0.0.1:1/mcp' } } } }, ['a=node a.js'])).toThrow("--mcp a: a server named 'a' is already configured; pick another name");
-        expect(() => withMcpFlags({ mcp: { servers: { a: { startTimeoutMs: 1 } } } }, ['a=node a.js', 'a=node b.js'])).toThrow("--mcp a: a server named 'a' is already configured; pick another name");
+        expect(() => withMcpFlags({ mcp: { servers: { a: { command: 'x' } } } }, ['a=node a.js'])).toThrow(
+          "--mcp a: a server named 'a' is already configured; pick another name",
+        );
+        expect(() => withMcpFlags({ mcp: { servers: { a: { url: 'http://127.0.0.1:1/mcp' } } } }, ['a=node a.js'])).toThrow(
+          "--mcp a: a server named 'a' is already configured; pick another name",
+        );
+        expect(() => withMcpFlags({ mcp: { servers: { a: { startTimeoutMs: 1 } } } }, ['a=node a.js', 'a=node b.js'])).toThrow(
+          "--mcp a: a server named 'a' is already configured; pick another name",
+        );
       });
     });
 
@@ -64,7 +72,9 @@ describe('cli/mcp', () => {
       it('should add the flag’s command to those options', () => {
         const config = { mcp: { servers: { files: { startTimeoutMs: 180_000, deny: ['write_file'] } } } };
         expect(withMcpFlags(config, ['files=npx -y @modelcontextprotocol/server-filesystem .'])).toEqual({
-          mcp: { servers: { files: { startTimeoutMs: 180_000, deny: ['write_file'], command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] } } },
+          mcp: {
+            servers: { files: { startTimeoutMs: 180_000, deny: ['write_file'], command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] } },
+          },
         });
         expect(config.mcp.servers.files).toEqual({ startTimeoutMs: 180_000, deny: ['write_file'] });
       });
@@ -73,9 +83,18 @@ describe('cli/mcp', () => {
 
   describe('summarizeSchema', () => {
     it('should give one line with optional marks, arrays, enums and unions', () => {
-      expect(summarizeSchema({ type: 'object', properties: { q: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } }, mode: { enum: ['a', 'b'] }, n: { anyOf: [{ type: 'integer' }, { type: 'null' }] } }, required: ['q'] })).toBe(
-        'q: string, tags?: string[], mode?: "a"|"b", n?: integer|null',
-      );
+      expect(
+        summarizeSchema({
+          type: 'object',
+          properties: {
+            q: { type: 'string' },
+            tags: { type: 'array', items: { type: 'string' } },
+            mode: { enum: ['a', 'b'] },
+            n: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+          },
+          required: ['q'],
+        }),
+      ).toBe('q: string, tags?: string[], mode?: "a"|"b", n?: integer|null');
       expect(summarizeSchema({ type: 'object' })).toBe('(none)');
     });
   });
@@ -89,9 +108,21 @@ describe('cli/mcp', () => {
 
     describe('when the instance has class tools, a schema tool and an MCP server', () => {
       it('should list every tool with its source, description and input', async () => {
-        const lookup = defineTool({ name: 'lookup', description: 'Looks a word up.', inputSchema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] }, requireApproval: true, handle: () => '' });
+        const lookup = defineTool({
+          name: 'lookup',
+          description: 'Looks a word up.',
+          inputSchema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
+          requireApproval: true,
+          handle: () => '',
+        });
         rx = await AgentRx.create({
-          config: withMcpFlags({ providers: { local: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } }, mcp: { servers: { everything: { command: process.execPath, args: [EVERYTHING], allow: ['echo', 'get-sum'] } } } }, []),
+          config: withMcpFlags(
+            {
+              providers: { local: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } },
+              mcp: { servers: { everything: { command: process.execPath, args: [EVERYTHING], allow: ['echo', 'get-sum'] } } },
+            },
+            [],
+          ),
           modules: [demoToolsModule, mcpModule],
           tools: [lookup],
         });
@@ -107,7 +138,10 @@ describe('cli/mcp', () => {
         const text = listTools(rx);
         expect(text).toContain('everything__echo  [mcp:everything]\n  Echoes back the input string\n  input: message: string\n');
         expect(text).toContain('lookup  [schema, requires approval]\n  Looks a word up.\n  input: word: string\n');
-        const json = listTools(rx, { json: true }).trim().split('\n').map((l) => JSON.parse(l) as { name: string; inputSchema: unknown });
+        const json = listTools(rx, { json: true })
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { name: string; inputSchema: unknown });
         expect(json.find((r) => r.name === 'everything__get-sum')?.inputSchema).toMatchObject({ properties: { a: { type: 'number' }, b: { type: 'number' } } });
       });
     });

@@ -59,7 +59,14 @@ describe('mcpConfigSection', () => {
   describe('when the config is valid', () => {
     it('should give a Map of server options with defaults, env and header values as Secrets', () => {
       const { sections } = validateConfig(
-        { mcp: { servers: { files: { command: 'npx', args: ['-y', 'fs'], env: { TOKEN: 'sekrit' } }, remote: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer t' }, requireApproval: true } } } },
+        {
+          mcp: {
+            servers: {
+              files: { command: 'npx', args: ['-y', 'fs'], env: { TOKEN: 'sekrit' } },
+              remote: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer t' }, requireApproval: true },
+            },
+          },
+        },
         [mcpConfigSection],
       );
       const options = sections.get('mcp') as McpOptions;

@@ -16,7 +16,10 @@ jest.setTimeout(30_000);
 
 /** server-everything in its Streamable HTTP mode (argv `streamableHttp`, port from PORT), bound to 127.0.0.1. */
 async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', LOOPBACK, EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', LOOPBACK, EVERYTHING, 'streamableHttp'], {
+    env: { ...process.env, PORT: '0' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (c: Buffer) => {
@@ -115,8 +118,13 @@ describe('McpToolSource over Streamable HTTP', () => {
     it('should send the result back to the model', async () => {
       const http = await startEverythingHttp();
       child = http.child;
-      emulator = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'c1', name: 'remote__echo', arguments: { message: 'via http' } }] }, { text: 'ok' }] });
-      rx = await AgentRx.create({ config: { providers: { local: { baseUrl: emulator.baseUrl, model: 'm' } }, mcp: { servers: { remote: { url: http.url } } } }, modules: [mcpModule] });
+      emulator = await startOpenAiEmulator({
+        script: [{ toolCalls: [{ id: 'c1', name: 'remote__echo', arguments: { message: 'via http' } }] }, { text: 'ok' }],
+      });
+      rx = await AgentRx.create({
+        config: { providers: { local: { baseUrl: emulator.baseUrl, model: 'm' } }, mcp: { servers: { remote: { url: http.url } } } },
+        modules: [mcpModule],
+      });
       expect((await rx.run({ prompt: 'go' })).text).toBe('ok');
       const second = emulator.requests.find((r) => r.completion === 1)!.body as { messages: { role: string; tool_call_id?: string; content?: unknown }[] };
       expect(second.messages.find((m) => m.role === 'tool' && m.tool_call_id === 'c1')?.content).toBe('Echo: via http');

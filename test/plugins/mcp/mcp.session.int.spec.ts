@@ -12,7 +12,10 @@ import { EVERYTHING, FILESYSTEM, isAlive, nodeServer } from './mcp-helpers.js';
 
 jest.setTimeout(30_000);
 
-type Body = { tools?: { function: { name: string; description: string; parameters: Record<string, unknown> } }[]; messages: { role: string; content?: unknown; tool_call_id?: string }[] };
+type Body = {
+  tools?: { function: { name: string; description: string; parameters: Record<string, unknown> } }[];
+  messages: { role: string; content?: unknown; tool_call_id?: string }[];
+};
 
 describe('MCP servers in AgentRx', () => {
   let emulator: OpenAiEmulator | undefined;
@@ -39,12 +42,17 @@ describe('MCP servers in AgentRx', () => {
     it('should fail AgentRx.create naming the server with its stderr tail', async () => {
       let err: unknown;
       try {
-        rx = await create({ stuck: { command: process.execPath, args: ['-e', "process.stderr.write('loading index…\\n'); setInterval(() => {}, 1e9)"], startTimeoutMs: 300 } }, []);
+        rx = await create(
+          { stuck: { command: process.execPath, args: ['-e', "process.stderr.write('loading index…\\n'); setInterval(() => {}, 1e9)"], startTimeoutMs: 300 } },
+          [],
+        );
       } catch (e) {
         err = e;
       }
       expect(isAgentRxError(err, 'timeout')).toBe(true);
-      expect((err as Error).message).toBe('MCP server stuck did not answer initialize within 300 ms (raise mcp.servers.stuck.startTimeoutMs if it needs longer to start); its stderr ended with:\nloading index…');
+      expect((err as Error).message).toBe(
+        'MCP server stuck did not answer initialize within 300 ms (raise mcp.servers.stuck.startTimeoutMs if it needs longer to start); its stderr ended with:\nloading index…',
+      );
     });
   });
 
@@ -58,7 +66,9 @@ describe('MCP servers in AgentRx', () => {
         err = e;
       }
       expect(isAgentRxError(err, 'invalid_config')).toBe(true);
-      expect((err as Error).message).toContain("tools.everything__echo: tool name 'everything__echo' of mcp:everything tool 'everything__echo' collides with schema tool 'everything__echo'");
+      expect((err as Error).message).toContain(
+        "tools.everything__echo: tool name 'everything__echo' of mcp:everything tool 'everything__echo' collides with schema tool 'everything__echo'",
+      );
     });
   });
 
@@ -83,7 +93,15 @@ describe('MCP servers in AgentRx', () => {
 
       const first = emulator!.requests.find((r) => r.completion === 0)!.body as Body;
       const echo = first.tools?.find((t) => t.function.name === 'everything__echo')?.function;
-      expect(echo).toEqual({ name: 'everything__echo', description: 'Echoes back the input string', parameters: expect.objectContaining({ type: 'object', properties: { message: { type: 'string', description: 'Message to echo' } }, required: ['message'] }) });
+      expect(echo).toEqual({
+        name: 'everything__echo',
+        description: 'Echoes back the input string',
+        parameters: expect.objectContaining({
+          type: 'object',
+          properties: { message: { type: 'string', description: 'Message to echo' } },
+          required: ['message'],
+        }),
+      });
       expect(first.tools?.map((t) => t.function.name)).toEqual(expect.arrayContaining(['files__read_text_file', 'everything__get-sum']));
 
       const second = emulator!.requests.find((r) => r.completion === 1)!.body as Body;
@@ -99,11 +117,22 @@ describe('MCP servers in AgentRx', () => {
   describe('when a server requires approval and the caller allows one call and denies another', () => {
     it('should run only the allowed call, through confirmTool', async () => {
       rx = await create({ everything: { ...nodeServer(EVERYTHING), allow: ['echo'], requireApproval: true } }, [
-        { toolCalls: [ { id: 'c1', name: 'everything__echo', arguments: { message: 'yes' } }, { id: 'c2', name: 'everything__echo', arguments: { message: 'no' } } ] },
+        {
+          toolCalls: [
+            { id: 'c1', name: 'everything__echo', arguments: { message: 'yes' } },
+            { id: 'c2', name: 'everything__echo', arguments: { message: 'no' } },
+          ],
+        },
         { text: 'ok' },
       ]);
       const asked: string[] = [];
-      const result = await rx.run({ prompt: 'go', confirmTool: (use) => { asked.push(use.id); return use.id === 'c1' ? true : { allow: false, denyMessage: 'not this one' }; } });
+      const result = await rx.run({
+        prompt: 'go',
+        confirmTool: (use) => {
+          asked.push(use.id);
+          return use.id === 'c1' ? true : { allow: false, denyMessage: 'not this one' };
+        },
+      });
       expect(result.text).toBe('ok');
       expect(asked.sort()).toEqual(['c1', 'c2']);
       const second = emulator!.requests.find((r) => r.completion === 1)!.body as Body;

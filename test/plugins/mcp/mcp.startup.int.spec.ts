@@ -42,7 +42,11 @@ describe('MCP server start-up', () => {
   describe('the start budget', () => {
     describe('when servers are configured', () => {
       it('should default startTimeoutMs to 60 s and declare the longest one plus a margin as the source’s own start timeout', () => {
-        const s = new McpToolSource(new RecordingLogger(), mcpOptions({ quick: { ...nodeServer(SLOW, '0'), startTimeoutMs: 1_000 }, npx: nodeServer(SLOW, '0') }), undefined);
+        const s = new McpToolSource(
+          new RecordingLogger(),
+          mcpOptions({ quick: { ...nodeServer(SLOW, '0'), startTimeoutMs: 1_000 }, npx: nodeServer(SLOW, '0') }),
+          undefined,
+        );
         expect(DEFAULT_MCP_START_TIMEOUT_MS).toBe(60_000);
         expect(s.startTimeoutMs).toBe(60_000 + MCP_START_MARGIN_MS);
         // The registry hands it to the kernel with the source's participant.
@@ -60,7 +64,10 @@ describe('MCP server start-up', () => {
     describe('when a server answers initialize only after timeouts.toolsPhaseMs (a first npx download)', () => {
       it('should still start: the phase bound does not cut the MCP source short', async () => {
         // The server waits 1.5 s of its own before it answers, so start-up takes longer than the 200 ms phase whatever the load.
-        rx = await AgentRx.create({ config: { ...PROVIDER, timeouts: { toolsPhaseMs: 200 }, mcp: { servers: { slow: nodeServer(SLOW, '1500') } } }, modules: [mcpModule] });
+        rx = await AgentRx.create({
+          config: { ...PROVIDER, timeouts: { toolsPhaseMs: 200 }, mcp: { servers: { slow: nodeServer(SLOW, '1500') } } },
+          modules: [mcpModule],
+        });
         expect(rx.pluginIds.tools).toContain('slow__ping');
       });
     });
@@ -74,7 +81,15 @@ describe('MCP server start-up', () => {
             config: {
               ...PROVIDER,
               timeouts: { toolsPhaseMs: 200 },
-              mcp: { servers: { stuck: { ...nodeServer(SLOW, 'never', 'npm http fetch GET 200 @acme/mcp-server', 'auth %API_TOKEN%'), env: { API_TOKEN: 'sekrit-value-123' }, startTimeoutMs: 5_000 } } },
+              mcp: {
+                servers: {
+                  stuck: {
+                    ...nodeServer(SLOW, 'never', 'npm http fetch GET 200 @acme/mcp-server', 'auth %API_TOKEN%'),
+                    env: { API_TOKEN: 'sekrit-value-123' },
+                    startTimeoutMs: 5_000,
+                  },
+                },
+              },
             },
             modules: [mcpModule, loggerModule(logger)],
           });
@@ -93,14 +108,20 @@ describe('MCP server start-up', () => {
 
   describe('when two servers never answer', () => {
     it('should fail with one timeout error naming both servers', async () => {
-      const s = new McpToolSource(new RecordingLogger(), mcpOptions({ a: { ...nodeServer(SLOW, 'never'), startTimeoutMs: 1_000 }, b: { ...nodeServer(SLOW, 'never'), startTimeoutMs: 1_500 } }), undefined);
+      const s = new McpToolSource(
+        new RecordingLogger(),
+        mcpOptions({ a: { ...nodeServer(SLOW, 'never'), startTimeoutMs: 1_000 }, b: { ...nodeServer(SLOW, 'never'), startTimeoutMs: 1_500 } }),
+        undefined,
+      );
       const err: unknown = await s.start().then(
         () => undefined,
         (e: unknown) => e,
       );
       await s.stop();
       expect(isAgentRxError(err, 'timeout')).toBe(true);
-      expect((err as Error).message).toMatch(/^2 MCP servers failed to start:\n- MCP server a did not answer initialize within 1000 ms .*\n- MCP server b did not answer initialize within 1500 ms /);
+      expect((err as Error).message).toMatch(
+        /^2 MCP servers failed to start:\n- MCP server a did not answer initialize within 1000 ms .*\n- MCP server b did not answer initialize within 1500 ms /,
+      );
       expect((err as { details?: Record<string, unknown> }).details?.['servers']).toEqual(['a', 'b']);
     });
   });
@@ -108,19 +129,34 @@ describe('MCP server start-up', () => {
   describe('progress', () => {
     function recorder(quietMs?: number): { options: McpProgressOptions; events: McpProgressEvent[]; of: (server: string) => McpProgressEvent[] } {
       const events: McpProgressEvent[] = [];
-      return { options: { onProgress: (e) => events.push(e), ...(quietMs !== undefined ? { quietMs } : {}) }, events, of: (server) => events.filter((e) => e.server === server) };
+      return {
+        options: { onProgress: (e) => events.push(e), ...(quietMs !== undefined ? { quietMs } : {}) },
+        events,
+        of: (server) => events.filter((e) => e.server === server),
+      };
     }
 
     describe('when one server starts and a silent one never answers', () => {
       it('should report starting, one waiting notice for the silent one, then ready or failed: one event per state change', async () => {
         const progress = recorder(50);
-        source = new McpToolSource(new RecordingLogger(), mcpOptions({ dyn: nodeServer(DYNAMIC), mute: { ...nodeServer(SLOW, 'never'), startTimeoutMs: 3_000 } }), undefined, progress.options);
+        source = new McpToolSource(
+          new RecordingLogger(),
+          mcpOptions({ dyn: nodeServer(DYNAMIC), mute: { ...nodeServer(SLOW, 'never'), startTimeoutMs: 3_000 } }),
+          undefined,
+          progress.options,
+        );
         await expect(source.start()).rejects.toThrow(/^MCP server mute did not answer initialize within 3000 ms/);
 
         // No answer for 3 s, 60 times the quiet time: said once.
         const mute = progress.of('mute');
         expect(mute.map((e) => e.state)).toEqual(['starting', 'waiting', 'failed']);
-        expect(mute[0]).toEqual({ server: 'mute', state: 'starting', elapsedMs: expect.any(Number), transport: 'stdio', target: `${process.execPath} ${SLOW} never` });
+        expect(mute[0]).toEqual({
+          server: 'mute',
+          state: 'starting',
+          elapsedMs: expect.any(Number),
+          transport: 'stdio',
+          target: `${process.execPath} ${SLOW} never`,
+        });
         expect(mute[1]).toMatchObject({ state: 'waiting', startTimeoutMs: 3_000 });
         expect(mute[2]).toMatchObject({ state: 'failed', error: expect.stringMatching(/^MCP server mute did not answer initialize within 3000 ms/) });
         // Reported when the timeout fired, not after the child was closed.
@@ -151,7 +187,12 @@ describe('MCP server start-up', () => {
     describe('when an HTTP server refuses the connection', () => {
       it('should report its URL without credentials or query, then failed (no waiting notice)', async () => {
         const progress = recorder(1);
-        source = new McpToolSource(new RecordingLogger(), mcpOptions({ remote: { url: 'http://user:pw@127.0.0.1:9/mcp?key=sekrit' } }), undefined, progress.options);
+        source = new McpToolSource(
+          new RecordingLogger(),
+          mcpOptions({ remote: { url: 'http://user:pw@127.0.0.1:9/mcp?key=sekrit' } }),
+          undefined,
+          progress.options,
+        );
         await expect(source.start()).rejects.toThrow(/^MCP server remote could not be started/);
         expect(progress.events.map((e) => e.state)).toEqual(['starting', 'failed']);
         expect(progress.events[0]).toMatchObject({ transport: 'http', target: 'http://127.0.0.1:9/mcp' });
@@ -187,7 +228,10 @@ describe('MCP server start-up', () => {
       it('should report there instead of the logger', async () => {
         const progress = recorder();
         const logger = new RecordingLogger();
-        rx = await AgentRx.create({ config: { ...PROVIDER, mcp: { servers: { dyn: nodeServer(DYNAMIC) } } }, modules: [mcpModule, loggerModule(logger), mcpProgressModule(progress.options.onProgress)] });
+        rx = await AgentRx.create({
+          config: { ...PROVIDER, mcp: { servers: { dyn: nodeServer(DYNAMIC) } } },
+          modules: [mcpModule, loggerModule(logger), mcpProgressModule(progress.options.onProgress)],
+        });
         expect(progress.events[0]).toMatchObject({ server: 'dyn', state: 'starting' });
         expect(progress.events.at(-1)).toMatchObject({ server: 'dyn', state: 'ready', tools: 3 });
         expect(logger.lines.filter((l) => l.startsWith('info mcp '))).toEqual([]);
@@ -197,9 +241,9 @@ describe('MCP server start-up', () => {
 
   describe('formatMcpProgress', () => {
     it('should give one line per state', () => {
-      expect(formatMcpProgress({ server: 'files', elapsedMs: 0, state: 'starting', transport: 'stdio', target: 'npx -y @modelcontextprotocol/server-filesystem .' })).toBe(
-        'mcp files: starting (npx -y @modelcontextprotocol/server-filesystem .)',
-      );
+      expect(
+        formatMcpProgress({ server: 'files', elapsedMs: 0, state: 'starting', transport: 'stdio', target: 'npx -y @modelcontextprotocol/server-filesystem .' }),
+      ).toBe('mcp files: starting (npx -y @modelcontextprotocol/server-filesystem .)');
       expect(formatMcpProgress({ server: 'files', elapsedMs: 3_004, state: 'waiting', startTimeoutMs: 60_000 })).toBe(
         'mcp files: no answer yet after 3.0 s; it may be downloading packages (first npx run), waiting up to 60 s (mcp.servers.files.startTimeoutMs)',
       );

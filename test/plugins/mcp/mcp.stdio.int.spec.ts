@@ -51,9 +51,13 @@ describe('McpToolSource over stdio', () => {
   describe('.start', () => {
     describe('when a server never answers initialize and writes to stderr', () => {
       it('should fail naming the server with the tail of its stderr, leaving nothing running', async () => {
-        const err = await startFailure({ stuck: { command: process.execPath, args: ['-e', "process.stderr.write('booting the widget\\n'); setInterval(() => {}, 1e9)"], startTimeoutMs: 300 } });
+        const err = await startFailure({
+          stuck: { command: process.execPath, args: ['-e', "process.stderr.write('booting the widget\\n'); setInterval(() => {}, 1e9)"], startTimeoutMs: 300 },
+        });
         expect(isAgentRxError(err, 'timeout')).toBe(true);
-        expect(err.message).toBe("MCP server stuck did not answer initialize within 300 ms (raise mcp.servers.stuck.startTimeoutMs if it needs longer to start); its stderr ended with:\nbooting the widget");
+        expect(err.message).toBe(
+          'MCP server stuck did not answer initialize within 300 ms (raise mcp.servers.stuck.startTimeoutMs if it needs longer to start); its stderr ended with:\nbooting the widget',
+        );
       });
     });
 
@@ -75,14 +79,23 @@ describe('McpToolSource over stdio', () => {
 
     describe('when the server prints garbage on stdout instead of answering', () => {
       it('should fail naming the server (bounded by the start timeout)', async () => {
-        const err = await startFailure({ noisy: { command: process.execPath, args: ['-e', "console.log('hello, not json'); setInterval(() => {}, 1e9)"], startTimeoutMs: 300 } });
+        const err = await startFailure({
+          noisy: { command: process.execPath, args: ['-e', "console.log('hello, not json'); setInterval(() => {}, 1e9)"], startTimeoutMs: 300 },
+        });
         expect(err.message).toMatch(/^MCP server noisy did not answer initialize within 300 ms/);
       });
     });
 
     describe('when an env value shows up in the stderr tail', () => {
       it('should redact it', async () => {
-        const err = await startFailure({ leaky: { command: process.execPath, args: ['-e', 'console.error("token is " + process.env.API_TOKEN); setInterval(() => {}, 1e9)'], env: { API_TOKEN: 'sekrit-value-123' }, startTimeoutMs: 300 } });
+        const err = await startFailure({
+          leaky: {
+            command: process.execPath,
+            args: ['-e', 'console.error("token is " + process.env.API_TOKEN); setInterval(() => {}, 1e9)'],
+            env: { API_TOKEN: 'sekrit-value-123' },
+            startTimeoutMs: 300,
+          },
+        });
         expect(err.message).toContain('token is [redacted]');
         expect(err.message).not.toContain('sekrit-value-123');
         expect(logger.lines.join('\n')).not.toContain('sekrit-value-123');
@@ -106,7 +119,8 @@ describe('McpToolSource over stdio', () => {
 
     describe('when the SDK is not installed', () => {
       it('should say to install it', async () => {
-        const missing = (specifier: string) => import(specifier.replace('@modelcontextprotocol/sdk', '@modelcontextprotocol/agentrx-missing-sdk')) as Promise<Record<string, unknown>>;
+        const missing = (specifier: string) =>
+          import(specifier.replace('@modelcontextprotocol/sdk', '@modelcontextprotocol/agentrx-missing-sdk')) as Promise<Record<string, unknown>>;
         await expect(loadMcpSdk(missing)).rejects.toThrow('install @modelcontextprotocol/sdk to use mcp servers');
       });
     });
@@ -119,14 +133,18 @@ describe('McpToolSource over stdio', () => {
         const echo = s.tools().find((t) => t.name === 'everything__echo');
         expect(echo).toMatchObject({ description: 'Echoes back the input string', source: 'mcp:everything' });
         expect(echo?.inputSchema).toMatchObject({ type: 'object', properties: { message: { type: 'string' } }, required: ['message'] });
-        expect(s.tools().map((t) => t.name)).toEqual(expect.arrayContaining(['everything__get-sum', 'everything__get-tiny-image', 'everything__trigger-long-running-operation']));
+        expect(s.tools().map((t) => t.name)).toEqual(
+          expect.arrayContaining(['everything__get-sum', 'everything__get-tiny-image', 'everything__trigger-long-running-operation']),
+        );
         expect(s.tools().every((t) => t.name.startsWith('everything__'))).toBe(true);
       });
     });
 
     describe('when allow and deny lists are configured', () => {
       it('should offer only allowed tools minus denied ones, and mark requireApproval', async () => {
-        const s = await start({ everything: { ...nodeServer(EVERYTHING), allow: ['echo', 'get-sum', 'no-such-tool'], deny: ['get-sum'], requireApproval: ['echo'] } });
+        const s = await start({
+          everything: { ...nodeServer(EVERYTHING), allow: ['echo', 'get-sum', 'no-such-tool'], deny: ['get-sum'], requireApproval: ['echo'] },
+        });
         expect(s.tools().map((t) => t.name)).toEqual(['everything__echo']);
         expect(s.tools()[0]!.requireApproval).toBe(true);
         expect(logger.lines.join('\n')).toContain("allow/deny names tool 'no-such-tool', which the server does not list");
@@ -146,7 +164,7 @@ describe('McpToolSource over stdio', () => {
     });
 
     describe('when the input is invalid', () => {
-      it("should answer is_error naming the fields, without calling the server", async () => {
+      it('should answer is_error naming the fields, without calling the server', async () => {
         const s = await start({ everything: nodeServer(EVERYTHING) });
         const r = await callTool(s.tools(), 'everything__get-sum', { a: 'two' });
         expect(r).toMatchObject({ isError: true, content: "invalid input for tool 'everything__get-sum': b: is required; a: must be number" });
@@ -160,7 +178,10 @@ describe('McpToolSource over stdio', () => {
         expect(r.isError).toBe(true);
         expect(r.content).toMatch(/access denied|outside allowed/i);
         writeFileSync(join(dir, 'note.txt'), 'hello from disk');
-        expect(await callTool(s.tools(), 'files__read_text_file', { path: join(dir, 'note.txt') })).toMatchObject({ isError: false, content: 'hello from disk' });
+        expect(await callTool(s.tools(), 'files__read_text_file', { path: join(dir, 'note.txt') })).toMatchObject({
+          isError: false,
+          content: 'hello from disk',
+        });
       });
     });
 
@@ -175,11 +196,16 @@ describe('McpToolSource over stdio', () => {
     describe('when a call times out', () => {
       it('should answer is_error and send notifications/cancelled to the server', async () => {
         const record = join(dir, 'sent.jsonl');
-        const s = await start({ slow: { command: process.execPath, args: [PROXY, process.execPath, EVERYTHING], env: { RECORD_FILE: record }, timeoutMs: 300 } });
+        const s = await start({
+          slow: { command: process.execPath, args: [PROXY, process.execPath, EVERYTHING], env: { RECORD_FILE: record }, timeoutMs: 300 },
+        });
         const r = await callTool(s.tools(), 'slow__trigger-long-running-operation', { duration: 30, steps: 30 });
         expect(r).toMatchObject({ isError: true, content: "tool 'slow__trigger-long-running-operation' timed out after 300 ms" });
         await waitFor(() => existsSync(record) && readFileSync(record, 'utf8').includes('notifications/cancelled'), 'notifications/cancelled');
-        const sent = readFileSync(record, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id?: number; method?: string; params?: { requestId?: number; name?: string } });
+        const sent = readFileSync(record, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { id?: number; method?: string; params?: { requestId?: number; name?: string } });
         const call = sent.find((m) => m.method === 'tools/call' && m.params?.name === 'trigger-long-running-operation');
         expect(sent.find((m) => m.method === 'notifications/cancelled')?.params?.requestId).toBe(call?.id);
       });
@@ -216,7 +242,10 @@ describe('McpToolSource over stdio', () => {
         await waitFor(() => !registry.ids.includes('dyn__weather'), 'the removed tool to go');
         expect(await callTool(registry, 'dyn__weather', {})).toMatchObject({ isError: true, content: expect.stringMatching(/^unknown tool 'dyn__weather'/) });
         // A call that was already dispatched to the removed tool: the server's error, naming server and tool.
-        expect(await callTool([stale], 'dyn__weather', {})).toMatchObject({ isError: true, content: expect.stringMatching(/^MCP server dyn: tool 'weather' failed: .*Tool weather not found/) });
+        expect(await callTool([stale], 'dyn__weather', {})).toMatchObject({
+          isError: true,
+          content: expect.stringMatching(/^MCP server dyn: tool 'weather' failed: .*Tool weather not found/),
+        });
       });
     });
 
@@ -276,7 +305,10 @@ describe('McpToolSource over stdio', () => {
         await waitFor(() => s.tools().length === 0, 'the tools to be removed');
         expect(changes.at(-1)).toBe(0);
         expect(logger.lines.join('\n')).toContain('MCP server everything gave up after 0 restarts; its tools are removed');
-        expect(await callTool(s.tools(), 'everything__echo', { message: 'x' })).toMatchObject({ isError: true, content: expect.stringMatching(/^unknown tool 'everything__echo'/) });
+        expect(await callTool(s.tools(), 'everything__echo', { message: 'x' })).toMatchObject({
+          isError: true,
+          content: expect.stringMatching(/^unknown tool 'everything__echo'/),
+        });
       });
     });
 

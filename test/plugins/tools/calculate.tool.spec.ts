@@ -41,9 +41,7 @@ describe('CalculateToolHandler', () => {
 
     describe('when called with a division by zero', () => {
       it('should throw an ExpressionError', () => {
-        expect(() => new CalculateToolHandler().handle({ expression: '4 / (2 - 2)' }, contextWith())).toThrow(
-          'division by zero at position 2',
-        );
+        expect(() => new CalculateToolHandler().handle({ expression: '4 / (2 - 2)' }, contextWith())).toThrow('division by zero at position 2');
       });
     });
 

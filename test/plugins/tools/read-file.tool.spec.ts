@@ -94,17 +94,14 @@ describe('ReadFileToolHandler', () => {
         await expect(rejection).rejects.toThrow(message);
       });
 
-      it.each([['../outside/secret.txt'], ['link-outside'], ['missing.txt'], ['sub']])(
-        'should not reveal where the root is for %j',
-        async (requested) => {
-          const error = await new ReadFileToolHandler({ root }).handle({ path: requested }, contextWith()).then(
-            () => undefined,
-            (e: unknown) => e as Error,
-          );
-          expect(error).toBeInstanceOf(Error);
-          expect(error!.message).not.toContain(tmp);
-        },
-      );
+      it.each([['../outside/secret.txt'], ['link-outside'], ['missing.txt'], ['sub']])('should not reveal where the root is for %j', async (requested) => {
+        const error = await new ReadFileToolHandler({ root }).handle({ path: requested }, contextWith()).then(
+          () => undefined,
+          (e: unknown) => e as Error,
+        );
+        expect(error).toBeInstanceOf(Error);
+        expect(error!.message).not.toContain(tmp);
+      });
     });
 
     describe('when called with a file larger than maxBytes', () => {
@@ -125,9 +122,7 @@ describe('ReadFileToolHandler', () => {
 
       it('should not truncate a file of exactly maxBytes', async () => {
         await fs.writeFile(path.join(root, 'exact.txt'), 'z'.repeat(64));
-        await expect(new ReadFileToolHandler({ root, maxBytes: 64 }).handle({ path: 'exact.txt' }, contextWith())).resolves.toBe(
-          'z'.repeat(64),
-        );
+        await expect(new ReadFileToolHandler({ root, maxBytes: 64 }).handle({ path: 'exact.txt' }, contextWith())).resolves.toBe('z'.repeat(64));
       });
 
       it('should read a file spanning several chunks up to the default limit', async () => {

@@ -14,7 +14,13 @@ describe('AgUiAccess (over HTTP)', () => {
     });
 
     it('should answer 401 without a token, with a wrong one of the same or another length, or another scheme', async () => {
-      const cases: Record<string, string>[] = [{}, { authorization: `Bearer ${TOKEN.replace(/.$/, 'X')}` }, { authorization: 'Bearer short' }, { authorization: `Basic ${TOKEN}` }, { authorization: `Bearer ${TOKEN} extra` }];
+      const cases: Record<string, string>[] = [
+        {},
+        { authorization: `Bearer ${TOKEN.replace(/.$/, 'X')}` },
+        { authorization: 'Bearer short' },
+        { authorization: `Basic ${TOKEN}` },
+        { authorization: `Bearer ${TOKEN} extra` },
+      ];
       for (const headers of cases) {
         const r = await postJson(stack!.endpoint, runInput(), headers);
         expect(r.status).toBe(401);
@@ -29,7 +35,11 @@ describe('AgUiAccess (over HTTP)', () => {
     it('should stream the run with the right token, and keep the page and /healthz public', async () => {
       const r = await postJson(stack!.endpoint, runInput(), { authorization: `Bearer ${TOKEN}` });
       expect(r.status).toBe(200);
-      expect(sseEvents(r.text).map((e) => e.type).at(-1)).toBe('RUN_FINISHED');
+      expect(
+        sseEvents(r.text)
+          .map((e) => e.type)
+          .at(-1),
+      ).toBe('RUN_FINISHED');
       expect((await fetch(stack!.server.url)).status).toBe(200);
       expect((await fetch(`${stack!.server.url}healthz`)).status).toBe(200);
     });
@@ -41,7 +51,10 @@ describe('AgUiAccess (over HTTP)', () => {
     });
 
     it('should answer the preflight of a listed origin, and refuse another origin', async () => {
-      const ok = await fetch(stack!.endpoint, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+      const ok = await fetch(stack!.endpoint, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+      });
       expect(ok.status).toBe(204);
       expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example');
       expect(ok.headers.get('access-control-allow-methods')).toContain('POST');

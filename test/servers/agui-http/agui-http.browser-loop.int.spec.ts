@@ -20,8 +20,8 @@ describeWith(CHROMIUM, 'the AG-UI chat page with the user in the loop (headless 
     return opened;
   }
 
-  describe('when the demo model asks the user with the page\'s frontend tool (ask_user)', () => {
-    it('should ask in the tool\'s card, send the answer back, and show the model\'s reply to it', async () => {
+  describe("when the demo model asks the user with the page's frontend tool (ask_user)", () => {
+    it("should ask in the tool's card, send the answer back, and show the model's reply to it", async () => {
       stack = await startStack({ demo: true });
       const { page, problems } = await openPage();
       await page.locator('#prompt').fill('please ask me before deploying');
@@ -45,10 +45,16 @@ describeWith(CHROMIUM, 'the AG-UI chat page with the user in the loop (headless 
     });
   });
 
-  describe('when a tool needs the user\'s approval (an interrupt)', () => {
+  describe("when a tool needs the user's approval (an interrupt)", () => {
     it('should show Allow / Deny, and run the tool once allowed', async () => {
       let ran = 0;
-      const deploy = defineTool({ name: 'calculate', description: 'Evaluates arithmetic (needs approval here).', requireApproval: true, inputSchema: { type: 'object', properties: { expression: { type: 'string' } } }, handle: () => String(++ran * 126) });
+      const deploy = defineTool({
+        name: 'calculate',
+        description: 'Evaluates arithmetic (needs approval here).',
+        requireApproval: true,
+        inputSchema: { type: 'object', properties: { expression: { type: 'string' } } },
+        handle: () => String(++ran * 126),
+      });
       stack = await startStack({ demo: true, tools: [deploy] });
       const { page, problems } = await openPage();
       await page.locator('#prompt').fill('what is (17 + 25) * 3');

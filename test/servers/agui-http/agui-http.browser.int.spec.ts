@@ -14,7 +14,9 @@ interface Page {
     querySelector(selector: string): unknown;
     querySelectorAll(selector: string): { readonly length: number };
   };
-  readonly MutationObserver: new (callback: (records: readonly { readonly target?: { readonly classList?: { contains(name: string): boolean } } }[]) => void) => { observe(target: unknown, options: Record<string, boolean>): void };
+  readonly MutationObserver: new (
+    callback: (records: readonly { readonly target?: { readonly classList?: { contains(name: string): boolean } } }[]) => void,
+  ) => { observe(target: unknown, options: Record<string, boolean>): void };
   requestAnimationFrame(callback: () => void): void;
   getComputedStyle(node: unknown): { readonly backgroundColor: string };
 }
@@ -82,7 +84,12 @@ describeWith(CHROMIUM, 'the AG-UI chat page in headless Chromium', () => {
       // A function, not a string: the page's CSP forbids eval, which a string predicate needs.
       await page.waitForFunction(() => {
         const d = (globalThis as unknown as Page).document;
-        return d.querySelectorAll('.tool.done').length === 2 && d.querySelectorAll('.msg.assistant').length === 2 && d.querySelector('.streaming') === null && d.getElementById('status')?.textContent === 'run finished';
+        return (
+          d.querySelectorAll('.tool.done').length === 2 &&
+          d.querySelectorAll('.msg.assistant').length === 2 &&
+          d.querySelector('.streaming') === null &&
+          d.getElementById('status')?.textContent === 'run finished'
+        );
       });
       expect(await page.locator('.tool.done .result').allTextContents()).toEqual(['(17 + 25) * 3 = 126', '2 + 2 = 4']);
       expect(stack.sessions).toHaveLength(1);
@@ -91,7 +98,12 @@ describeWith(CHROMIUM, 'the AG-UI chat page in headless Chromium', () => {
 
       await mkdir(dirname(SCREENSHOT), { recursive: true });
       // Let the last layout settle into painted frames, so the picture is the same on every run.
-      await page.evaluate(() => new Promise<void>((resolve) => (globalThis as unknown as Page).requestAnimationFrame(() => (globalThis as unknown as Page).requestAnimationFrame(() => resolve()))));
+      await page.evaluate(
+        () =>
+          new Promise<void>((resolve) =>
+            (globalThis as unknown as Page).requestAnimationFrame(() => (globalThis as unknown as Page).requestAnimationFrame(() => resolve())),
+          ),
+      );
       await page.screenshot({ path: SCREENSHOT, animations: 'disabled', caret: 'hide' });
     }, 60_000);
   });

@@ -17,7 +17,9 @@ export interface OpenedPage {
 export class ChromiumPages {
   private context: BrowserContext | undefined;
 
-  constructor(private readonly options: { readonly args?: readonly string[]; readonly viewport?: { width: number; height: number }; readonly warnings?: boolean } = {}) {}
+  constructor(
+    private readonly options: { readonly args?: readonly string[]; readonly viewport?: { width: number; height: number }; readonly warnings?: boolean } = {},
+  ) {}
 
   async open(): Promise<OpenedPage> {
     const profile = await tempDir('agentrx-chromium-');

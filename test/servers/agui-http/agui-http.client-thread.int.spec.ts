@@ -36,7 +36,12 @@ type WireMessage = { role: string; content?: string | null; tool_calls?: { id: s
 /** One server process: an AgentRx on a file store in `dir`, and its AG-UI endpoint. */
 async function startServer(emulator: OpenAiEmulator, dir: string): Promise<{ rx: AgentRx; server: AgUiServer; close(): Promise<void> }> {
   const rx = await AgentRx.create({
-    config: { provider: 'local', store: { type: 'file', dir }, providers: { local: { baseUrl: emulator.baseUrl, model: 'scripted', maxRetries: 0 } }, limits: { runTimeoutMs: 20_000 } },
+    config: {
+      provider: 'local',
+      store: { type: 'file', dir },
+      providers: { local: { baseUrl: emulator.baseUrl, model: 'scripted', maxRetries: 0 } },
+      limits: { runTimeoutMs: 20_000 },
+    },
     tools: [EchoToolHandler, CountTool],
   });
   const server = await startAgUiServer({ rx, port: 0 });
@@ -60,7 +65,7 @@ describe('AG-UI endpoint with @ag-ui/client: one thread across runs', () => {
   }
 
   describe('when a run is aborted by the client and the server restarts before the third', () => {
-    it('should give the model the whole conversation in the last request, every run passing the client\'s verify stage', async () => {
+    it("should give the model the whole conversation in the last request, every run passing the client's verify stage", async () => {
       await start(
         [
           { text: 'Echoing.', toolCalls: [{ id: 'call_echo', name: 'echo', arguments: { text: 'one' } }] },
@@ -72,7 +77,11 @@ describe('AG-UI endpoint with @ag-ui/client: one thread across runs', () => {
       );
       const first = await startServer(emulator!, dir!);
       servers.push(first);
-      const agent = new HttpAgent({ url: `${first.server.url}agent`, threadId: 'thread-3', initialMessages: [{ id: 'u1', role: 'user', content: 'echo one' }] });
+      const agent = new HttpAgent({
+        url: `${first.server.url}agent`,
+        threadId: 'thread-3',
+        initialMessages: [{ id: 'u1', role: 'user', content: 'echo one' }],
+      });
 
       const run1 = await runClient(agent, 'run-1');
       expect(run1.failures).toEqual([]);
@@ -106,7 +115,7 @@ describe('AG-UI endpoint with @ag-ui/client: one thread across runs', () => {
   });
 
   describe('when the client keeps shared state over runs and a tool changes it', () => {
-    it('should start each run from the client\'s state, and the client applies the STATE_DELTA', async () => {
+    it("should start each run from the client's state, and the client applies the STATE_DELTA", async () => {
       await start([
         { toolCalls: [{ id: 'c1', name: 'count', arguments: { by: 2 } }] },
         { text: 'Counted.' },
@@ -115,7 +124,12 @@ describe('AG-UI endpoint with @ag-ui/client: one thread across runs', () => {
       ]);
       const srv = await startServer(emulator!, dir!);
       servers.push(srv);
-      const agent = new HttpAgent({ url: `${srv.server.url}agent`, threadId: 'state-1', initialMessages: [{ id: 'u1', role: 'user', content: 'count' }], initialState: { count: 1, theme: 'dark' } });
+      const agent = new HttpAgent({
+        url: `${srv.server.url}agent`,
+        threadId: 'state-1',
+        initialMessages: [{ id: 'u1', role: 'user', content: 'count' }],
+        initialState: { count: 1, theme: 'dark' },
+      });
       const run1 = await runClient(agent, 's1');
       expect(run1.failures).toEqual([]);
       expect(run1.events.map((e) => e.type)).toEqual(expect.arrayContaining(['STATE_SNAPSHOT', 'STATE_DELTA']));

@@ -34,7 +34,9 @@ describe('ClientWait', () => {
       expect(late).toEqual([{ seq: 7, outcome }]);
 
       const posted: Record<string, unknown>[][] = [];
-      const answer = wait.answer(request({ resume: [{ interruptId: 'u1', status: 'resolved', payload: { allow: true } }] as never }), undefined, (events) => posted.push(events));
+      const answer = wait.answer(request({ resume: [{ interruptId: 'u1', status: 'resolved', payload: { allow: true } }] as never }), undefined, (events) =>
+        posted.push(events),
+      );
       expect(wait.suspended).toBe(false);
       answer();
       expect(posted).toHaveLength(1);

@@ -32,7 +32,11 @@ async function runClient(agent: HttpAgent, runId: string, extra: AgentSubscriber
 }
 
 /** The conversation as the client rebuilt it: text per message id, tool calls, tool results. */
-function clientView(messages: readonly Message[]): { texts: Map<string, string>; toolCalls: { id: string; name: string; args: string }[]; toolResults: Map<string, string> } {
+function clientView(messages: readonly Message[]): {
+  texts: Map<string, string>;
+  toolCalls: { id: string; name: string; args: string }[];
+  toolResults: Map<string, string>;
+} {
   const texts = new Map<string, string>();
   const toolCalls: { id: string; name: string; args: string }[] = [];
   const toolResults = new Map<string, string>();
@@ -58,7 +62,13 @@ const types = (events: readonly BaseEvent[]): string[] => events.map((e) => Stri
 const terminals = (events: readonly BaseEvent[]): string[] => types(events).filter((t) => t === 'RUN_FINISHED' || t === 'RUN_ERROR');
 
 const TWO_TOOLS_SCRIPT = [
-  { text: 'Let me check both.', toolCalls: [{ id: 'call_echo', name: 'echo', arguments: { text: 'hi' } }, { id: 'call_add', name: 'add', arguments: { a: 2, b: 3 } }] },
+  {
+    text: 'Let me check both.',
+    toolCalls: [
+      { id: 'call_echo', name: 'echo', arguments: { text: 'hi' } },
+      { id: 'call_add', name: 'add', arguments: { a: 2, b: 3 } },
+    ],
+  },
   { text: 'Echo said HI and the sum is 5.' },
 ];
 
@@ -91,7 +101,10 @@ describe('AG-UI endpoint with the official @ag-ui/client HttpAgent', () => {
       expect([...log.texts.values()]).toEqual(['Hello! I am a scripted model, streaming a few words.']);
       expect(clientView(agent.messages)).toEqual(sessionView(log));
       expect(agent.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
-      expect((stack.emulator.requests[0]!.body as { messages: { role: string; content: string }[] }).messages.at(-1)).toEqual({ role: 'user', content: 'Say hello' });
+      expect((stack.emulator.requests[0]!.body as { messages: { role: string; content: string }[] }).messages.at(-1)).toEqual({
+        role: 'user',
+        content: 'Say hello',
+      });
     });
   });
 
@@ -118,7 +131,12 @@ describe('AG-UI endpoint with the official @ag-ui/client HttpAgent', () => {
         { id: 'call_echo', name: 'echo', args: '{"text":"hi"}' },
         { id: 'call_add', name: 'add', args: '{"a":2,"b":3}' },
       ]);
-      expect(view.toolResults).toEqual(new Map([['call_echo', 'HI'], ['call_add', '{"sum":5}']]));
+      expect(view.toolResults).toEqual(
+        new Map([
+          ['call_echo', 'HI'],
+          ['call_add', '{"sum":5}'],
+        ]),
+      );
       expect([...view.texts.values()]).toEqual(['Let me check both.', 'Echo said HI and the sum is 5.']);
       expect(EchoToolHandler.calls).toHaveLength(1);
       expect(AddToolHandler.calls).toBe(1);
@@ -226,11 +244,22 @@ describe('AG-UI endpoint with the official @ag-ui/client HttpAgent', () => {
       const strip = (events: readonly BaseEvent[]): unknown[] =>
         events.map((e) => {
           // Message ids (and so the tool calls' parentMessageId) are the emulator's, per run.
-          const { timestamp: _t, threadId: _th, runId: _r, messageId: _m, parentMessageId: _p, rawEvent, messages, ...rest } = e as BaseEvent & Record<string, unknown>;
+          const {
+            timestamp: _t,
+            threadId: _th,
+            runId: _r,
+            messageId: _m,
+            parentMessageId: _p,
+            rawEvent,
+            messages,
+            ...rest
+          } = e as BaseEvent & Record<string, unknown>;
           // A tool's measured duration differs between the two runs.
           const { durationMs: _d, ...raw } = (rawEvent ?? {}) as Record<string, unknown>;
           // MESSAGES_SNAPSHOT: the same conversation, the emulator's message ids aside.
-          const snapshot = Array.isArray(messages) ? { messages: messages.map((m: Record<string, unknown>) => ({ ...m, id: m['role'] === 'assistant' || m['role'] === 'tool' ? '<id>' : m['id'] })) } : {};
+          const snapshot = Array.isArray(messages)
+            ? { messages: messages.map((m: Record<string, unknown>) => ({ ...m, id: m['role'] === 'assistant' || m['role'] === 'tool' ? '<id>' : m['id'] })) }
+            : {};
           return { ...rest, ...snapshot, raw };
         });
       expect(strip(viaProto.events)).toEqual(strip(viaSse.events));

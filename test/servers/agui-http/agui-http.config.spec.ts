@@ -13,7 +13,7 @@ describe('resolveAgUiHttpOptions', () => {
         host: '127.0.0.1',
         cors: [],
         maxConcurrentRuns: 16,
-      maxIdleThreads: 100,
+        maxIdleThreads: 100,
         retryAfterSeconds: 1,
         maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
         threadIdleMs: 1_800_000,
@@ -48,7 +48,17 @@ describe('resolveAgUiHttpOptions', () => {
 
   describe('when called with invalid values', () => {
     it('should throw invalid_config listing each one', () => {
-      expect(() => resolveAgUiHttpOptions({ port: 70_000, host: '', retryAfterSeconds: 0, maxBodyBytes: 10, threadIdleMs: 5, maxThreads: 0, cors: ['https://ok.example', 'https://bad.example/'] })).toThrow(
+      expect(() =>
+        resolveAgUiHttpOptions({
+          port: 70_000,
+          host: '',
+          retryAfterSeconds: 0,
+          maxBodyBytes: 10,
+          threadIdleMs: 5,
+          maxThreads: 0,
+          cors: ['https://ok.example', 'https://bad.example/'],
+        }),
+      ).toThrow(
         expect.objectContaining({
           code: 'invalid_config',
           details: {
@@ -71,7 +81,11 @@ describe('resolveAgUiHttpOptions', () => {
 describe('aguiHttpModule', () => {
   describe('when AgentRx is created with it and an agui config section', () => {
     it('should bind the validated section under AgUiHttpOptions, with ${VAR} interpolation', async () => {
-      const rx = await AgentRx.create({ config: { agui: { port: '${PORT}', token: '${TOKEN}', cors: ['https://app.example'] } }, env: { PORT: '8099', TOKEN: 'from-env' }, modules: [aguiHttpModule] });
+      const rx = await AgentRx.create({
+        config: { agui: { port: '${PORT}', token: '${TOKEN}', cors: ['https://app.example'] } },
+        env: { PORT: '8099', TOKEN: 'from-env' },
+        modules: [aguiHttpModule],
+      });
       try {
         const o = rx.container.get<AgUiHttpOptions>(AgUiHttpOptions);
         expect(o.port).toBe(8099);

@@ -105,7 +105,15 @@ export class FakeSession implements LiveSession {
           this.publish({ type: 'agentrx.text_delta', text: e.delta, messageId: e.messageId });
           break;
         case 'RUN_FINISHED':
-          this.publish({ type: 'agentrx.run_finished', runId: e.runId, threadId: e.threadId, terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage: { inputTokens: 1, outputTokens: 1 } });
+          this.publish({
+            type: 'agentrx.run_finished',
+            runId: e.runId,
+            threadId: e.threadId,
+            terminal: 'end_turn',
+            stopReason: 'end_turn',
+            turns: 1,
+            usage: { inputTokens: 1, outputTokens: 1 },
+          });
           break;
         case 'RUN_ERROR':
           this.runError(e.code ?? 'error', e.message);

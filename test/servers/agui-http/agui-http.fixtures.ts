@@ -20,7 +20,10 @@ export class SessionLog {
   readonly errors: { code: string; message: string }[] = [];
   runs = 0;
 
-  constructor(readonly session: LiveSession, readonly threadId: string) {
+  constructor(
+    readonly session: LiveSession,
+    readonly threadId: string,
+  ) {
     session.events$.subscribe((env) => {
       if (env.source !== 'agentrx') return;
       const ev = env.raw;
@@ -94,7 +97,16 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
 /** A minimal valid RunAgentInput. */
 export function runInput(overrides: Record<string, unknown> = {}, text = 'hello'): Record<string, unknown> {
-  return { threadId: 'thread-1', runId: 'run-1', messages: [{ id: 'u1', role: 'user', content: text }], tools: [], context: [], state: {}, forwardedProps: {}, ...overrides };
+  return {
+    threadId: 'thread-1',
+    runId: 'run-1',
+    messages: [{ id: 'u1', role: 'user', content: text }],
+    tools: [],
+    context: [],
+    state: {},
+    forwardedProps: {},
+    ...overrides,
+  };
 }
 
 /** A JSON body's fields, each read as `unknown` (tests assert on them with `expect`). */
@@ -117,8 +129,18 @@ export async function readReply(res: Response): Promise<{ status: number; header
 }
 
 /** POSTs JSON to the endpoint with fetch and returns status, headers and the parsed body. */
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; json: JsonBody; text: string }> {
-  return readReply(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) }));
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; json: JsonBody; text: string }> {
+  return readReply(
+    await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    }),
+  );
 }
 
 /** One SSE frame: its `data:` JSON event and its `id:`, if it has one. */
@@ -150,7 +172,12 @@ export function sseEvents(text: string): WireEvent[] {
 /** Starts a streaming POST and reads it until `until` matches an event; returns the reader and abort. */
 export async function openStream(url: string, body: unknown, until: (ev: { type: string }) => boolean, headers: Record<string, string> = {}) {
   const ctrl = new AbortController();
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers }, body: JSON.stringify(body), signal: ctrl.signal });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+    body: JSON.stringify(body),
+    signal: ctrl.signal,
+  });
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let text = '';

@@ -8,7 +8,9 @@ describe('createAgUiHandler', () => {
   describe('when called with invalid options', () => {
     it('should throw invalid_config listing every problem, without the token', () => {
       const rx = new FakeHost(() => undefined);
-      expect(() => createAgUiHandler({ rx, maxConcurrentRuns: 0, cors: ['https://ok.example', 'ftp://x', 'https://a.example/path'], token: '', basePath: 'agui/' })).toThrow(
+      expect(() =>
+        createAgUiHandler({ rx, maxConcurrentRuns: 0, cors: ['https://ok.example', 'ftp://x', 'https://a.example/path'], token: '', basePath: 'agui/' }),
+      ).toThrow(
         expect.objectContaining({
           code: 'invalid_config',
           details: {

@@ -21,7 +21,12 @@ class BumpTool implements ToolHandler<BumpInput> {
   }
 }
 
-type WireMessage = { role: string; content?: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[]; tool_call_id?: string };
+type WireMessage = {
+  role: string;
+  content?: string | null;
+  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+};
 
 /** The messages of the emulator's last chat-completion request. */
 function lastModelRequest(stack: Stack): WireMessage[] {
@@ -47,7 +52,12 @@ describe('AG-UI endpoint: the conversation comes from the client', () => {
             { id: 's1', role: 'system', content: 'Be brief.' },
             { id: 'u1', role: 'user', content: 'My name is Ada.' },
             { id: 'a1', role: 'assistant', content: 'Hello Ada.' },
-            { id: 'a2', role: 'assistant', content: '', toolCalls: [{ id: 'call_9', type: 'function', function: { name: 'get_time', arguments: '{"tz":"UTC"}' } }] },
+            {
+              id: 'a2',
+              role: 'assistant',
+              content: '',
+              toolCalls: [{ id: 'call_9', type: 'function', function: { name: 'get_time', arguments: '{"tz":"UTC"}' } }],
+            },
             { id: 't1', role: 'tool', toolCallId: 'call_9', content: '12:00' },
             { id: 'r1', role: 'reasoning', content: 'not for the model' },
             { id: 'u2', role: 'user', content: 'What is my name?' },
@@ -131,7 +141,11 @@ describe('AG-UI endpoint: the conversation comes from the client', () => {
       // Sent at once: the run waits for the closing session and resumes it.
       const next = await postJson(
         stack.endpoint,
-        runInput({ threadId: 'ada', runId: 'r3', messages: [...ada, { id: 'a1', role: 'assistant', content: 'Hello Ada.' }, { id: 'u2', role: 'user', content: 'What is my name?' }] }),
+        runInput({
+          threadId: 'ada',
+          runId: 'r3',
+          messages: [...ada, { id: 'a1', role: 'assistant', content: 'Hello Ada.' }, { id: 'u2', role: 'user', content: 'What is my name?' }],
+        }),
       );
       expect(sseEvents(next.text).at(-1)).toMatchObject({ type: 'RUN_FINISHED', threadId: 'ada', runId: 'r3' });
       expect(lastModelRequest(stack).map((m) => [m.role, m.content])).toEqual([

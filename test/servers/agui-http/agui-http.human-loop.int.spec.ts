@@ -27,7 +27,11 @@ async function runClient(agent: HttpAgent, params: RunAgentParameters, extra: Ag
 }
 
 const types = (events: readonly BaseEvent[]): string[] => events.map((e) => String(e.type));
-const text = (events: readonly BaseEvent[]): string => events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => (e as unknown as { delta: string }).delta).join('');
+const text = (events: readonly BaseEvent[]): string =>
+  events
+    .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+    .map((e) => (e as unknown as { delta: string }).delta)
+    .join('');
 /** A RUN_FINISHED as the wire carries it (what these tests read of it). */
 interface Finished {
   readonly runId?: string;
@@ -36,7 +40,11 @@ interface Finished {
 const finished = (events: readonly BaseEvent[]): Finished => events.find((e) => e.type === 'RUN_FINISHED') as unknown as Finished;
 
 /** A frontend tool as a page declares it. */
-const CONFIRM_TOOL = { name: 'ask_user', description: 'Ask the user a yes/no question.', parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] } };
+const CONFIRM_TOOL = {
+  name: 'ask_user',
+  description: 'Ask the user a yes/no question.',
+  parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+};
 
 type WireMessage = { role: string; content?: string | null; tool_call_id?: string };
 
@@ -49,7 +57,7 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
   });
 
   describe('when the model calls a tool the client declared', () => {
-    it('should end the run after the call with it pending, and continue the same request with the client\'s result', async () => {
+    it("should end the run after the call with it pending, and continue the same request with the client's result", async () => {
       stack = await startStack({
         script: [
           { text: 'Let me ask.', toolCalls: [{ id: 'call_ask', name: 'ask_user', arguments: { question: 'Ship it?' } }] },
@@ -84,11 +92,16 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
       expect(stack.sessions).toHaveLength(1);
     });
 
-    it('should run the server\'s tools of the same batch first, and leave only the frontend call pending', async () => {
+    it("should run the server's tools of the same batch first, and leave only the frontend call pending", async () => {
       stack = await startStack({
         tools: [EchoToolHandler],
         script: [
-          { toolCalls: [{ id: 'call_echo', name: 'echo', arguments: { text: 'hi' } }, { id: 'call_ask', name: 'ask_user', arguments: { question: 'ok?' } }] },
+          {
+            toolCalls: [
+              { id: 'call_echo', name: 'echo', arguments: { text: 'hi' } },
+              { id: 'call_ask', name: 'ask_user', arguments: { question: 'ok?' } },
+            ],
+          },
           { text: 'Both done.' },
         ],
       });
@@ -107,7 +120,7 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
   });
 
   describe('when the client changes its state while a frontend call waits, and a tool then changes it', () => {
-    it('should continue from the client\'s state, with a STATE_DELTA the client applies', async () => {
+    it("should continue from the client's state, with a STATE_DELTA the client applies", async () => {
       const bump = defineTool({
         name: 'bump',
         description: 'Adds one to count.',
@@ -119,9 +132,18 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
       });
       stack = await startStack({
         tools: [bump],
-        script: [{ toolCalls: [{ id: 'call_ask', name: 'ask_user', arguments: { question: 'bump?' } }] }, { toolCalls: [{ id: 'call_bump', name: 'bump', arguments: {} }] }, { text: 'Bumped.' }],
+        script: [
+          { toolCalls: [{ id: 'call_ask', name: 'ask_user', arguments: { question: 'bump?' } }] },
+          { toolCalls: [{ id: 'call_bump', name: 'bump', arguments: {} }] },
+          { text: 'Bumped.' },
+        ],
       });
-      const agent = new HttpAgent({ url: stack.endpoint, threadId: 'fe-state', initialMessages: [{ id: 'u1', role: 'user', content: 'go' }], initialState: { count: 1, note: 'a' } });
+      const agent = new HttpAgent({
+        url: stack.endpoint,
+        threadId: 'fe-state',
+        initialMessages: [{ id: 'u1', role: 'user', content: 'go' }],
+        initialState: { count: 1, note: 'a' },
+      });
       const first = await runClient(agent, { runId: 'r1', tools: [CONFIRM_TOOL] });
       expect(first.failures).toEqual([]);
       agent.setState({ count: 40, note: 'changed meanwhile' });
@@ -140,18 +162,34 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
       expect(finished(sseEvents(opened.text) as unknown as BaseEvent[])).toMatchObject({ outcome: { pendingToolCallIds: ['call_ask'] } });
       const history = [
         { id: 'u1', role: 'user', content: 'start' },
-        { id: 'a1', role: 'assistant', toolCalls: [{ id: 'call_ask', type: 'function', function: { name: 'ask_user', arguments: '{"question":"ok?"}' } }, { id: 'call_other', type: 'function', function: { name: 'ask_user', arguments: '{}' } }] },
+        {
+          id: 'a1',
+          role: 'assistant',
+          toolCalls: [
+            { id: 'call_ask', type: 'function', function: { name: 'ask_user', arguments: '{"question":"ok?"}' } },
+            { id: 'call_other', type: 'function', function: { name: 'ask_user', arguments: '{}' } },
+          ],
+        },
       ];
 
-      const wrongCall = await postJson(stack.endpoint, runInput({ threadId: 'fe-3', runId: 'r2', messages: [...history, { id: 't1', role: 'tool', toolCallId: 'call_other', content: 'x' }] }));
+      const wrongCall = await postJson(
+        stack.endpoint,
+        runInput({ threadId: 'fe-3', runId: 'r2', messages: [...history, { id: 't1', role: 'tool', toolCallId: 'call_other', content: 'x' }] }),
+      );
       expect(wrongCall.status).toBe(400);
       expect(wrongCall.json.message).toMatch(/call_other.*no frontend tool call of this thread waits/);
 
-      const resumeInstead = await postJson(stack.endpoint, runInput({ threadId: 'fe-3', runId: 'r3', resume: [{ interruptId: 'call_ask', status: 'resolved' }] }));
+      const resumeInstead = await postJson(
+        stack.endpoint,
+        runInput({ threadId: 'fe-3', runId: 'r3', resume: [{ interruptId: 'call_ask', status: 'resolved' }] }),
+      );
       expect(resumeInstead.status).toBe(400);
       expect(resumeInstead.json.message).toMatch(/waits for frontend tool results/);
 
-      const right = await postJson(stack.endpoint, runInput({ threadId: 'fe-3', runId: 'r4', messages: [...history, { id: 't1', role: 'tool', toolCallId: 'call_ask', content: 'ok' }] }));
+      const right = await postJson(
+        stack.endpoint,
+        runInput({ threadId: 'fe-3', runId: 'r4', messages: [...history, { id: 't1', role: 'tool', toolCallId: 'call_ask', content: 'ok' }] }),
+      );
       expect(right.status).toBe(200);
       expect(sseEvents(right.text).at(-1)).toMatchObject({ type: 'RUN_FINISHED', runId: 'r4' });
     });
@@ -164,7 +202,15 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
       expect(resume.json.message).toMatch(/resume: no run of thread idle waits for an answer to nope/);
       const results = await postJson(
         stack.endpoint,
-        runInput({ threadId: 'unknown-thread', runId: 'r3', messages: [{ id: 'u1', role: 'user', content: 'x' }, { id: 'a1', role: 'assistant', toolCalls: [{ id: 'c1', type: 'function', function: { name: 'ask_user', arguments: '{}' } }] }, { id: 't1', role: 'tool', toolCallId: 'c1', content: 'y' }] }),
+        runInput({
+          threadId: 'unknown-thread',
+          runId: 'r3',
+          messages: [
+            { id: 'u1', role: 'user', content: 'x' },
+            { id: 'a1', role: 'assistant', toolCalls: [{ id: 'c1', type: 'function', function: { name: 'ask_user', arguments: '{}' } }] },
+            { id: 't1', role: 'tool', toolCallId: 'c1', content: 'y' },
+          ],
+        }),
       );
       expect(results.status).toBe(400);
       expect(results.json.message).toMatch(/no run of thread unknown-thread waits for frontend tool results/);
@@ -173,30 +219,44 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
 
     it('should answer 400 when a frontend tool takes the name of a server tool, starting nothing', async () => {
       stack = await startStack({ tools: [EchoToolHandler], script: [{ text: 'never' }] });
-      const reply = await postJson(stack.endpoint, runInput({ threadId: 'clash', tools: [{ name: 'echo', description: 'mine', parameters: { type: 'object' } }] }));
+      const reply = await postJson(
+        stack.endpoint,
+        runInput({ threadId: 'clash', tools: [{ name: 'echo', description: 'mine', parameters: { type: 'object' } }] }),
+      );
       expect(reply.status).toBe(400);
       expect(reply.json.message).toMatch(/'echo' is the name of an agent tool/);
       expect(stack.sessions).toHaveLength(0);
     });
 
-    it('should answer 400 when a frontend tool\'s parameters are not a usable JSON Schema', async () => {
+    it("should answer 400 when a frontend tool's parameters are not a usable JSON Schema", async () => {
       stack = await startStack({ script: [{ text: 'never' }] });
-      const reply = await postJson(stack.endpoint, runInput({ threadId: 'bad-schema', tools: [{ name: 'pick', description: 'x', parameters: { type: 'array' } }] }));
+      const reply = await postJson(
+        stack.endpoint,
+        runInput({ threadId: 'bad-schema', tools: [{ name: 'pick', description: 'x', parameters: { type: 'array' } }] }),
+      );
       expect(reply.status).toBe(400);
       expect(reply.json.message).toMatch(/tools\[0\].*object/);
     });
   });
 
-  describe('when a local tool needs the user\'s approval (requireApproval)', () => {
+  describe("when a local tool needs the user's approval (requireApproval)", () => {
     it('should end the run with an interrupt, and run the tool once the client resumes with allow', async () => {
       let ran = 0;
-      const deploy = defineTool({ name: 'deploy', description: 'Deploys.', requireApproval: true, inputSchema: { type: 'object', properties: {} }, handle: () => `deployed ${++ran}` });
+      const deploy = defineTool({
+        name: 'deploy',
+        description: 'Deploys.',
+        requireApproval: true,
+        inputSchema: { type: 'object', properties: {} },
+        handle: () => `deployed ${++ran}`,
+      });
       stack = await startStack({ script: [{ toolCalls: [{ id: 'call_dep', name: 'deploy', arguments: {} }] }, { text: 'Deployed.' }], tools: [deploy] });
       const agent = new HttpAgent({ url: stack.endpoint, threadId: 'ap-1', initialMessages: [{ id: 'u1', role: 'user', content: 'deploy' }] });
       const first = await runClient(agent, {});
       expect(first.failures).toEqual([]);
       expect(first.outcome).toBe('interrupt');
-      expect(finished(first.events).outcome?.interrupts).toEqual([expect.objectContaining({ id: 'call_dep', reason: 'tool_confirmation', toolCallId: 'call_dep' })]);
+      expect(finished(first.events).outcome?.interrupts).toEqual([
+        expect.objectContaining({ id: 'call_dep', reason: 'tool_confirmation', toolCallId: 'call_dep' }),
+      ]);
       expect(ran).toBe(0);
 
       const second = await runClient(agent, { runId: 'ap-run-2', resume: [{ interruptId: 'call_dep', status: 'resolved', payload: { allow: true } }] });
@@ -208,7 +268,13 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
 
     it('should tell the model the tool was denied when the client cancels the interrupt', async () => {
       let ran = 0;
-      const deploy = defineTool({ name: 'deploy', description: 'Deploys.', requireApproval: true, inputSchema: { type: 'object', properties: {} }, handle: () => `deployed ${++ran}` });
+      const deploy = defineTool({
+        name: 'deploy',
+        description: 'Deploys.',
+        requireApproval: true,
+        inputSchema: { type: 'object', properties: {} },
+        handle: () => `deployed ${++ran}`,
+      });
       stack = await startStack({ script: [{ toolCalls: [{ id: 'call_dep', name: 'deploy', arguments: {} }] }, { text: 'Not deployed.' }], tools: [deploy] });
       const agent = new HttpAgent({ url: stack.endpoint, threadId: 'ap-2', initialMessages: [{ id: 'u1', role: 'user', content: 'deploy' }] });
       await runClient(agent, {});
@@ -232,17 +298,28 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
     });
 
     it('should ask the client with an interrupt and continue with its answer', async () => {
-      emu = await startCmaEmulator({ apiKey: 'sk-ant-agui-test-key', script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }] });
+      emu = await startCmaEmulator({
+        apiKey: 'sk-ant-agui-test-key',
+        script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }],
+      });
       rx = await AgentRx.create({
         modules: [cmaProviderModule],
-        config: { provider: 'claude-managed-agents', consumers: { terminal: false }, providers: { 'claude-managed-agents': { apiKey: 'sk-ant-agui-test-key', baseUrl: emu.baseUrl } } },
+        config: {
+          provider: 'claude-managed-agents',
+          consumers: { terminal: false },
+          providers: { 'claude-managed-agents': { apiKey: 'sk-ant-agui-test-key', baseUrl: emu.baseUrl } },
+        },
       });
       server = await startAgUiServer({ rx, port: 0 });
       const agent = new HttpAgent({ url: `${server.url}agent`, threadId: 'cma-1', initialMessages: [{ id: 'u1', role: 'user', content: 'search' }] });
       const first = await runClient(agent, {});
       expect(first.failures).toEqual([]);
       expect(first.outcome).toBe('interrupt');
-      expect(finished(first.events).outcome?.interrupts?.[0]).toMatchObject({ id: 'sevt_ws', reason: 'tool_confirmation', message: expect.stringContaining('web_search') });
+      expect(finished(first.events).outcome?.interrupts?.[0]).toMatchObject({
+        id: 'sevt_ws',
+        reason: 'tool_confirmation',
+        message: expect.stringContaining('web_search'),
+      });
 
       const second = await runClient(agent, { resume: [{ interruptId: 'sevt_ws', status: 'resolved', payload: { allow: true } }] });
       expect(second.failures).toEqual([]);
@@ -265,7 +342,8 @@ describe('AG-UI endpoint: MESSAGES_SNAPSHOT before each RUN_FINISHED', () => {
     const seen: { before: unknown[]; snapshot: unknown[]; failures: unknown[] }[] = [];
     const failures: unknown[] = [];
     await agent.runAgent(params, {
-      onMessagesSnapshotEvent: ({ event, messages }) => void seen.push({ before: [...structuredClone(messages)], snapshot: [...structuredClone(event.messages)], failures }),
+      onMessagesSnapshotEvent: ({ event, messages }) =>
+        void seen.push({ before: [...structuredClone(messages)], snapshot: [...structuredClone(event.messages)], failures }),
       onRunFailed: ({ error }) => void failures.push(error),
     });
     return seen;
@@ -281,7 +359,14 @@ describe('AG-UI endpoint: MESSAGES_SNAPSHOT before each RUN_FINISHED', () => {
         { text: 'Done, as you wished.' },
       ],
     });
-    const agent = new HttpAgent({ url: stack.endpoint, threadId: 'snap-1', initialMessages: [{ id: 's0', role: 'system', content: 'Be brief.' }, { id: 'u1', role: 'user', content: 'echo hi' }] });
+    const agent = new HttpAgent({
+      url: stack.endpoint,
+      threadId: 'snap-1',
+      initialMessages: [
+        { id: 's0', role: 'system', content: 'Be brief.' },
+        { id: 'u1', role: 'user', content: 'echo hi' },
+      ],
+    });
     const runs: Awaited<ReturnType<typeof snapshotsOf>>[] = [];
     runs.push(await snapshotsOf(agent, { runId: 'r1', tools: [CONFIRM_TOOL] }));
     agent.addMessage({ id: 'u2', role: 'user', content: 'and ask me' });

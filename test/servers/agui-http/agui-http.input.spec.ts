@@ -16,11 +16,26 @@ describe('parseRunAgentInput', () => {
       });
       expect(r).toEqual({
         ok: true,
-        request: { threadId: 't', runId: 'r', text: 'second', messageId: 'u2', history: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'reply' }], context: [], state: {}, clientTools: [], toolResults: [], resume: [], messages: expect.any(Array) },
+        request: {
+          threadId: 't',
+          runId: 'r',
+          text: 'second',
+          messageId: 'u2',
+          history: [
+            { role: 'user', content: 'first' },
+            { role: 'assistant', content: 'reply' },
+          ],
+          context: [],
+          state: {},
+          clientTools: [],
+          toolResults: [],
+          resume: [],
+          messages: expect.any(Array),
+        },
       });
     });
 
-    it('should read tool messages that end the list after an assistant\'s calls as frontend tool results, with no prompt', () => {
+    it("should read tool messages that end the list after an assistant's calls as frontend tool results, with no prompt", () => {
       const r = parseRunAgentInput({
         ...base,
         tools: [{ name: 'ask_user', description: 'Ask.', parameters: { type: 'object', properties: { q: { type: 'string' } } } }],
@@ -35,7 +50,10 @@ describe('parseRunAgentInput', () => {
         ok: true,
         request: {
           text: '',
-          history: [{ role: 'user', content: 'start' }, { role: 'assistant', toolCalls: [{ id: 'c1', name: 'ask_user', arguments: '{}' }] }],
+          history: [
+            { role: 'user', content: 'start' },
+            { role: 'assistant', toolCalls: [{ id: 'c1', name: 'ask_user', arguments: '{}' }] },
+          ],
           toolResults: [{ toolCallId: 'c1', content: 'yes', messageId: 't1' }],
           clientTools: [{ name: 'ask_user', description: 'Ask.' }],
           resume: [{ interruptId: 'i1', status: 'resolved', payload: { allow: true } }],
@@ -44,8 +62,23 @@ describe('parseRunAgentInput', () => {
     });
 
     it('should refuse a content part of an unknown type, naming it', () => {
-      const r = parseRunAgentInput({ ...base, messages: [{ id: 'u', role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'hologram', data: 'x' }] }] });
-      expect(r).toEqual({ ok: false, problems: ['messages[0].content[1].type: unknown content part "hologram"; one of text, image, audio, video, document, binary'] });
+      const r = parseRunAgentInput({
+        ...base,
+        messages: [
+          {
+            id: 'u',
+            role: 'user',
+            content: [
+              { type: 'text', text: 'look' },
+              { type: 'hologram', data: 'x' },
+            ],
+          },
+        ],
+      });
+      expect(r).toEqual({
+        ok: false,
+        problems: ['messages[0].content[1].type: unknown content part "hologram"; one of text, image, audio, video, document, binary'],
+      });
     });
 
     it('should list each bad frontend tool and resume entry', () => {
@@ -67,7 +100,20 @@ describe('parseRunAgentInput', () => {
     });
 
     it('should join the text parts of content-part messages and skip other parts', () => {
-      const r = parseRunAgentInput({ ...base, messages: [{ id: 'u', role: 'user', content: [{ type: 'text', text: 'look at' }, { type: 'image', source: { type: 'url', value: 'x' } }, { type: 'text', text: 'this' }] }] });
+      const r = parseRunAgentInput({
+        ...base,
+        messages: [
+          {
+            id: 'u',
+            role: 'user',
+            content: [
+              { type: 'text', text: 'look at' },
+              { type: 'image', source: { type: 'url', value: 'x' } },
+              { type: 'text', text: 'this' },
+            ],
+          },
+        ],
+      });
       expect(r).toMatchObject({ ok: true, request: { text: 'look at\nthis' } });
     });
 
@@ -81,12 +127,26 @@ describe('parseRunAgentInput', () => {
       [null, ['body: must be a JSON object (RunAgentInput); got null']],
       ['text', ['body: must be a JSON object (RunAgentInput); got string']],
       [{ ...base, threadId: '', messages: [{ id: 'u', role: 'user', content: 'x' }] }, ['threadId: must not be empty']],
-      [{ ...base, runId: 'r'.repeat(MAX_ID_LENGTH + 1), messages: [{ id: 'u', role: 'user', content: 'x' }] }, [`runId: must be at most ${MAX_ID_LENGTH} characters; got ${MAX_ID_LENGTH + 1}`]],
+      [
+        { ...base, runId: 'r'.repeat(MAX_ID_LENGTH + 1), messages: [{ id: 'u', role: 'user', content: 'x' }] },
+        [`runId: must be at most ${MAX_ID_LENGTH} characters; got ${MAX_ID_LENGTH + 1}`],
+      ],
       [{ ...base, messages: [] }, ['messages: no user message; the last user message is the prompt']],
       [{ ...base, messages: ['hi'] }, ['messages[0]: must be an object; got string', 'messages: no user message; the last user message is the prompt']],
       [{ ...base, messages: [{ id: 'u', role: 'user', content: [{ type: 'image' }] }] }, ['messages[0].content: the last user message has no text']],
-      [{ ...base, messages: [{ id: 'u', role: 'user', content: [{ text: 'no type' }, { type: 'text' }] }] }, ['messages[0].content[0].type: required, a string', 'messages[0].content[1].text: required, a string']],
-      [{ ...base, tools: [{ description: 'x' }], parentRunId: 3, protocolVersion: false, resume: 'yes', messages: [{ id: 'u', role: 'user', content: 'x' }] }, ['resume: must be an array; got string', 'tools[0].name: required, a string', 'parentRunId: must be a string; got number', 'protocolVersion: must be a string; got boolean']],
+      [
+        { ...base, messages: [{ id: 'u', role: 'user', content: [{ text: 'no type' }, { type: 'text' }] }] },
+        ['messages[0].content[0].type: required, a string', 'messages[0].content[1].text: required, a string'],
+      ],
+      [
+        { ...base, tools: [{ description: 'x' }], parentRunId: 3, protocolVersion: false, resume: 'yes', messages: [{ id: 'u', role: 'user', content: 'x' }] },
+        [
+          'resume: must be an array; got string',
+          'tools[0].name: required, a string',
+          'parentRunId: must be a string; got number',
+          'protocolVersion: must be a string; got boolean',
+        ],
+      ],
     ])('should list every problem of %j', (body, problems) => {
       expect(parseRunAgentInput(body)).toEqual({ ok: false, problems });
     });

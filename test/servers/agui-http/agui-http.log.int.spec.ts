@@ -21,7 +21,15 @@ describe('AG-UI endpoint request log', () => {
         ['info', 'agui request'],
         ['info', 'agui request'],
       ]);
-      expect(logger.lines[0]!.fields).toMatchObject({ method: 'POST', path: '/agent', status: 200, threadId: 'logged', runId: 'run-7', outcome: 'completed', durationMs: expect.any(Number) });
+      expect(logger.lines[0]!.fields).toMatchObject({
+        method: 'POST',
+        path: '/agent',
+        status: 200,
+        threadId: 'logged',
+        runId: 'run-7',
+        outcome: 'completed',
+        durationMs: expect.any(Number),
+      });
       expect(logger.lines[1]!.fields).toMatchObject({ method: 'POST', path: '/agent', status: 415, outcome: 'refused' });
       expect(logger.lines[1]!.fields).not.toHaveProperty('threadId');
     });

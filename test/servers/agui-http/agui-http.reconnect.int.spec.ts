@@ -114,7 +114,7 @@ describe('AG-UI endpoint: @ag-ui/client reconnecting with Last-Event-ID', () => 
     });
   });
 
-  describe('when the endpoint is given no store (it reads its own threads\' logs through rx.attach)', () => {
+  describe("when the endpoint is given no store (it reads its own threads' logs through rx.attach)", () => {
     it('should receive exactly the events after its Last-Event-ID', async () => {
       const a = await serve(false);
       expectSeamless(await resumedRun(a, a));
@@ -126,7 +126,13 @@ describe('AG-UI endpoint: @ag-ui/client reconnecting with Last-Event-ID', () => 
       await emulator.close();
       emulator = await startOpenAiEmulator({
         script: [
-          { text: 'Checking, then asking.', toolCalls: [{ id: 'call_gate', name: 'gate', arguments: { text: 'one' } }, { id: 'call_ask', name: 'ask_user', arguments: { question: 'Ship it?' } }] },
+          {
+            text: 'Checking, then asking.',
+            toolCalls: [
+              { id: 'call_gate', name: 'gate', arguments: { text: 'one' } },
+              { id: 'call_ask', name: 'ask_user', arguments: { question: 'Ship it?' } },
+            ],
+          },
           { text: 'You said yes.' },
         ],
       });
@@ -138,7 +144,10 @@ describe('AG-UI endpoint: @ag-ui/client reconnecting with Last-Event-ID', () => 
       agent.addMessage({ id: 'u1', role: 'user', content: 'Ship the release?' });
       const events: BaseEvent[] = [];
       const failures: unknown[] = [];
-      const running = agent.runAgent({ runId: 'client-run-1', tools: [askUser] }, { onEvent: ({ event }) => void events.push(event), onRunFailed: ({ error }) => void failures.push(error) });
+      const running = agent.runAgent(
+        { runId: 'client-run-1', tools: [askUser] },
+        { onEvent: ({ event }) => void events.push(event), onRunFailed: ({ error }) => void failures.push(error) },
+      );
       await GateToolHandler.started;
       await drop.seen.reconnected;
       // The client follows the log again; the server tool finishes and the run ends waiting on the client.
@@ -151,7 +160,11 @@ describe('AG-UI endpoint: @ag-ui/client reconnecting with Last-Event-ID', () => 
       expect(finished).toHaveLength(1);
       expect(finished[0]).toMatchObject({ runId: 'client-run-1', outcome: { type: 'success', pendingToolCallIds: ['call_ask'] } });
 
-      const next = new HttpAgent({ url: endpoint, threadId: THREAD, initialMessages: [...agent.messages, { id: 't1', role: 'tool', toolCallId: 'call_ask', content: 'yes' }] });
+      const next = new HttpAgent({
+        url: endpoint,
+        threadId: THREAD,
+        initialMessages: [...agent.messages, { id: 't1', role: 'tool', toolCallId: 'call_ask', content: 'yes' }],
+      });
       const second: BaseEvent[] = [];
       await next.runAgent({ runId: 'client-run-2', tools: [askUser] }, { onEvent: ({ event }) => void second.push(event) });
       expect(second.filter((e) => e.type === 'RUN_FINISHED')).toEqual([expect.objectContaining({ runId: 'client-run-2' })]);

@@ -64,7 +64,7 @@ describe('AgUiReconnects', () => {
         expect(r.json).toMatchObject({ error: 'invalid_last_event_id', message: expect.stringContaining('"abc"') });
       });
 
-      it('should answer 400 for an id beyond the end of the thread\'s log', async () => {
+      it("should answer 400 for an id beyond the end of the thread's log", async () => {
         await postJson(`${server.url}agent`, runInput());
         const r = await postJson(`${server.url}agent`, runInput(), { 'last-event-id': '4' });
         expect(r.status).toBe(400);
@@ -129,7 +129,7 @@ describe('AgUiReconnects', () => {
     });
 
     describe('when called without an id', () => {
-      it('should send the thread\'s last run from its RUN_STARTED, with the client ids', async () => {
+      it("should send the thread's last run from its RUN_STARTED, with the client ids", async () => {
         await postJson(`${server.url}agent`, runInput({ runId: 'r1' }, 'one'));
         await postJson(`${server.url}agent`, runInput({ runId: 'r2' }, 'two'));
         const r = await get(`${server.url}threads/thread-1/events`);
@@ -152,7 +152,16 @@ describe('AgUiReconnects', () => {
         await postJson(`${server.url}agent`, runInput({ runId: 'client-run' }));
         // The record names the client's thread (what the Session writes when told the thread id).
         const now = Date.now();
-        await store.save({ version: SESSION_LOG_VERSION, sessionId: 'fake-session-1', provider: 'fake', threadId: 'thread-1', status: 'idle', createdAt: now, updatedAt: now, ledger: [] });
+        await store.save({
+          version: SESSION_LOG_VERSION,
+          sessionId: 'fake-session-1',
+          provider: 'fake',
+          threadId: 'thread-1',
+          status: 'idle',
+          createdAt: now,
+          updatedAt: now,
+          ledger: [],
+        });
         const other = await startAgUiServer({ rx: new FakeHost(script, store), store, port: 0 });
         servers.push(other);
         const r = await get(`${other.url}threads/thread-1/events?after=1&runId=client-run`);
@@ -166,14 +175,23 @@ describe('AgUiReconnects', () => {
       });
     });
 
-    describe('when the endpoint closes while a reconnected client follows another server\'s run', () => {
+    describe("when the endpoint closes while a reconnected client follows another server's run", () => {
       it('should end that stream with one RUN_ERROR cancelled', async () => {
         const open = new FakeHost((s) => s.emit({ type: 'RUN_STARTED', threadId: 'x', runId: 'x:run-1' }), store);
         const first = await startAgUiServer({ rx: open, port: 0 });
         servers.push(first);
         const stream = await openStream(`${first.url}agent`, runInput(), (e) => e.type === 'RUN_STARTED');
         const now = Date.now();
-        await store.save({ version: SESSION_LOG_VERSION, sessionId: 'fake-session-1', provider: 'fake', threadId: 'thread-1', status: 'running', createdAt: now, updatedAt: now, ledger: [] });
+        await store.save({
+          version: SESSION_LOG_VERSION,
+          sessionId: 'fake-session-1',
+          provider: 'fake',
+          threadId: 'thread-1',
+          status: 'running',
+          createdAt: now,
+          updatedAt: now,
+          ledger: [],
+        });
         const other = await startAgUiServer({ rx: new FakeHost(script, store), store, port: 0 });
         servers.push(other);
         const res = await fetch(`${other.url}threads/thread-1/events?after=0`);
@@ -188,9 +206,12 @@ describe('AgUiReconnects', () => {
       });
     });
 
-    describe('when the thread\'s session closes before its run\'s terminal', () => {
+    describe("when the thread's session closes before its run's terminal", () => {
       it('should end the reconnected stream with one RUN_ERROR session_closed', async () => {
-        const open = new FakeHost((s) => s.emit({ type: 'RUN_STARTED', threadId: 'x', runId: 'x:run-1' }, { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'half' }), store);
+        const open = new FakeHost(
+          (s) => s.emit({ type: 'RUN_STARTED', threadId: 'x', runId: 'x:run-1' }, { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'half' }),
+          store,
+        );
         const local = await startAgUiServer({ rx: open, port: 0 });
         servers.push(local);
         const first = await openStream(`${local.url}agent`, runInput(), (e) => e.type === 'TEXT_MESSAGE_CONTENT');

@@ -29,7 +29,15 @@ describe('readRunRequest (POST /agent over HTTP)', () => {
     });
 
     it('should answer 400 listing every problem of the RunAgentInput', async () => {
-      const r = await postJson(stack!.endpoint, { threadId: 7, messages: [{ id: 'u1', role: 'robot', content: 'x' }, { role: 'user', content: 3 }], tools: {}, forwardedProps: [] });
+      const r = await postJson(stack!.endpoint, {
+        threadId: 7,
+        messages: [
+          { id: 'u1', role: 'robot', content: 'x' },
+          { role: 'user', content: 3 },
+        ],
+        tools: {},
+        forwardedProps: [],
+      });
       expect(r.status).toBe(400);
       expect(r.headers.get('content-type')).toMatch(/^application\/json/);
       expect(r.json).toMatchObject({ error: 'invalid_request', message: 'invalid RunAgentInput' });
@@ -47,9 +55,21 @@ describe('readRunRequest (POST /agent over HTTP)', () => {
     });
 
     it('should answer 400 for a body without messages, without a user message, or with an empty last user message', async () => {
-      expect((await postJson(stack!.endpoint, { threadId: 't', runId: 'r' })).json.problems).toEqual(['messages: required, an array of messages with at least one user message']);
-      expect((await postJson(stack!.endpoint, runInput({ messages: [{ id: 'a', role: 'assistant', content: 'hi' }] }))).json.problems).toEqual(['messages: no user message; the last user message is the prompt']);
-      const empty = await postJson(stack!.endpoint, runInput({ messages: [{ id: 'u1', role: 'user', content: 'earlier' }, { id: 'u2', role: 'user', content: '  ' }] }));
+      expect((await postJson(stack!.endpoint, { threadId: 't', runId: 'r' })).json.problems).toEqual([
+        'messages: required, an array of messages with at least one user message',
+      ]);
+      expect((await postJson(stack!.endpoint, runInput({ messages: [{ id: 'a', role: 'assistant', content: 'hi' }] }))).json.problems).toEqual([
+        'messages: no user message; the last user message is the prompt',
+      ]);
+      const empty = await postJson(
+        stack!.endpoint,
+        runInput({
+          messages: [
+            { id: 'u1', role: 'user', content: 'earlier' },
+            { id: 'u2', role: 'user', content: '  ' },
+          ],
+        }),
+      );
       expect(empty.status).toBe(400);
       expect(empty.json.problems).toEqual(['messages[1].content: the last user message has no text']);
     });

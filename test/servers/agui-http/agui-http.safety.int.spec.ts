@@ -98,7 +98,12 @@ describe('AG-UI endpoint safety', () => {
       const body = JSON.stringify(runInput());
       const named = await rawPost(stack.endpoint, { host: 'agent.example:8787', 'content-type': 'application/json' }, [body], { end: true });
       expect(named.status).toBe(200);
-      const local = await rawPost(stack.endpoint, { host: `localhost:${stack.server.port}`, 'content-type': 'application/json' }, [JSON.stringify(runInput({ threadId: 't2' }))], { end: true });
+      const local = await rawPost(
+        stack.endpoint,
+        { host: `localhost:${stack.server.port}`, 'content-type': 'application/json' },
+        [JSON.stringify(runInput({ threadId: 't2' }))],
+        { end: true },
+      );
       expect(local.status).toBe(200);
     });
   });
@@ -134,7 +139,11 @@ describe('AG-UI endpoint safety', () => {
 
   describe('one client opening more runs than maxRunsPerClient', () => {
     it('should answer 429 with Retry-After for that client while another client is still served', async () => {
-      stack = await startStack({ script: [{ text: 'Other client.' }], faults: { 0: { kind: 'hang' } }, handler: { maxRunsPerClient: 1, trustProxy: true, retryAfterSeconds: 2 } });
+      stack = await startStack({
+        script: [{ text: 'Other client.' }],
+        faults: { 0: { kind: 'hang' } },
+        handler: { maxRunsPerClient: 1, trustProxy: true, retryAfterSeconds: 2 },
+      });
       const first = await openStream(stack.endpoint, runInput({ threadId: 'a', runId: 'a1' }), isStarted, { 'x-forwarded-for': '203.0.113.7' });
       await stack.emulator.waitForRequest(0);
       const refused = await postJson(stack.endpoint, runInput({ threadId: 'b', runId: 'b1' }), { 'x-forwarded-for': '203.0.113.7' });
@@ -149,7 +158,10 @@ describe('AG-UI endpoint safety', () => {
 
   describe('CORS for a listed origin', () => {
     it('should expose Retry-After and answer preflights with the configured headers and max age', async () => {
-      stack = await startStack({ script: [{ text: 'Hi.' }], handler: { cors: ['http://app.example'], corsAllowHeaders: ['X-Request-Id'], corsMaxAgeSeconds: 60 } });
+      stack = await startStack({
+        script: [{ text: 'Hi.' }],
+        handler: { cors: ['http://app.example'], corsAllowHeaders: ['X-Request-Id'], corsMaxAgeSeconds: 60 },
+      });
       const preflight = await fetch(stack.endpoint, { method: 'OPTIONS', headers: { origin: 'http://app.example', 'access-control-request-method': 'POST' } });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get('access-control-allow-headers')).toBe('authorization, content-type, accept, last-event-id, x-request-id');

@@ -64,13 +64,26 @@ describe('agentrx serve --demo under a soak', () => {
       const out = new PassThrough();
       const err = new PassThrough();
       const errLines: string[] = [];
-      err.on('data', (c: Buffer) => errLines.push(...c.toString().split('\n').filter((l) => l !== '' && !l.includes('"agui request"'))));
+      err.on('data', (c: Buffer) =>
+        errLines.push(
+          ...c
+            .toString()
+            .split('\n')
+            .filter((l) => l !== '' && !l.includes('"agui request"')),
+        ),
+      );
       const url = waitForOutput(out, /^(http:\/\/127\.0\.0\.1:\d+\/)$/m);
       // Few live threads, so the endpoint's cap is reached within the warm-up (the soak's mix
       // opens about 30 threads per 100 runs).
       const config = join(stateDir, 'serve.json');
       await writeFile(config, JSON.stringify({ agui: { maxThreads: MAX_THREADS } }));
-      exit = runCli(['node', 'agentrx', 'serve', '--demo', '--port', '0', '--config', config], { out, err, env: { AGENTRX_STATE_DIR: stateDir }, cwd: process.cwd(), signal: stop.signal });
+      exit = runCli(['node', 'agentrx', 'serve', '--demo', '--port', '0', '--config', config], {
+        out,
+        err,
+        env: { AGENTRX_STATE_DIR: stateDir },
+        cwd: process.cwd(),
+        signal: stop.signal,
+      });
       const base = (await url)[1]!;
 
       const heap: number[] = [];
@@ -81,7 +94,8 @@ describe('agentrx serve --demo under a soak', () => {
       let tally: RunTally;
       const globalFetch = globalThis.fetch;
       let pool = clientPool();
-      globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: RequestInit) => globalFetch(input, { ...init, dispatcher: pool } as RequestInit)) as typeof fetch;
+      globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>
+        globalFetch(input, { ...init, dispatcher: pool } as RequestInit)) as typeof fetch;
       try {
         tally = await driveSoak({
           endpoint: `${base}agent`,

@@ -111,8 +111,16 @@ describe('AgUiEventStream (over HTTP)', () => {
 
   describe('POST /agent while a tool runs longer than heartbeatMs', () => {
     it('should keep the SSE stream alive with comment lines, and the events still parse', async () => {
-      stack = await startStack({ script: [{ toolCalls: [{ id: 'c1', name: 'gate', arguments: {} }] }, { text: 'done' }], tools: [GateToolHandler], handler: { heartbeatMs: 20 } });
-      const res = await fetch(stack.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(runInput({ threadId: 't-hb' }, 'go')) });
+      stack = await startStack({
+        script: [{ toolCalls: [{ id: 'c1', name: 'gate', arguments: {} }] }, { text: 'done' }],
+        tools: [GateToolHandler],
+        handler: { heartbeatMs: 20 },
+      });
+      const res = await fetch(stack.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify(runInput({ threadId: 't-hb' }, 'go')),
+      });
       const reader = res.body!.getReader();
       const decoder = new TextDecoder();
       let text = '';
@@ -131,7 +139,12 @@ describe('AgUiEventStream (over HTTP)', () => {
       expect(types[0]).toBe('RUN_STARTED');
       expect(types.at(-1)).toBe('RUN_FINISHED');
       expect(types).toContain('TOOL_CALL_RESULT');
-      expect(sseEvents(text).filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('')).toBe('done');
+      expect(
+        sseEvents(text)
+          .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+          .map((e) => e.delta)
+          .join(''),
+      ).toBe('done');
     });
   });
 
@@ -140,11 +153,23 @@ describe('AgUiEventStream (over HTTP)', () => {
       stack = await startStack({ script: [{ text: 'one' }, { text: 'two' }, { text: 'three' }] });
       const wildcard = await postJson(stack.endpoint, runInput({ threadId: 'n1' }), { accept: '*/*' });
       expect(wildcard.headers.get('content-type')).toBe('text/event-stream');
-      expect(sseEvents(wildcard.text).map((e) => e.type).at(-1)).toBe('RUN_FINISHED');
-      const none = await fetch(stack.endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(runInput({ threadId: 'n2' })) });
+      expect(
+        sseEvents(wildcard.text)
+          .map((e) => e.type)
+          .at(-1),
+      ).toBe('RUN_FINISHED');
+      const none = await fetch(stack.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(runInput({ threadId: 'n2' })),
+      });
       expect(none.headers.get('content-type')).toBe('text/event-stream');
       await none.text();
-      const proto = await fetch(stack.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/vnd.ag-ui.event+proto' }, body: JSON.stringify(runInput({ threadId: 'n3' })) });
+      const proto = await fetch(stack.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/vnd.ag-ui.event+proto' },
+        body: JSON.stringify(runInput({ threadId: 'n3' })),
+      });
       expect(proto.headers.get('content-type')).toBe('application/vnd.ag-ui.event+proto');
       // Length-prefixed frames: 4-byte big-endian lengths that add up to the whole body.
       const bytes = new Uint8Array(await proto.arrayBuffer());

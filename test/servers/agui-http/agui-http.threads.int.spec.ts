@@ -19,10 +19,17 @@ describe('AgUiThreads (over HTTP)', () => {
   describe('POST /agent when the host asks to confirm a tool of its own', () => {
     /** One run against a CMA emulator whose agent asks to confirm web_search; returns the AG-UI events. */
     async function runAsking(confirmTool?: ConfirmTool): Promise<WireEvent[]> {
-      const emu = await startCmaEmulator({ apiKey: 'sk-ant-agui-test-key', script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }] });
+      const emu = await startCmaEmulator({
+        apiKey: 'sk-ant-agui-test-key',
+        script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }] }, { text: 'Done.' }],
+      });
       const rx = await AgentRx.create({
         modules: [cmaProviderModule],
-        config: { provider: 'claude-managed-agents', consumers: { terminal: false }, providers: { 'claude-managed-agents': { apiKey: 'sk-ant-agui-test-key', baseUrl: emu.baseUrl } } },
+        config: {
+          provider: 'claude-managed-agents',
+          consumers: { terminal: false },
+          providers: { 'claude-managed-agents': { apiKey: 'sk-ant-agui-test-key', baseUrl: emu.baseUrl } },
+        },
       });
       const server = await startAgUiServer({ rx, port: 0, ...(confirmTool ? { confirmTool } : {}) });
       try {
@@ -36,20 +43,32 @@ describe('AgUiThreads (over HTTP)', () => {
 
     it('should end the run with an interrupt the client answers (AG-UI 1.0), without confirmTool', async () => {
       const events = await runAsking();
-      expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt', interrupts: [{ id: 'sevt_ws', reason: 'tool_confirmation', toolCallId: 'sevt_ws' }] } });
+      expect(events.at(-1)).toMatchObject({
+        type: 'RUN_FINISHED',
+        outcome: { type: 'interrupt', interrupts: [{ id: 'sevt_ws', reason: 'tool_confirmation', toolCallId: 'sevt_ws' }] },
+      });
       expect(events.filter((e) => e.type === 'RUN_ERROR' || e.type === 'RUN_FINISHED')).toHaveLength(1);
     });
 
-    it('should answer with the endpoint\'s confirmTool and finish', async () => {
+    it("should answer with the endpoint's confirmTool and finish", async () => {
       const events = await runAsking(() => true);
       expect(events.at(-1)!.type).toBe('RUN_FINISHED');
-      expect(events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('')).toBe('Done.');
+      expect(
+        events
+          .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+          .map((e) => e.delta)
+          .join(''),
+      ).toBe('Done.');
     });
   });
 
   describe('POST /agent beyond maxConcurrentRuns', () => {
     it('should answer 429 with Retry-After while the limit is reached, and accept again once a run ended', async () => {
-      stack = await startStack({ script: [{ text: 'Now there is room.' }], faults: { 0: { kind: 'hang' } }, handler: { maxConcurrentRuns: 1, retryAfterSeconds: 3 } });
+      stack = await startStack({
+        script: [{ text: 'Now there is room.' }],
+        faults: { 0: { kind: 'hang' } },
+        handler: { maxConcurrentRuns: 1, retryAfterSeconds: 3 },
+      });
       const first = await openStream(stack.endpoint, runInput({ threadId: 'a', runId: 'a1' }), isStarted);
       await stack.emulator.waitForRequest(0);
       expect(stack.server.handler.activeRuns).toBe(1);
@@ -64,7 +83,11 @@ describe('AgUiThreads (over HTTP)', () => {
       await stack.sessions[0]!.session.closed;
       const accepted = await postJson(stack.endpoint, runInput({ threadId: 'b', runId: 'b2' }));
       expect(accepted.status).toBe(200);
-      expect(sseEvents(accepted.text).map((e) => e.type).at(-1)).toBe('RUN_FINISHED');
+      expect(
+        sseEvents(accepted.text)
+          .map((e) => e.type)
+          .at(-1),
+      ).toBe('RUN_FINISHED');
     });
   });
 
@@ -111,7 +134,11 @@ describe('AgUiThreads (over HTTP)', () => {
       await stack.sessions[0]!.session.closed;
 
       const next = await postJson(stack.endpoint, runInput({ threadId: 'tools-gone', runId: 'r2' }, 'and now?'));
-      expect(sseEvents(next.text).map((e) => e.type).at(-1)).toBe('RUN_FINISHED');
+      expect(
+        sseEvents(next.text)
+          .map((e) => e.type)
+          .at(-1),
+      ).toBe('RUN_FINISHED');
       expect(stack.sessions).toHaveLength(2);
       // The new session resumed the stored one: it first finished the interrupted turn (the model
       // answers the tool result), then sent the new message; the model's last request holds it all.

@@ -42,13 +42,18 @@ describe('AgUiThreads', () => {
   });
 
   describe('when the session translates its events to AG-UI', () => {
-    it('should stream the session\'s own translation (agui$), not one of its own', async () => {
+    it("should stream the session's own translation (agui$), not one of its own", async () => {
       const rx = new FakeHost((s, text, n) => answer(s, 'm', `answer to ${text}`, n));
       let translated = 0;
       rx.start = (opts) => {
         const s = new (class extends FakeSession {
           // What the endpoint streams must be this translation: it marks every text delta.
-          override readonly agui$ = this.events$.pipe(toAgUi(), map((ev) => (ev.type === 'TEXT_MESSAGE_CONTENT' ? { ...ev, delta: `«${ev.delta}»` } : ev)), tap(() => translated++), share());
+          override readonly agui$ = this.events$.pipe(
+            toAgUi(),
+            map((ev) => (ev.type === 'TEXT_MESSAGE_CONTENT' ? { ...ev, delta: `«${ev.delta}»` } : ev)),
+            tap(() => translated++),
+            share(),
+          );
         })((s, text, n) => answer(s, 'm', `answer to ${text}`, n), opts.prompt ?? '', 'fake-session-1');
         rx.sessions.push(s);
         return s;
@@ -62,7 +67,7 @@ describe('AgUiThreads', () => {
     });
   });
 
-  describe('when the thread\'s session has closed by the time its next request arrives', () => {
+  describe("when the thread's session has closed by the time its next request arrives", () => {
     it('should start a new session for the thread', async () => {
       const rx = new FakeHost((s, text, n) => answer(s, `m-${text}`, `answer to ${text}`, n));
       server = await startAgUiServer({ rx, port: 0 });
@@ -105,14 +110,21 @@ describe('AgUiThreads', () => {
       server = await startAgUiServer({ rx, port: 0 });
       const r = await postJson(`${server.url}agent`, runInput());
       expect(r.status).toBe(200);
-      expect(sseEvents(r.text)).toEqual([{ type: 'RUN_ERROR', message: 'the session ended before the run finished', code: 'session_closed', timestamp: expect.any(Number) }]);
+      expect(sseEvents(r.text)).toEqual([
+        { type: 'RUN_ERROR', message: 'the session ended before the run finished', code: 'session_closed', timestamp: expect.any(Number) },
+      ]);
     });
   });
 
   describe('when the session sends a second terminal or a nested RUN_STARTED', () => {
     it('should end the stream at the first terminal and ignore the rest', async () => {
       const rx = new FakeHost((s) => {
-        s.emit({ type: 'RUN_STARTED', threadId: 'x', runId: 'a' }, { type: 'RUN_STARTED', threadId: 'x', runId: 'b' }, { type: 'RUN_FINISHED', threadId: 'x', runId: 'a' }, { type: 'RUN_ERROR', message: 'late' });
+        s.emit(
+          { type: 'RUN_STARTED', threadId: 'x', runId: 'a' },
+          { type: 'RUN_STARTED', threadId: 'x', runId: 'b' },
+          { type: 'RUN_FINISHED', threadId: 'x', runId: 'a' },
+          { type: 'RUN_ERROR', message: 'late' },
+        );
       });
       server = await startAgUiServer({ rx, port: 0 });
       const r = await postJson(`${server.url}agent`, runInput());
@@ -206,7 +218,12 @@ describe('AgUiThreads', () => {
       await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
       const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/agent`;
       try {
-        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(runInput({ runId: 'r1' }, 'hang')), signal: first.signal });
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify(runInput({ runId: 'r1' }, 'hang')),
+          signal: first.signal,
+        });
         const reader = res.body!.getReader();
         let seen = '';
         while (!seen.includes('TEXT_MESSAGE_CONTENT')) seen += new TextDecoder().decode((await reader.read()).value);
@@ -243,9 +260,19 @@ describe('AgUiThreads', () => {
   describe('when onSession throws', () => {
     it('should still stream the run', async () => {
       const rx = new FakeHost((s, text, n) => answer(s, 'm', 'fine', n));
-      server = await startAgUiServer({ rx, port: 0, onSession: () => { throw new Error('observer bug'); } });
+      server = await startAgUiServer({
+        rx,
+        port: 0,
+        onSession: () => {
+          throw new Error('observer bug');
+        },
+      });
       const r = await postJson(`${server.url}agent`, runInput());
-      expect(sseEvents(r.text).map((e) => e.type).at(-1)).toBe('RUN_FINISHED');
+      expect(
+        sseEvents(r.text)
+          .map((e) => e.type)
+          .at(-1),
+      ).toBe('RUN_FINISHED');
     });
   });
 
@@ -265,7 +292,13 @@ describe('AgUiThreads', () => {
       const r = await postJson(`${server.url}agent`, runInput());
       const events = sseEvents(r.text);
       expect(events.map((e) => e.type)).toEqual(['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']);
-      expect(events[2]!.outcome).toMatchObject({ type: 'interrupt', interrupts: [{ id: 'sevt_1', toolCallId: 'sevt_1' }, { id: 'sevt_2', toolCallId: 'sevt_2' }] });
+      expect(events[2]!.outcome).toMatchObject({
+        type: 'interrupt',
+        interrupts: [
+          { id: 'sevt_1', toolCallId: 'sevt_1' },
+          { id: 'sevt_2', toolCallId: 'sevt_2' },
+        ],
+      });
       expect(rx.sessions[0]!.cancels).toBe(0);
       expect(server.handler.threadCount).toBe(1);
       expect(server.handler.activeRuns).toBe(0);

@@ -53,7 +53,11 @@ interface MemberTypes {
   CUSTOM: CustomEvent;
 }
 /** `true` for each event type whose union member is exactly the exported member type. */
-type Exact<K extends AgUiEventType> = [Extract<AgUiEvent, { type: K }>] extends [MemberTypes[K]] ? ([MemberTypes[K]] extends [Extract<AgUiEvent, { type: K }>] ? true : false) : false;
+type Exact<K extends AgUiEventType> = [Extract<AgUiEvent, { type: K }>] extends [MemberTypes[K]]
+  ? [MemberTypes[K]] extends [Extract<AgUiEvent, { type: K }>]
+    ? true
+    : false
+  : false;
 const everyMember: { [K in AgUiEventType]: Exact<K> } & Record<Exclude<keyof MemberTypes, AgUiEventType>, never> = {
   RUN_STARTED: true,
   RUN_FINISHED: true,
@@ -87,7 +91,8 @@ describe('the agentrx entry point', () => {
 
   describe('the DI decorators a plugin needs', () => {
     it('should export inject, injectable and optional', () => {
-      for (const name of ['inject', 'injectable', 'optional', 'ContainerModule', 'bindPlugin', 'bindProvider'] as const) expect(typeof agentrx[name]).toBe('function');
+      for (const name of ['inject', 'injectable', 'optional', 'ContainerModule', 'bindPlugin', 'bindProvider'] as const)
+        expect(typeof agentrx[name]).toBe('function');
     });
   });
 });

@@ -28,9 +28,7 @@ export type TextDeltaResult = string | { readonly text: string; readonly message
  * or `undefined`.
  * @returns A function that returns an Observable of the source drafts plus the synthesized ones.
  */
-export function extractTextDeltas(
-  textDelta: (raw: RawEvent) => TextDeltaResult,
-): MonoTypeOperatorFunction<EventDraft> {
+export function extractTextDeltas(textDelta: (raw: RawEvent) => TextDeltaResult): MonoTypeOperatorFunction<EventDraft> {
   return followProviderDrafts((draft) => textDeltaEvent(textDelta, draft.raw, draft.turn));
 }
 
@@ -60,7 +58,10 @@ export function textDeltaEvent(textDelta: (raw: RawEvent) => TextDeltaResult, ra
  * (`reasoningDelta`, like `textDelta`) returns for one raw event; undefined for no text, a
  * malformed return or a throw.
  */
-export function readTextChunk(fn: (raw: RawEvent) => TextDeltaResult, raw: RawEvent): { readonly text: string; readonly messageId: string | undefined } | undefined {
+export function readTextChunk(
+  fn: (raw: RawEvent) => TextDeltaResult,
+  raw: RawEvent,
+): { readonly text: string; readonly messageId: string | undefined } | undefined {
   let text: unknown;
   let messageId: unknown;
   try {

@@ -30,10 +30,7 @@ export interface GroupTurnsOptions {
  * @param opts Whether to flush the trailing partial group on completion.
  * @returns A function that returns an Observable of turns (arrays of source items).
  */
-export function groupTurns<T>(
-  isBoundary: (v: T) => boolean,
-  opts: GroupTurnsOptions = {},
-): OperatorFunction<T, T[]> {
+export function groupTurns<T>(isBoundary: (v: T) => boolean, opts: GroupTurnsOptions = {}): OperatorFunction<T, T[]> {
   const flushOnComplete = opts.flushOnComplete === true;
   return (source) =>
     defer(() => {

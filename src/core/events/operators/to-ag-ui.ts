@@ -1,7 +1,18 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { AgUiEvent } from '../agui-event.js';
 import { ReasoningStream, StreamedToolCalls, safeStringify, stamp } from '../agui-streams.js';
-import type { HostToolResultEvent, ReasoningDelta, RunError, RunFinished, RunStarted, SessionEvent, TextDelta, ToolCallDelta, ToolResultEvent, TurnEnd } from '../session-event.js';
+import type {
+  HostToolResultEvent,
+  ReasoningDelta,
+  RunError,
+  RunFinished,
+  RunStarted,
+  SessionEvent,
+  TextDelta,
+  ToolCallDelta,
+  ToolResultEvent,
+  TurnEnd,
+} from '../session-event.js';
 
 export { TOOL_CALL_ARGS_REPLACED_EVENT } from '../agui-streams.js';
 
@@ -332,7 +343,10 @@ class AgUiTranslator {
   }
 
   private runError({ message, code }: RunError, at: number | undefined): AgUiEvent[] {
-    return [...this.closeRun(at), stamp({ type: 'RUN_ERROR', message: typeof message === 'string' ? message : 'run failed', ...(typeof code === 'string' ? { code } : {}) }, at)];
+    return [
+      ...this.closeRun(at),
+      stamp({ type: 'RUN_ERROR', message: typeof message === 'string' ? message : 'run failed', ...(typeof code === 'string' ? { code } : {}) }, at),
+    ];
   }
 
   /**

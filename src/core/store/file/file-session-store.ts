@@ -133,7 +133,11 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
     const sync = options.sync !== false;
     const journal = await this.queues.run(sessionId, async () => {
       const j = await this.view(sessionId);
-      if (!j.fold.hasRecord) throw new AgentRxError('store_error', `session '${sessionId}' has no record to hold its ledger; save the record first (${j.file})`, { sessionId, file: j.file });
+      if (!j.fold.hasRecord)
+        throw new AgentRxError('store_error', `session '${sessionId}' has no record to hold its ledger; save the record first (${j.file})`, {
+          sessionId,
+          file: j.file,
+        });
       if (j.fold.entry(entry.toolUseId)?.state !== expected) return undefined;
       const at = Date.now();
       await this.commit(sessionId, j, transitionLine(entry, at), sync);
@@ -270,7 +274,9 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
    */
   private async summary(sessionId: string): Promise<SessionRecord | undefined> {
     const folder = folderOf(this.dir, sessionId);
-    const quick = this.held.has(sessionId) ? undefined : await quickRecord(join(folder, JOURNAL), join(folder, SNAPSHOT), sessionId, this.options.snapshotBytes);
+    const quick = this.held.has(sessionId)
+      ? undefined
+      : await quickRecord(join(folder, JOURNAL), join(folder, SNAPSHOT), sessionId, this.options.snapshotBytes);
     return quick ? quick.record : this.load(sessionId);
   }
 

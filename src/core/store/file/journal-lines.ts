@@ -27,7 +27,13 @@ export interface JournalHeader {
 export type JournalLine =
   | { readonly e: SessionEvent }
   | { readonly l: LedgerEntry; readonly at: number }
-  | { readonly r: Record<string, unknown>; readonly d?: readonly string[]; readonly L?: readonly LedgerEntry[]; readonly x?: number; readonly tx?: readonly RawEvent[] };
+  | {
+      readonly r: Record<string, unknown>;
+      readonly d?: readonly string[];
+      readonly L?: readonly LedgerEntry[];
+      readonly x?: number;
+      readonly tx?: readonly RawEvent[];
+    };
 
 /** The header line (with its newline). */
 export function headerLine(sessionId: string): string {
@@ -47,12 +53,22 @@ export function checkHeaderLine(text: string, file: string, sessionId: string): 
     return (e as Error).message;
   }
   const version = header?.version;
-  if (typeof version !== 'number') throw storeError(file, `line 1 is not a journal header ({"version":${JOURNAL_VERSION},"sessionId":…}); this is not an agentrx session journal`, undefined, { line: 1 });
+  if (typeof version !== 'number')
+    throw storeError(file, `line 1 is not a journal header ({"version":${JOURNAL_VERSION},"sessionId":…}); this is not an agentrx session journal`, undefined, {
+      line: 1,
+    });
   if (version > JOURNAL_VERSION) {
-    throw storeError(file, `the journal was written by a newer agentrx (journal version ${version}; this build reads version ${JOURNAL_VERSION}); upgrade agentrx to open it`, undefined, { line: 1, version });
+    throw storeError(
+      file,
+      `the journal was written by a newer agentrx (journal version ${version}; this build reads version ${JOURNAL_VERSION}); upgrade agentrx to open it`,
+      undefined,
+      { line: 1, version },
+    );
   }
-  if (version !== JOURNAL_VERSION) throw storeError(file, `unsupported journal version ${version} (this build reads version ${JOURNAL_VERSION})`, undefined, { line: 1, version });
-  if (header?.sessionId !== sessionId) throw storeError(file, `the journal holds session '${String(header?.sessionId)}', not '${sessionId}' as its folder says`, undefined, { line: 1 });
+  if (version !== JOURNAL_VERSION)
+    throw storeError(file, `unsupported journal version ${version} (this build reads version ${JOURNAL_VERSION})`, undefined, { line: 1, version });
+  if (header?.sessionId !== sessionId)
+    throw storeError(file, `the journal holds session '${String(header?.sessionId)}', not '${sessionId}' as its folder says`, undefined, { line: 1 });
   return undefined;
 }
 

@@ -81,7 +81,11 @@ export async function takeLock(file: string, sessionId: string, onTakeover: (dea
     if (!owner) continue; // released in between
     const state = ownerState(owner);
     if (state === 'self') {
-      throw new AgentRxError('store_error', `session '${sessionId}' is already open in this process; close it before resuming it again (${file})`, { sessionId, file, pid: owner.pid });
+      throw new AgentRxError('store_error', `session '${sessionId}' is already open in this process; close it before resuming it again (${file})`, {
+        sessionId,
+        file,
+        pid: owner.pid,
+      });
     }
     if (state === 'live') {
       const where = owner.hostname === thisHost() ? `process ${owner.pid}` : `process ${owner.pid} on host ${owner.hostname}`;

@@ -117,7 +117,11 @@ export class SessionJournalFile {
         const last = this.lastSeq;
         if (env.seq <= last) continue;
         if (env.seq !== last + 1) {
-          throw new AgentRxError('store_error', `append of seq ${env.seq} would leave a gap after seq ${last} (${this.file})`, { file: this.file, seq: env.seq, last });
+          throw new AgentRxError('store_error', `append of seq ${env.seq} would leave a gap after seq ${last} (${this.file})`, {
+            file: this.file,
+            seq: env.seq,
+            last,
+          });
         }
         const line = envelopeLine(env);
         this.pending.push(env);
@@ -203,7 +207,9 @@ export class SessionJournalFile {
     }
     const first = this.pending[0];
     if (first && first.seq !== fileSeq + 1) {
-      throw new AgentRxError('store_error', `another process wrote the journal up to seq ${fileSeq} while this one buffered seq ${first.seq} (${this.file})`, { file: this.file });
+      throw new AgentRxError('store_error', `another process wrote the journal up to seq ${fileSeq} while this one buffered seq ${first.seq} (${this.file})`, {
+        file: this.file,
+      });
     }
   }
 
@@ -280,7 +286,11 @@ export class SessionJournalFile {
         // A journal deleted under an open session (its folder removed) syncs fine but holds nothing.
         if (fstatSync(fd).nlink === 0) throw new Error('the file was deleted while the session was open');
       } catch (e) {
-        this.failure = storeError(this.file, `cannot sync the journal of session '${this.sessionId}'; its state on disk is unknown until the session is opened again`, e);
+        this.failure = storeError(
+          this.file,
+          `cannot sync the journal of session '${this.sessionId}'; its state on disk is unknown until the session is opened again`,
+          e,
+        );
         throw this.failure;
       }
       this.synced = Math.max(this.synced, target);
@@ -326,7 +336,13 @@ export class SessionJournalFile {
         let buf = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
         let nl: number;
         while ((nl = buf.indexOf(10)) >= 0) {
-          if (bad) throw storeError(this.file, `line ${bad.line} is corrupt (${bad.reason}) and is followed by more lines; the journal cannot be trusted past line ${bad.line - 1}`, undefined, { line: bad.line });
+          if (bad)
+            throw storeError(
+              this.file,
+              `line ${bad.line} is corrupt (${bad.reason}) and is followed by more lines; the journal cannot be trusted past line ${bad.line - 1}`,
+              undefined,
+              { line: bad.line },
+            );
           const reason = this.accept(buf.toString('utf8', 0, nl), offset, nl);
           if (reason) bad = { at: offset, line: this.lines + 1, reason };
           offset += nl + 1;
@@ -360,7 +376,12 @@ export class SessionJournalFile {
       if ('e' in line) {
         const expected = this.starts.length + 1;
         if (line.e.seq !== expected) {
-          throw storeError(this.file, `line ${lineNo} holds seq ${line.e.seq} where seq ${expected} was expected (a ${line.e.seq > expected ? 'gap' : 'repeat'} in the log)`, undefined, { line: lineNo, seq: line.e.seq, expected });
+          throw storeError(
+            this.file,
+            `line ${lineNo} holds seq ${line.e.seq} where seq ${expected} was expected (a ${line.e.seq > expected ? 'gap' : 'repeat'} in the log)`,
+            undefined,
+            { line: lineNo, seq: line.e.seq, expected },
+          );
         }
         this.starts.push(offset);
         this.lens.push(bytes);

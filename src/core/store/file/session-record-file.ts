@@ -54,8 +54,16 @@ export function writeSnapshot(file: string, snapshot: RecordSnapshot): void {
  * neither answers (no journal, a stale snapshot, a torn or corrupt line…): the caller reads the
  * journal the thorough way, which repairs or names what is wrong.
  */
-export async function quickRecord(journal: string, snapshot: string, sessionId: string, snapshotBytes: number): Promise<{ record: SessionRecord | undefined } | undefined> {
-  const size = await stat(journal).then((st) => (st.isFile() ? st.size : -1), () => -1);
+export async function quickRecord(
+  journal: string,
+  snapshot: string,
+  sessionId: string,
+  snapshotBytes: number,
+): Promise<{ record: SessionRecord | undefined } | undefined> {
+  const size = await stat(journal).then(
+    (st) => (st.isFile() ? st.size : -1),
+    () => -1,
+  );
   if (size < 0) return undefined;
   if (size >= snapshotBytes) {
     const snap = await readSnapshot(snapshot);

@@ -93,7 +93,12 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
       for (const env of envelopes) {
         const last = s.base + s.log.length;
         if (env.seq <= last) continue;
-        if (env.seq !== last + 1) throw new AgentRxError('store_error', `session '${sessionId}': append of seq ${env.seq} would leave a gap after seq ${last}`, { sessionId, seq: env.seq, last });
+        if (env.seq !== last + 1)
+          throw new AgentRxError('store_error', `session '${sessionId}': append of seq ${env.seq} would leave a gap after seq ${last}`, {
+            sessionId,
+            seq: env.seq,
+            last,
+          });
         s.log.push(env);
         added = true;
       }
@@ -148,7 +153,8 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
 
   async acquire(sessionId: string): Promise<StoreLease> {
     const s = this.of(sessionId);
-    if (s.held) throw new AgentRxError('store_error', `session '${sessionId}' is already open in this process; close it before resuming it again`, { sessionId });
+    if (s.held)
+      throw new AgentRxError('store_error', `session '${sessionId}' is already open in this process; close it before resuming it again`, { sessionId });
     s.held = true;
     let released = false;
     return {
@@ -181,7 +187,11 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
   private indexAfter(sessionId: string, s: Stored, afterSeq: number): number {
     const after = Math.max(0, afterSeq);
     if (after < s.base) {
-      throw new AgentRxError('store_error', `session '${sessionId}': the memory store keeps only its last ${this.logLimit} envelopes (from seq ${s.base + 1}); seq ${after + 1} was dropped. Raise store.memoryLogLimit (0 keeps all) or use the file store`, { sessionId, afterSeq: after, first: s.base + 1 });
+      throw new AgentRxError(
+        'store_error',
+        `session '${sessionId}': the memory store keeps only its last ${this.logLimit} envelopes (from seq ${s.base + 1}); seq ${after + 1} was dropped. Raise store.memoryLogLimit (0 keeps all) or use the file store`,
+        { sessionId, afterSeq: after, first: s.base + 1 },
+      );
     }
     return after - s.base;
   }

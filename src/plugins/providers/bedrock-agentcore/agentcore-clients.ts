@@ -47,7 +47,9 @@ export function resolveRegion(options: Pick<AgentCoreProviderOptions, 'region'>,
  * Credentials for the SDK: a provider function over the configured static keys (the secret is
  * revealed only when the SDK signs), or undefined for the AWS default credential chain.
  */
-export function credentialsOf(options: Pick<AgentCoreProviderOptions, 'accessKeyId' | 'secretAccessKey' | 'sessionToken'>): (() => Promise<AgentCoreCredentials>) | undefined {
+export function credentialsOf(
+  options: Pick<AgentCoreProviderOptions, 'accessKeyId' | 'secretAccessKey' | 'sessionToken'>,
+): (() => Promise<AgentCoreCredentials>) | undefined {
   const { accessKeyId, secretAccessKey, sessionToken } = options;
   if (accessKeyId === undefined && secretAccessKey === undefined) return undefined;
   if (accessKeyId === undefined || secretAccessKey === undefined) {
@@ -68,7 +70,11 @@ export function credentialsOf(options: Pick<AgentCoreProviderOptions, 'accessKey
  * `agentcore-frames.ts`). Imports the SDK on first use. Rejects with `invalid_config` without a
  * region or when the SDK is not installed.
  */
-export async function createDataClient(options: AgentCoreProviderOptions, env: AgentCoreEnv = process.env, sdk?: AgentCoreDataSdk): Promise<BedrockAgentCoreClient> {
+export async function createDataClient(
+  options: AgentCoreProviderOptions,
+  env: AgentCoreEnv = process.env,
+  sdk?: AgentCoreDataSdk,
+): Promise<BedrockAgentCoreClient> {
   const region = resolveRegion(options, env);
   const credentials = credentialsOf(options);
   const { BedrockAgentCoreClient } = sdk ?? (await loadDataSdk());
@@ -89,7 +95,11 @@ export async function createDataClient(options: AgentCoreProviderOptions, env: A
  * The control-plane client (`CreateHarness`…). `controlEndpoint`, else `endpoint`. Imports the SDK
  * on first use. Rejects with `invalid_config` without a region or when the SDK is not installed.
  */
-export async function createControlClient(options: AgentCoreProviderOptions, env: AgentCoreEnv = process.env, sdk?: AgentCoreControlSdk): Promise<BedrockAgentCoreControlClient> {
+export async function createControlClient(
+  options: AgentCoreProviderOptions,
+  env: AgentCoreEnv = process.env,
+  sdk?: AgentCoreControlSdk,
+): Promise<BedrockAgentCoreControlClient> {
   const region = resolveRegion(options, env);
   const credentials = credentialsOf(options);
   const endpoint = options.controlEndpoint ?? options.endpoint;
@@ -111,7 +121,16 @@ interface SdkErrorLike {
   readonly $metadata?: { readonly httpStatusCode?: unknown };
 }
 
-const TRANSPORT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ECONNABORTED', 'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE']);
+const TRANSPORT_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+  'UND_ERR_SOCKET',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
 const THROTTLING = new Set(['ThrottlingException', 'ThrottledException', 'TooManyRequestsException', 'ServiceUnavailableException']);
 
 /** The HTTP status an SDK error carries (a non-2xx response), if any. */

@@ -98,7 +98,8 @@ function bodyDetail(body: Uint8Array | undefined): string {
   const text = body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8') : '';
   try {
     const parsed: unknown = JSON.parse(text);
-    if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { message?: unknown }).message === 'string') return (parsed as { message: string }).message;
+    if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { message?: unknown }).message === 'string')
+      return (parsed as { message: string }).message;
   } catch {
     // not JSON: the text itself is the detail
   }
@@ -123,7 +124,13 @@ const SDK_WRAPPER = /^AWS SDK error wrapper for (\w+): /;
 export function decodeFailureOf(e: unknown, inStream: boolean): FrameDecodeError | undefined {
   if (e instanceof FrameDecodeError) return e;
   if (e instanceof HarnessExceptionFrame) return undefined;
-  const o = (typeof e === 'object' && e !== null ? e : {}) as { name?: unknown; message?: unknown; $fault?: unknown; code?: unknown; $metadata?: { httpStatusCode?: unknown } };
+  const o = (typeof e === 'object' && e !== null ? e : {}) as {
+    name?: unknown;
+    message?: unknown;
+    $fault?: unknown;
+    code?: unknown;
+    $metadata?: { httpStatusCode?: unknown };
+  };
   if (o.$fault !== undefined || o.code !== undefined) return undefined;
   const raw = typeof o.message === 'string' ? o.message : String(e);
   // Only an error raised while reading a 2xx body is about a frame (the SDK reads the first frame

@@ -17,7 +17,14 @@ export const STREAM_EXCEPTION = 'agentcore.stream_exception';
 /** Raw events the provider synthesizes; every other raw event is a Converse event exactly as the SDK decoded it. */
 export type AgentCoreSyntheticEvent =
   /** A failed attempt; the invoke is sent again after `retryInMs`. `normalize` counts only events after the last marker. */
-  | { readonly type: typeof ATTEMPT_FAILED; readonly attempt: number; readonly maxAttempts: number; readonly code: ErrorCode; readonly reason: string; readonly retryInMs: number }
+  | {
+      readonly type: typeof ATTEMPT_FAILED;
+      readonly attempt: number;
+      readonly maxAttempts: number;
+      readonly code: ErrorCode;
+      readonly reason: string;
+      readonly retryInMs: number;
+    }
   /** An exception frame (`:message-type: exception`) or error frame the harness sent: the turn fails with `harness_stream_error`. */
   | { readonly type: typeof STREAM_EXCEPTION; readonly exceptionType: string; readonly message: string };
 
@@ -102,7 +109,12 @@ export class AgentCoreInvoker {
       clearTimeout(timer);
       timer = setTimeout(() => {
         ctl.abort(
-          new AgentRxError('timeout', `InvokeHarness was idle for more than ${idleMs} ms (after ${events} events)`, { kind: 'idle', idleTimeoutMs: idleMs, events, transient: true }),
+          new AgentRxError('timeout', `InvokeHarness was idle for more than ${idleMs} ms (after ${events} events)`, {
+            kind: 'idle',
+            idleTimeoutMs: idleMs,
+            events,
+            transient: true,
+          }),
         );
       }, idleMs);
     };
@@ -132,7 +144,10 @@ export class AgentCoreInvoker {
       signal.removeEventListener('abort', forward);
     }
     if (!sawStop) {
-      throw new AgentRxError('early_termination', `The InvokeHarness stream ended without messageStop after ${events} events (truncated)`, { events, transient: true });
+      throw new AgentRxError('early_termination', `The InvokeHarness stream ended without messageStop after ${events} events (truncated)`, {
+        events,
+        transient: true,
+      });
     }
   }
 
@@ -169,7 +184,10 @@ export class AgentCoreInvoker {
     }
     if (/deserializ|aborted|premature close|unexpected end/i.test(typeof o.message === 'string' ? o.message : '')) {
       // The body was cut inside a frame (even the first): a truncated stream, retried like one.
-      return new AgentRxError('early_termination', `The InvokeHarness stream was cut inside a frame after ${events} events: ${message}`, { events, transient: true });
+      return new AgentRxError('early_termination', `The InvokeHarness stream was cut inside a frame after ${events} events: ${message}`, {
+        events,
+        transient: true,
+      });
     }
     return new AgentRxError('provider_error', `InvokeHarness failed: ${name}: ${message}`, { errorType: name, events, transient: false });
   }
@@ -177,7 +195,13 @@ export class AgentCoreInvoker {
   /** What the harness reported in an exception or error frame: `harness_stream_error`, announced by a `agentcore.stream_exception` event. */
   private hostError(exceptionType: string, message: string, events: number, emit: (ev: RawEvent) => void): AgentRxError {
     emit({ type: STREAM_EXCEPTION, exceptionType, message } satisfies AgentCoreSyntheticEvent);
-    return new AgentRxError('harness_stream_error', `The harness stream reported ${exceptionType}: ${message}`, { origin: 'host', exceptionType, message, events, transient: false });
+    return new AgentRxError('harness_stream_error', `The harness stream reported ${exceptionType}: ${message}`, {
+      origin: 'host',
+      exceptionType,
+      message,
+      events,
+      transient: false,
+    });
   }
 
   /** Removes configured secret values from text that might have echoed them. */

@@ -35,7 +35,10 @@ export interface AgentCoreHarnessHandle {
 /** The part of the control-plane client the provisioner uses (the official SDK client satisfies it). */
 export interface AgentCoreControlClientLike {
   /** Sends one command; rejects with the SDK's error. `abortSignal` aborts the request. */
-  send(command: CreateHarnessCommand | GetHarnessCommand | ListHarnessesCommand | DeleteHarnessCommand, options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+  send(
+    command: CreateHarnessCommand | GetHarnessCommand | ListHarnessesCommand | DeleteHarnessCommand,
+    options?: { abortSignal?: AbortSignal },
+  ): Promise<unknown>;
 }
 
 /** Provisioning settings (from `AgentCoreProviderOptions`). */
@@ -125,7 +128,10 @@ export class AgentCoreProvisioner {
 
   /** The content-addressed harness name of `spec`: `<prefix>_<agent name>_<digest8>`, within `[a-zA-Z][a-zA-Z0-9_]{0,39}`. */
   harnessName(spec: AgentSpec): string {
-    const digest = createHash('sha256').update(stableJson(this.identity(spec))).digest('hex').slice(0, 8);
+    const digest = createHash('sha256')
+      .update(stableJson(this.identity(spec)))
+      .digest('hex')
+      .slice(0, 8);
     const prefix = this.opts.harnessNamePrefix;
     const room = 40 - prefix.length - 2 - digest.length;
     const base = spec.name.replace(/[^a-zA-Z0-9_]/g, '_').slice(0, Math.max(0, room));
@@ -141,13 +147,11 @@ export class AgentCoreProvisioner {
       ...(spec.model !== undefined ? { model: { bedrockModelConfig: { modelId: spec.model } } } : {}),
       ...(spec.tools.length > 0
         ? {
-            tools: spec.tools.map(
-              (t): HarnessTool => ({
-                type: 'inline_function',
-                name: t.name,
-                config: { inlineFunction: { description: t.description, inputSchema: t.inputSchema as Document } },
-              }),
-            ),
+            tools: spec.tools.map((t): HarnessTool => ({
+              type: 'inline_function',
+              name: t.name,
+              config: { inlineFunction: { description: t.description, inputSchema: t.inputSchema as Document } },
+            })),
           }
         : {}),
       ...(isHarnessEnvironment(this.opts.environment) ? { environment: this.opts.environment } : {}),
@@ -176,7 +180,10 @@ export class AgentCoreProvisioner {
         continue;
       }
       if (!created?.harnessId || !created.arn) {
-        throw new AgentRxError('provider_error', `CreateHarness for ${name} answered without harnessId or arn (unexpected response shape)`, { operation: 'CreateHarness', harnessName: name });
+        throw new AgentRxError('provider_error', `CreateHarness for ${name} answered without harnessId or arn (unexpected response shape)`, {
+          operation: 'CreateHarness',
+          harnessName: name,
+        });
       }
       this.logger.info(`bedrock-agentcore: created harness ${name}`, { harnessId: created.harnessId, status: created.status });
       try {
@@ -216,7 +223,13 @@ export class AgentCoreProvisioner {
     const seen = new Set<string>();
     let token: string | undefined;
     for (;;) {
-      const page = (await this.call('ListHarnesses', (c) => new c.ListHarnessesCommand(token !== undefined ? { nextToken: token } : {}), true, budget, signal)) as {
+      const page = (await this.call(
+        'ListHarnesses',
+        (c) => new c.ListHarnessesCommand(token !== undefined ? { nextToken: token } : {}),
+        true,
+        budget,
+        signal,
+      )) as {
         harnesses?: HarnessSummary[];
         nextToken?: string;
       };
@@ -253,7 +266,10 @@ export class AgentCoreProvisioner {
           status: existing.status,
         });
       default:
-        throw new AgentRxError('provider_error', `The existing harness ${name} reported an unknown status '${String(existing.status)}'`, { harnessId: existing.harnessId, status: existing.status });
+        throw new AgentRxError('provider_error', `The existing harness ${name} reported an unknown status '${String(existing.status)}'`, {
+          harnessId: existing.harnessId,
+          status: existing.status,
+        });
     }
   }
 
@@ -268,20 +284,31 @@ export class AgentCoreProvisioner {
         case 'waiting':
           break;
         case 'terminating':
-          throw new AgentRxError('provider_error', `Harness ${harnessId} is being deleted (status ${String(status)}) while waiting for it to be READY`, { harnessId, status });
+          throw new AgentRxError('provider_error', `Harness ${harnessId} is being deleted (status ${String(status)}) while waiting for it to be READY`, {
+            harnessId,
+            status,
+          });
         case 'failed': {
           const reason = typeof h?.failureReason === 'string' && h.failureReason !== '' ? `: ${h.failureReason}` : '';
-          throw new AgentRxError('provider_error', `Harness ${harnessId} failed with status ${String(status)}${reason}`, { harnessId, status, failureReason: h?.failureReason });
+          throw new AgentRxError('provider_error', `Harness ${harnessId} failed with status ${String(status)}${reason}`, {
+            harnessId,
+            status,
+            failureReason: h?.failureReason,
+          });
         }
         default:
           throw new AgentRxError('provider_error', `Harness ${harnessId} reported an unknown status '${String(status)}'`, { harnessId, status });
       }
       if (budget.remaining() <= this.opts.pollIntervalMs) {
-        throw new AgentRxError('timeout', `Harness ${harnessId} was not READY within the provisioning budget of ${budget.totalMs} ms (last status ${String(status)})`, {
-          harnessId,
-          status,
-          provisionTimeoutMs: budget.totalMs,
-        });
+        throw new AgentRxError(
+          'timeout',
+          `Harness ${harnessId} was not READY within the provisioning budget of ${budget.totalMs} ms (last status ${String(status)})`,
+          {
+            harnessId,
+            status,
+            provisionTimeoutMs: budget.totalMs,
+          },
+        );
       }
       await sleep(this.opts.pollIntervalMs, signal);
     }
@@ -292,16 +319,22 @@ export class AgentCoreProvisioner {
     for (;;) {
       let status: unknown;
       try {
-        status = ((await this.call('GetHarness', (c) => new c.GetHarnessCommand({ harnessId }), true, budget, signal)) as { harness?: Harness }).harness?.status;
+        status = ((await this.call('GetHarness', (c) => new c.GetHarnessCommand({ harnessId }), true, budget, signal)) as { harness?: Harness }).harness
+          ?.status;
       } catch (e) {
         if (isAgentRxError(e) && e.details?.['status'] === 404) return;
         throw e;
       }
       if (classifyHarnessStatus(status) !== 'terminating') {
-        throw new AgentRxError('provider_error', `Harness ${harnessId} left DELETING for status '${String(status)}' while waiting for it to disappear`, { harnessId, status });
+        throw new AgentRxError('provider_error', `Harness ${harnessId} left DELETING for status '${String(status)}' while waiting for it to disappear`, {
+          harnessId,
+          status,
+        });
       }
       if (budget.remaining() <= this.opts.pollIntervalMs) {
-        throw new AgentRxError('timeout', `Harness ${harnessId} was still DELETING when the provisioning budget of ${budget.totalMs} ms ran out`, { harnessId });
+        throw new AgentRxError('timeout', `Harness ${harnessId} was still DELETING when the provisioning budget of ${budget.totalMs} ms ran out`, {
+          harnessId,
+        });
       }
       await sleep(this.opts.pollIntervalMs, signal);
     }
@@ -317,7 +350,11 @@ export class AgentCoreProvisioner {
       return new AgentRxError(original.code, original.message, { ...original.details, rolledBack: true }, { cause: original });
     } catch (e) {
       const why = toError(e).message;
-      this.logger.warn(`bedrock-agentcore: provisioning failed and the rollback delete of ${name} failed too`, { harnessId, error: original.message, rollbackError: why });
+      this.logger.warn(`bedrock-agentcore: provisioning failed and the rollback delete of ${name} failed too`, {
+        harnessId,
+        error: original.message,
+        rollbackError: why,
+      });
       return new AgentRxError(original.code, original.message, { ...original.details, rolledBack: false, rollbackError: why }, { cause: original });
     }
   }
@@ -326,14 +363,24 @@ export class AgentCoreProvisioner {
    * One control-plane call, bounded to its share of the remaining budget (remaining ÷ attempts
    * left, at least 1 ms); idempotent calls are retried on transient failures.
    */
-  private async call(operation: string, command: (sdk: ControlCommands) => Parameters<AgentCoreControlClientLike['send']>[0], retryable: boolean, budget: Budget, signal: AbortSignal): Promise<unknown> {
+  private async call(
+    operation: string,
+    command: (sdk: ControlCommands) => Parameters<AgentCoreControlClientLike['send']>[0],
+    retryable: boolean,
+    budget: Budget,
+    signal: AbortSignal,
+  ): Promise<unknown> {
     const attempts = retryable ? this.controlRetries + 1 : 1;
     const sdk = await (this.opts.sdk ?? loadControlSdk)();
     return withRetry(
       async (attempt) => {
         const remaining = budget.remaining();
         if (remaining <= 0) {
-          throw new AgentRxError('timeout', `${operation}: the provisioning budget of ${budget.totalMs} ms ran out`, { operation, provisionTimeoutMs: budget.totalMs, transient: false });
+          throw new AgentRxError('timeout', `${operation}: the provisioning budget of ${budget.totalMs} ms ran out`, {
+            operation,
+            provisionTimeoutMs: budget.totalMs,
+            transient: false,
+          });
         }
         const share = Math.max(1, Math.floor(remaining / (attempts - attempt)));
         const timer = AbortSignal.timeout(share);

@@ -39,7 +39,9 @@ export function loadDataSdk(importer: SdkImporter<AgentCoreDataSdk> = () => impo
 }
 
 /** `@aws-sdk/client-bedrock-agentcore-control`, imported on first use and cached (see `loadDataSdk`). */
-export function loadControlSdk(importer: SdkImporter<AgentCoreControlSdk> = () => import('@aws-sdk/client-bedrock-agentcore-control')): Promise<AgentCoreControlSdk> {
+export function loadControlSdk(
+  importer: SdkImporter<AgentCoreControlSdk> = () => import('@aws-sdk/client-bedrock-agentcore-control'),
+): Promise<AgentCoreControlSdk> {
   controlSdk ??= loadSdk(CONTROL_SDK_PACKAGE, importer).catch((e: unknown) => {
     controlSdk = undefined;
     throw e;

@@ -172,7 +172,9 @@ export class AgentCoreProviderOptionsClass {
     const view = redactedView({ ...this }) as Record<string, unknown>;
     return {
       ...JSON.parse(JSON.stringify(view)),
-      ...(this.environmentVariables !== undefined ? { environmentVariables: Object.fromEntries(Object.keys(this.environmentVariables).map((k) => [k, REDACTED])) } : {}),
+      ...(this.environmentVariables !== undefined
+        ? { environmentVariables: Object.fromEntries(Object.keys(this.environmentVariables).map((k) => [k, REDACTED])) }
+        : {}),
     };
   }
 }
@@ -184,4 +186,3 @@ export const agentCoreConfigSection: ConfigSection<AgentCoreProviderOptionsClass
   token: AgentCoreProviderOptions,
   required: (config: AgentRxConfig): boolean => config.provider === 'bedrock-agentcore',
 };
-

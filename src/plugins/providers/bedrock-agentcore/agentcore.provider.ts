@@ -130,7 +130,9 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
   provisioner(): AgentCoreProvisioner {
     const o = this.options;
     // The provisioner's client sends through the lazily built SDK client.
-    const client: AgentCoreControlClientLike = { send: async (command, options) => (await this.controlClient()).send(command as Parameters<BedrockAgentCoreControlClient['send']>[0], options ?? {}) };
+    const client: AgentCoreControlClientLike = {
+      send: async (command, options) => (await this.controlClient()).send(command as Parameters<BedrockAgentCoreControlClient['send']>[0], options ?? {}),
+    };
     return new AgentCoreProvisioner(
       client,
       {
@@ -155,13 +157,25 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
     if (opts.signal.aborted) throw new AgentRxError('cancelled', 'The session was cancelled before it opened');
     const harnessArn = isHandle(opts.handle) ? opts.handle.harnessArn : this.options.harnessArn;
     if (harnessArn === undefined) {
-      throw new AgentRxError('invalid_config', 'bedrock-agentcore: no harness to invoke: set providers.bedrock-agentcore.harnessArn, or executionRoleArn so that provision creates one', {
-        path: 'providers.bedrock-agentcore.harnessArn',
-      });
+      throw new AgentRxError(
+        'invalid_config',
+        'bedrock-agentcore: no harness to invoke: set providers.bedrock-agentcore.harnessArn, or executionRoleArn so that provision creates one',
+        {
+          path: 'providers.bedrock-agentcore.harnessArn',
+        },
+      );
     }
     const sessionId = opts.sessionId !== undefined ? validateRuntimeSessionId(opts.sessionId) : newRuntimeSessionId();
     await this.dataPlane();
-    return { sessionId, resumed: opts.sessionId !== undefined, harnessArn, signal: opts.signal, inflight: new Set(), closed: false, textOverrides: new WeakMap() };
+    return {
+      sessionId,
+      resumed: opts.sessionId !== undefined,
+      harnessArn,
+      signal: opts.signal,
+      inflight: new Set(),
+      closed: false,
+      textOverrides: new WeakMap(),
+    };
   }
 
   /** The runtime session id. */
@@ -199,7 +213,12 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
     for (const r of results) if (!byId.has(r.toolUseId)) byId.set(r.toolUseId, r);
     return {
       messages: [
-        { role: 'assistant', content: uses.map((u): HarnessContentBlock => ({ toolUse: { toolUseId: u.id, name: u.name, input: { ...u.input } as HarnessToolUseBlock['input'] } })) },
+        {
+          role: 'assistant',
+          content: uses.map((u): HarnessContentBlock => ({
+            toolUse: { toolUseId: u.id, name: u.name, input: { ...u.input } as HarnessToolUseBlock['input'] },
+          })),
+        },
         {
           role: 'user',
           content: uses.map((u) => {
@@ -278,7 +297,8 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
     const asm = new ConverseAssembler();
     for (const e of events.slice(from)) asm.add(e);
     const stopReason = asm.stopReason;
-    const terminal: TurnResult['terminal'] = stopReason === 'tool_use' ? 'requires_action' : stopReason !== undefined && END_TURN.has(stopReason) ? 'end_turn' : 'terminated';
+    const terminal: TurnResult['terminal'] =
+      stopReason === 'tool_use' ? 'requires_action' : stopReason !== undefined && END_TURN.has(stopReason) ? 'end_turn' : 'terminated';
     return {
       terminal,
       stopReason,
@@ -374,4 +394,3 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
 function isHandle(h: unknown): h is AgentCoreHarnessHandle {
   return typeof h === 'object' && h !== null && typeof (h as { harnessArn?: unknown }).harnessArn === 'string';
 }
-

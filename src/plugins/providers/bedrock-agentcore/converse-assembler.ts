@@ -42,7 +42,11 @@ export class ConverseAssembler {
       if (typeof index !== 'number') return;
       if (use && typeof use['toolUseId'] === 'string' && use['toolUseId'] !== '') {
         const id = use['toolUseId'];
-        this.blocks.set(id, { name: typeof use['name'] === 'string' ? use['name'] : '', type: typeof use['type'] === 'string' ? use['type'] : undefined, input: '' });
+        this.blocks.set(id, {
+          name: typeof use['name'] === 'string' ? use['name'] : '',
+          type: typeof use['type'] === 'string' ? use['type'] : undefined,
+          input: '',
+        });
         this.active.set(index, id);
       } else {
         if (result && typeof result['toolUseId'] === 'string') this.answered.add(result['toolUseId']);
@@ -109,12 +113,16 @@ export class ConverseAssembler {
 
   /** Tool uses the caller must run, in first-seen order. */
   customToolUses(): ToolUse[] {
-    return this.toolUses().filter((u) => u.custom).map((u) => u.use);
+    return this.toolUses()
+      .filter((u) => u.custom)
+      .map((u) => u.use);
   }
 
   /** Tool uses the harness ran itself (observed only), in first-seen order. */
   serverToolUses(): ToolUse[] {
-    return this.toolUses().filter((u) => !u.custom).map((u) => u.use);
+    return this.toolUses()
+      .filter((u) => !u.custom)
+      .map((u) => u.use);
   }
 
   private toolUses(): { use: ToolUse; custom: boolean }[] {

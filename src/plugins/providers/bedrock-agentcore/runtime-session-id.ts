@@ -27,7 +27,11 @@ export function validateRuntimeSessionId(id: unknown): string {
       : /^[a-zA-Z0-9]/.test(id)
         ? 'it may contain only letters, digits, - and _'
         : 'it must start with a letter or a digit';
-  throw new AgentRxError('invalid_options', `bedrock-agentcore: invalid runtime session id '${shown}': ${why} (pattern [a-zA-Z0-9][a-zA-Z0-9-_]*, 33-100 characters)`, {
-    length: id.length,
-  });
+  throw new AgentRxError(
+    'invalid_options',
+    `bedrock-agentcore: invalid runtime session id '${shown}': ${why} (pattern [a-zA-Z0-9][a-zA-Z0-9-_]*, 33-100 characters)`,
+    {
+      length: id.length,
+    },
+  );
 }

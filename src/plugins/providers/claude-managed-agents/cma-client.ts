@@ -114,7 +114,12 @@ export class CmaClient {
    * which events are still missing there and sends only those (nothing missing = success), at
    * most `maxRetries` times. Without `reconcile` an ambiguous failure is final.
    */
-  async sendEvents(sessionId: string, events: readonly WireMap[], signal: AbortSignal, reconcile?: (history: readonly RawEvent[]) => readonly WireMap[]): Promise<WireMap> {
+  async sendEvents(
+    sessionId: string,
+    events: readonly WireMap[],
+    signal: AbortSignal,
+    reconcile?: (history: readonly RawEvent[]) => readonly WireMap[],
+  ): Promise<WireMap> {
     if (events.length === 0) throw new AgentRxError('provider_error', 'refusing to send an empty events list (the service rejects it)');
     const path = `/v1/sessions/${enc(sessionId)}/events`;
     try {
@@ -123,7 +128,11 @@ export class CmaClient {
       if (!reconcile || signal.aborted || !isTransientError(e)) throw e;
       let last: unknown = e;
       for (let attempt = 1; attempt <= this.opts.maxRetries; attempt++) {
-        this.logger.warn('claude-managed-agents: sending events had an ambiguous outcome; reconciling with the history', { path, attempt, error: (last as Error).message });
+        this.logger.warn('claude-managed-agents: sending events had an ambiguous outcome; reconciling with the history', {
+          path,
+          attempt,
+          error: (last as Error).message,
+        });
         const missing = reconcile(await this.listAllEvents(sessionId, signal));
         if (missing.length === 0) return { data: [] };
         try {
@@ -161,10 +170,14 @@ export class CmaClient {
       out.push(...res.data);
       if (res.nextPage === undefined) return out;
       if (used.has(res.nextPage)) {
-        throw new AgentRxError('provider_error', `listing the events of session ${sessionId} returned the cursor "${truncate(res.nextPage, 60)}" a second time after ${used.size + 1} pages; stopping instead of looping`, {
-          sessionId,
-          pages: used.size + 1,
-        });
+        throw new AgentRxError(
+          'provider_error',
+          `listing the events of session ${sessionId} returned the cursor "${truncate(res.nextPage, 60)}" a second time after ${used.size + 1} pages; stopping instead of looping`,
+          {
+            sessionId,
+            pages: used.size + 1,
+          },
+        );
       }
       used.add(res.nextPage);
       page = res.nextPage;
@@ -211,17 +224,26 @@ export class CmaClient {
     const used = new Set<string>();
     let page: string | undefined;
     for (;;) {
-      const body = await this.json('GET', path, { query: { limit: this.opts.listPageSize, ...(page !== undefined ? { page } : {}) }, signal, retry: 'transient' });
+      const body = await this.json('GET', path, {
+        query: { limit: this.opts.listPageSize, ...(page !== undefined ? { page } : {}) },
+        signal,
+        retry: 'transient',
+      });
       const res = pageOf(body, path);
       out.push(...res.data.filter(isMap));
       if (res.nextPage === undefined) return out;
-      if (used.has(res.nextPage)) throw new AgentRxError('provider_error', `listing ${path} repeated a cursor after ${used.size + 1} pages; stopping instead of looping`, { path });
+      if (used.has(res.nextPage))
+        throw new AgentRxError('provider_error', `listing ${path} repeated a cursor after ${used.size + 1} pages; stopping instead of looping`, { path });
       used.add(res.nextPage);
       page = res.nextPage;
     }
   }
 
-  private async json(method: 'GET' | 'POST' | 'DELETE', path: string, o: { body?: unknown; query?: Record<string, string | number>; signal: AbortSignal; retry: 'transient' | 'unprocessed' }): Promise<WireMap> {
+  private async json(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    o: { body?: unknown; query?: Record<string, string | number>; signal: AbortSignal; retry: 'transient' | 'unprocessed' },
+  ): Promise<WireMap> {
     const attempt = async (): Promise<WireMap> => {
       let res: AxiosResponse<string>;
       try {
@@ -246,7 +268,11 @@ export class CmaClient {
       } catch {
         // reported below
       }
-      throw new AgentRxError('provider_error', `${method} ${path} answered ${res.status} with a body that is not a JSON object: ${truncate(String(res.data), 200)}`, { status: res.status });
+      throw new AgentRxError(
+        'provider_error',
+        `${method} ${path} answered ${res.status} with a body that is not a JSON object: ${truncate(String(res.data), 200)}`,
+        { status: res.status },
+      );
     };
     return withRetry(attempt, {
       maxRetries: this.opts.maxRetries,
@@ -321,7 +347,12 @@ function transportError(method: string, path: string, e: unknown, signal: AbortS
   const message = typeof o.message === 'string' ? o.message : String(e);
   // No `cause`: the axios error holds the request config; code and message are all we need. A
   // failure without an answer is transient (worth repeating when repeating is safe).
-  return new AgentRxError('http_error', `${method} ${path} failed: ${code ? `${code} ` : ''}${truncate(message, 200)}`, { method, path, transient: true, ...(code ? { code } : {}) });
+  return new AgentRxError('http_error', `${method} ${path} failed: ${code ? `${code} ` : ''}${truncate(message, 200)}`, {
+    method,
+    path,
+    transient: true,
+    ...(code ? { code } : {}),
+  });
 }
 
 function pageOf(body: WireMap, what: string): { data: RawEvent[]; nextPage: string | undefined } {

@@ -81,7 +81,14 @@ export function normalizeCmaTurn(events: readonly RawEvent[]): TurnResult {
       }
     }
     const confirmationToolUses = awaitingConfirmation(events, ids);
-    return { ...base, terminal: 'requires_action', stopReason, customToolUses, requestedToolUseIds: ids, ...(confirmationToolUses.length > 0 ? { confirmationToolUses } : {}) };
+    return {
+      ...base,
+      terminal: 'requires_action',
+      stopReason,
+      customToolUses,
+      requestedToolUseIds: ids,
+      ...(confirmationToolUses.length > 0 ? { confirmationToolUses } : {}),
+    };
   }
   let terminal: TurnTerminal = reason !== undefined && END_TURN_REASONS.has(reason) ? 'end_turn' : 'terminated';
   if (terminal === 'end_turn' && reason === 'end_turn') {
@@ -170,7 +177,8 @@ function blocksText(content: unknown, depth = 0): string {
   for (const block of content) {
     if (!isMap(block)) continue;
     if (block['type'] === 'text' && typeof block['text'] === 'string') parts.push(block['text']);
-    else if (block['type'] === 'search_result') parts.push([typeof block['title'] === 'string' ? block['title'] : '', blocksText(block['content'], depth + 1)].filter((s) => s !== '').join('\n'));
+    else if (block['type'] === 'search_result')
+      parts.push([typeof block['title'] === 'string' ? block['title'] : '', blocksText(block['content'], depth + 1)].filter((s) => s !== '').join('\n'));
     else if (typeof block['type'] === 'string') parts.push(`[${block['type']}]`);
   }
   return parts.join('\n');
@@ -206,7 +214,9 @@ export function usageOf(events: readonly RawEvent[]): Usage {
 
 /** The text of one `agent.message`: its `text` blocks joined with `\n` (other blocks skipped). */
 export function messageText(event: RawEvent): string {
-  return textBlocks(event).map((b) => b.text).join('\n');
+  return textBlocks(event)
+    .map((b) => b.text)
+    .join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -214,7 +224,12 @@ export function messageText(event: RawEvent): string {
 function lastStatus(events: readonly RawEvent[]): RawEvent | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const type = typeOf(events[i]);
-    if (type === CmaEventType.statusIdle || type === CmaEventType.statusTerminated || type === CmaEventType.sessionError || type === CmaEventType.sessionDeleted) {
+    if (
+      type === CmaEventType.statusIdle ||
+      type === CmaEventType.statusTerminated ||
+      type === CmaEventType.sessionError ||
+      type === CmaEventType.sessionDeleted
+    ) {
       return events[i];
     }
   }

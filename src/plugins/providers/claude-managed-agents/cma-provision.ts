@@ -96,7 +96,13 @@ export async function provisionCma(client: CmaClient, spec: AgentSpec, settings:
     const config = { ...settings.environment };
     environmentName = contentAddressedName(settings.environmentName, { config });
     const name = environmentName;
-    const ensured = await ensure('environment', name, () => client.createEnvironment({ name, config }, signal), () => client.listEnvironments(signal), logger);
+    const ensured = await ensure(
+      'environment',
+      name,
+      () => client.createEnvironment({ name, config }, signal),
+      () => client.listEnvironments(signal),
+      logger,
+    );
     environmentId = ensured.id;
     createdEnvironment = ensured.created;
   }
@@ -108,7 +114,13 @@ export async function provisionCma(client: CmaClient, spec: AgentSpec, settings:
     const name = agentName;
     let ensured: { id: string; created: boolean };
     try {
-      ensured = await ensure('agent', name, () => client.createAgent({ name, ...body }, signal), () => client.listAgents(signal), logger);
+      ensured = await ensure(
+        'agent',
+        name,
+        () => client.createAgent({ name, ...body }, signal),
+        () => client.listAgents(signal),
+        logger,
+      );
     } catch (e) {
       if (!createdEnvironment) throw e;
       throw await rollbackEnvironment(client, environmentId, environmentName!, toAgentRxError(e), settings.rollbackTimeoutMs ?? 30_000, logger);
@@ -129,14 +141,26 @@ export async function provisionCma(client: CmaClient, spec: AgentSpec, settings:
  * Archives the environment a failed provisioning created and returns the original error, annotated
  * with what the rollback did (never the rollback's error instead of the original one).
  */
-async function rollbackEnvironment(client: CmaClient, id: string, name: string, original: AgentRxError, timeoutMs: number, logger: Logger): Promise<AgentRxError> {
+async function rollbackEnvironment(
+  client: CmaClient,
+  id: string,
+  name: string,
+  original: AgentRxError,
+  timeoutMs: number,
+  logger: Logger,
+): Promise<AgentRxError> {
   try {
     await client.archiveEnvironment(id, AbortSignal.timeout(timeoutMs));
     logger.warn('claude-managed-agents: provisioning failed; archived the environment it had created', { environmentId: id, name, error: original.message });
     return new AgentRxError(original.code, original.message, { ...original.details, rolledBack: true }, { cause: original });
   } catch (e) {
     const why = toAgentRxError(e).message;
-    logger.warn('claude-managed-agents: provisioning failed and archiving the environment it had created failed too', { environmentId: id, name, error: original.message, rollbackError: why });
+    logger.warn('claude-managed-agents: provisioning failed and archiving the environment it had created failed too', {
+      environmentId: id,
+      name,
+      error: original.message,
+      rollbackError: why,
+    });
     return new AgentRxError(
       original.code,
       `${original.message}; rolling back also failed: the environment "${name}" (${id}) it created could not be archived (${why}): archive it with POST /v1/environments/${id}/archive`,
@@ -147,7 +171,13 @@ async function rollbackEnvironment(client: CmaClient, id: string, name: string, 
 }
 
 /** Creates the named resource, or adopts the active one of that name on a 409; says which. */
-async function ensure(kind: string, name: string, create: () => Promise<WireMap>, list: () => Promise<WireMap[]>, logger: Logger): Promise<{ id: string; created: boolean }> {
+async function ensure(
+  kind: string,
+  name: string,
+  create: () => Promise<WireMap>,
+  list: () => Promise<WireMap[]>,
+  logger: Logger,
+): Promise<{ id: string; created: boolean }> {
   try {
     const created = await create();
     if (typeof created['id'] !== 'string') throw new AgentRxError('provider_error', `creating the ${kind} "${name}" answered without an id`);
@@ -156,7 +186,10 @@ async function ensure(kind: string, name: string, create: () => Promise<WireMap>
     if (!isAgentRxError(e, 'http_error') || e.details?.['status'] !== 409) throw e;
     const found = (await list()).find((r) => r['name'] === name && (r['archived_at'] === null || r['archived_at'] === undefined));
     if (!found || typeof found['id'] !== 'string') {
-      throw new AgentRxError('http_error', `creating the ${kind} "${name}" answered 409 (it exists), but no active ${kind} of that name was found`, { status: 409, name });
+      throw new AgentRxError('http_error', `creating the ${kind} "${name}" answered 409 (it exists), but no active ${kind} of that name was found`, {
+        status: 409,
+        name,
+      });
     }
     logger.debug(`claude-managed-agents: reusing the existing ${kind}`, { name, id: found['id'] });
     return { id: found['id'], created: false };

@@ -87,7 +87,12 @@ export function interruptEvent(): WireMap {
 
 /** `user.tool_confirmation` approving or denying a pending server or MCP tool use (`deny_message` only with a deny). */
 export function toolConfirmationEvent(toolUseId: string, result: 'allow' | 'deny', denyMessage?: string): WireMap {
-  return { type: CmaEventType.userToolConfirmation, tool_use_id: toolUseId, result, ...(result === 'deny' && denyMessage ? { deny_message: denyMessage } : {}) };
+  return {
+    type: CmaEventType.userToolConfirmation,
+    tool_use_id: toolUseId,
+    result,
+    ...(result === 'deny' && denyMessage ? { deny_message: denyMessage } : {}),
+  };
 }
 
 /** Shortens text for a message. */

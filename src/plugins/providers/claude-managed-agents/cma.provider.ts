@@ -6,7 +6,15 @@ import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
 import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';
 import type { AgentSpec, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
-import { missedSince, type IngestCursor, type KickoffOptions, type OpenOptions, type Reconnected, type StreamItem, type StreamingProvider } from '../../../core/plugin/agent-provider.js';
+import {
+  missedSince,
+  type IngestCursor,
+  type KickoffOptions,
+  type OpenOptions,
+  type Reconnected,
+  type StreamItem,
+  type StreamingProvider,
+} from '../../../core/plugin/agent-provider.js';
 import type { HostEvent } from '../../../core/plugin/host-event.js';
 import { DEFAULT_KICKOFF } from '../../../core/session/session.js';
 import { CmaClient } from './cma-client.js';
@@ -14,7 +22,17 @@ import { decodeCmaEvent } from './cma-decode.js';
 import { CmaTextDeltas, blockedOnConfirmation, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
 import { isCmaHandle, provisionCma, type CmaHandle } from './cma-provision.js';
 import { cmaEventStream } from './cma-sse.js';
-import { CmaEventType, customToolResultEvent, defineOutcomeEvent, idOf, interruptEvent, toolConfirmationEvent, typeOf, userMessageEvent, type WireMap } from './cma-wire.js';
+import {
+  CmaEventType,
+  customToolResultEvent,
+  defineOutcomeEvent,
+  idOf,
+  interruptEvent,
+  toolConfirmationEvent,
+  typeOf,
+  userMessageEvent,
+  type WireMap,
+} from './cma-wire.js';
 import { cmaApiOrigin, CmaProviderOptions, DEFAULT_MAX_FRAME_BYTES } from './cma.config.js';
 
 /** What `pushInput` sends: one POST of user events. */
@@ -131,7 +149,13 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
   async provision(spec: AgentSpec, signal: AbortSignal): Promise<CmaHandle> {
     const client = this.requireClient();
     const o = this.options!;
-    return provisionCma(client, spec, { model: o.model, agentId: o.agentId, environmentId: o.environmentId, environmentName: o.environmentName, environment: o.environment }, signal, this.logger);
+    return provisionCma(
+      client,
+      spec,
+      { model: o.model, agentId: o.agentId, environmentId: o.environmentId, environmentName: o.environmentName, environment: o.environment },
+      signal,
+      this.logger,
+    );
   }
 
   /** Archives the agent and the environment `handle` provisioned (a 404 counts as done). */
@@ -225,7 +249,9 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
         ? (history: readonly RawEvent[]): WireMap[] => {
             const answered = new Set(history.filter((e) => typeOf(e) === CmaEventType.userCustomToolResult).map((e) => String(e['custom_tool_use_id'])));
             const confirmed = new Set(history.filter((e) => typeOf(e) === CmaEventType.userToolConfirmation).map((e) => String(e['tool_use_id'])));
-            return input.events.filter((e) => (typeOf(e) === CmaEventType.userToolConfirmation ? !confirmed.has(String(e['tool_use_id'])) : !answered.has(String(e['custom_tool_use_id']))));
+            return input.events.filter((e) =>
+              typeOf(e) === CmaEventType.userToolConfirmation ? !confirmed.has(String(e['tool_use_id'])) : !answered.has(String(e['custom_tool_use_id'])),
+            );
           }
         : undefined;
     await client.sendEvents(conn.sessionId, input.events, signal, reconcile);
@@ -299,7 +325,12 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
       history.forEach((e, i) => {
         if (isCmaTurnBoundary(e)) cut = i;
       });
-      conn.old = new Set(history.slice(0, cut + 1).map(idOf).filter((id): id is string => id !== undefined));
+      conn.old = new Set(
+        history
+          .slice(0, cut + 1)
+          .map(idOf)
+          .filter((id): id is string => id !== undefined),
+      );
     }
     const old = conn.old;
     const missed = missedSince(old ? history.filter((e) => !old.has(idOf(e) ?? '')) : history, cursor, idOf);

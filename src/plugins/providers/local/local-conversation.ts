@@ -209,7 +209,11 @@ function normalizeAssistantMessage(raw: WireMap): WireMap {
         ...c,
         id: typeof c['id'] === 'string' && c['id'] !== '' ? c['id'] : newCallId(),
         type: 'function',
-        function: { ...fn, name: typeof fn['name'] === 'string' ? fn['name'] : '', arguments: typeof args === 'string' ? args : args == null ? '' : jsonText(args) },
+        function: {
+          ...fn,
+          name: typeof fn['name'] === 'string' ? fn['name'] : '',
+          arguments: typeof args === 'string' ? args : args == null ? '' : jsonText(args),
+        },
       };
     });
     if (calls.length > 0) message['tool_calls'] = calls;
@@ -241,7 +245,12 @@ export function toToolUse(call: WireMap, toolUseId?: string): ToolUse {
     return { id, name, input: {}, inputError: `Tool arguments are not valid JSON (${why}): ${truncate(args, 200)}` };
   }
   if (isMap(parsed)) return tooDeep(parsed) ?? { id, name, input: parsed };
-  return { id, name, input: {}, inputError: `Tool arguments must be a JSON object, got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed}.` };
+  return {
+    id,
+    name,
+    input: {},
+    inputError: `Tool arguments must be a JSON object, got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed}.`,
+  };
 }
 
 /** A fresh tool-call id, for calls the model (or a server) sent without one. */

@@ -5,7 +5,18 @@ import { isSecretHeader, streamRequest, type HttpClientFactory } from '../../../
 import { isTransientError, isTransientStatus, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import { sharedScheduler } from '../../../core/util/time-slice-scheduler.js';
-import { ChunkAccumulator, errorText, type CallFragment, noChoicesError, parseChatCompletion, readBodyText, readChatStream, truncate, type ChatCompletionResult, type WireMap } from './chat-stream.js';
+import {
+  ChunkAccumulator,
+  errorText,
+  type CallFragment,
+  noChoicesError,
+  parseChatCompletion,
+  readBodyText,
+  readChatStream,
+  truncate,
+  type ChatCompletionResult,
+  type WireMap,
+} from './chat-stream.js';
 import { newCallId } from './local-conversation.js';
 import type { LocalProviderOptions } from './local.config.js';
 
@@ -161,7 +172,11 @@ export class LocalModelClient {
       });
     }
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-      return new AgentRxError('http_error', `Cannot resolve the host of the local model endpoint ${this.baseUrl} (${code})`, { code, url: this.baseUrl, transient });
+      return new AgentRxError('http_error', `Cannot resolve the host of the local model endpoint ${this.baseUrl} (${code})`, {
+        code,
+        url: this.baseUrl,
+        transient,
+      });
     }
     return new AgentRxError('http_error', `The request ${this.target} failed: ${raw}`, { code, url: this.baseUrl, transient });
   }

@@ -78,7 +78,9 @@ export function decodeLocalEvent(event: RawEvent): readonly HostEvent[] {
     }
     case 'local.duplicate_tool_call': {
       const toolUseId = event['toolUseId'];
-      return typeof toolUseId === 'string' && toolUseId !== '' ? [{ kind: 'host_tool_result', toolUseId, content: DUPLICATE_TOOL_CONTENT, isError: true }] : NO_HOST_EVENTS;
+      return typeof toolUseId === 'string' && toolUseId !== ''
+        ? [{ kind: 'host_tool_result', toolUseId, content: DUPLICATE_TOOL_CONTENT, isError: true }]
+        : NO_HOST_EVENTS;
     }
     default:
       return NO_HOST_EVENTS;
@@ -94,7 +96,8 @@ function chunkEvents(chunk: WireMap, toolCallDeltas: unknown): readonly HostEven
   if (!isMap(delta) && calls === undefined) return NO_HOST_EVENTS;
   const host: HostEvent[] = [];
   const reasoning = reasoningOf(delta);
-  if (reasoning !== undefined) host.push(id !== undefined ? { kind: 'reasoning', text: reasoning, messageId: `${id}.reasoning` } : { kind: 'reasoning', text: reasoning });
+  if (reasoning !== undefined)
+    host.push(id !== undefined ? { kind: 'reasoning', text: reasoning, messageId: `${id}.reasoning` } : { kind: 'reasoning', text: reasoning });
   const text = isMap(delta) ? delta['content'] : undefined;
   if (typeof text === 'string' && text !== '') host.push(id !== undefined ? { kind: 'text', text, messageId: id } : { kind: 'text', text });
   for (const call of calls ?? []) host.push({ kind: 'tool_call_delta', ...call });

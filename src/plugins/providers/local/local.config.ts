@@ -105,4 +105,3 @@ export const localConfigSection = {
   token: LocalProviderOptions,
   required: (cfg: Readonly<Record<string, unknown>>): boolean => cfg['provider'] === 'local',
 };
-

@@ -55,7 +55,9 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
     const restored = (opts.history ?? []).filter(isMap).map((m) => ({ ...m }));
     // A fresh session starts from the system prompt, then the conversation a client carried over.
     const history: WireMap[] =
-      restored.length > 0 ? restored : [...(opts.spec.systemPrompt ? [{ role: 'system', content: opts.spec.systemPrompt }] : []), ...priorWireMessages(opts.priorMessages ?? [])];
+      restored.length > 0
+        ? restored
+        : [...(opts.spec.systemPrompt ? [{ role: 'system', content: opts.spec.systemPrompt }] : []), ...priorWireMessages(opts.priorMessages ?? [])];
     return {
       sessionId: opts.sessionId ?? `local-${randomUUID()}`,
       resumed: restored.length > 0,

@@ -180,8 +180,12 @@ describe('dedupeById with a caller-owned seen set', () => {
       const seen = new RecentKeys(10);
       seen.add('a');
       const out: string[] = [];
-      of('a', 'b', 'b', 'c').pipe(dedupeById((v: string) => v, { seen })).subscribe((v) => out.push(v));
-      of('c', 'd').pipe(dedupeById((v: string) => v, { seen })).subscribe((v) => out.push(v));
+      of('a', 'b', 'b', 'c')
+        .pipe(dedupeById((v: string) => v, { seen }))
+        .subscribe((v) => out.push(v));
+      of('c', 'd')
+        .pipe(dedupeById((v: string) => v, { seen }))
+        .subscribe((v) => out.push(v));
       expect(out).toEqual(['b', 'c', 'd']);
       expect(['a', 'b', 'c', 'd', 'e'].map((k) => seen.has(k))).toEqual([true, true, true, true, false]);
       expect(seen.size).toBe(4);
@@ -198,6 +202,8 @@ describe('RecentKeys', () => {
   });
 
   it('should fall back to a window of 100 000 for a bad value', () => {
-    expect([new RecentKeys(0).window, new RecentKeys(-1).window, new RecentKeys(Number.NaN).window, new RecentKeys(2.7).window]).toEqual([100_000, 100_000, 100_000, 2]);
+    expect([new RecentKeys(0).window, new RecentKeys(-1).window, new RecentKeys(Number.NaN).window, new RecentKeys(2.7).window]).toEqual([
+      100_000, 100_000, 100_000, 2,
+    ]);
   });
 });

@@ -37,7 +37,9 @@ describe('extractHostToolResults', () => {
     it('should pass the source drafts through as the same objects, and give synthesized drafts no id', () => {
       const seen: EventDraft[] = [];
       scheduler.run(({ cold }) => {
-        cold('p|', drafts).pipe(extractHostToolResults(hostToolResult)).subscribe((d) => seen.push(d));
+        cold('p|', drafts)
+          .pipe(extractHostToolResults(hostToolResult))
+          .subscribe((d) => seen.push(d));
       });
       expect(seen[0]).toBe(drafts.p);
       expect(seen[1]).toEqual(drafts.h);
@@ -47,7 +49,13 @@ describe('extractHostToolResults', () => {
 
   describe('when hostToolResult returns something malformed or throws', () => {
     it('should treat it as no result and keep going', () => {
-      const bad: unknown[] = [{ toolUseId: '', content: 'x', isError: false }, { toolUseId: 'a', content: 1, isError: false }, { toolUseId: 'a', content: 'x', isError: 'no' }, 'text', null];
+      const bad: unknown[] = [
+        { toolUseId: '', content: 'x', isError: false },
+        { toolUseId: 'a', content: 1, isError: false },
+        { toolUseId: 'a', content: 'x', isError: 'no' },
+        'text',
+        null,
+      ];
       let n = 0;
       const flaky = (raw: RawEvent): HostToolResultOf => {
         if (raw['type'] !== 'result') return undefined;
@@ -57,10 +65,9 @@ describe('extractHostToolResults', () => {
       const many = Object.fromEntries([...bad, 'throws'].map((_, i) => [String.fromCharCode(97 + i), drafts.p]));
       scheduler.run(({ cold, expectObservable }) => {
         const marble = Object.keys(many).join('') + 'r---|';
-        expectObservable(cold(marble, { ...many, r: drafts.r }).pipe(extractHostToolResults((raw) => (raw === drafts.r.raw ? hostToolResult(raw) : flaky(raw))))).toBe(
-          `${Object.keys(many).join('')}(rk)|`,
-          { ...many, r: drafts.r, k: drafts.k },
-        );
+        expectObservable(
+          cold(marble, { ...many, r: drafts.r }).pipe(extractHostToolResults((raw) => (raw === drafts.r.raw ? hostToolResult(raw) : flaky(raw)))),
+        ).toBe(`${Object.keys(many).join('')}(rk)|`, { ...many, r: drafts.r, k: drafts.k });
       });
     });
   });
@@ -88,7 +95,10 @@ describe('extractHostToolResults', () => {
   describe('when an item is not a draft', () => {
     it('should drop it', () => {
       scheduler.run(({ cold, expectObservable }) => {
-        expectObservable(cold('n-p---|', { n: null as unknown as EventDraft, p: drafts.p }).pipe(extractHostToolResults(hostToolResult))).toBe('--(ph)|', drafts);
+        expectObservable(cold('n-p---|', { n: null as unknown as EventDraft, p: drafts.p }).pipe(extractHostToolResults(hostToolResult))).toBe(
+          '--(ph)|',
+          drafts,
+        );
       });
     });
   });

@@ -51,7 +51,9 @@ describe('extractReasoningDeltas', () => {
       };
       const out: EventDraft[] = [];
       scheduler.run(({ cold }) => {
-        cold('pppp|', drafts).pipe(extractReasoningDeltas(flaky)).subscribe((d) => out.push(d));
+        cold('pppp|', drafts)
+          .pipe(extractReasoningDeltas(flaky))
+          .subscribe((d) => out.push(d));
       });
       // A malformed message id falls back to the default; the rest yields nothing.
       expect(out).toEqual([drafts.p, drafts.p, reasoning('x', 'reasoning-2', 2), drafts.p, drafts.p]);

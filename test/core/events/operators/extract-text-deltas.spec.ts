@@ -45,7 +45,9 @@ describe('extractTextDeltas', () => {
     it('should pass the source drafts through as the same objects, and give synthesized drafts no id', () => {
       const seen: EventDraft[] = [];
       scheduler.run(({ cold }) => {
-        cold('p|', drafts).pipe(extractTextDeltas(textDelta)).subscribe((d) => seen.push(d));
+        cold('p|', drafts)
+          .pipe(extractTextDeltas(textDelta))
+          .subscribe((d) => seen.push(d));
       });
       expect(seen).toHaveLength(2);
       expect(seen[0]).toBe(drafts.p);

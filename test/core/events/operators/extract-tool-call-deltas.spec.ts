@@ -9,14 +9,32 @@ const toolCallDelta = (raw: RawEvent): ToolCallDeltaOf => (raw['type'] === 'args
 
 /** The draft `extractToolCallDeltas` synthesizes. */
 function delta(toolUseId: string, argsDelta: string, more: { name?: string; parentMessageId?: string } = {}, turn = 1): EventDraft {
-  return DraftFixtures.agentrx({ type: 'agentrx.tool_call_delta', toolUseId, ...(more.name ? { name: more.name } : {}), argsDelta, ...(more.parentMessageId ? { parentMessageId: more.parentMessageId } : {}) }, turn);
+  return DraftFixtures.agentrx(
+    {
+      type: 'agentrx.tool_call_delta',
+      toolUseId,
+      ...(more.name ? { name: more.name } : {}),
+      argsDelta,
+      ...(more.parentMessageId ? { parentMessageId: more.parentMessageId } : {}),
+    },
+    turn,
+  );
 }
 
 const drafts = {
   p: DraftFixtures.provider({ type: 'args', parts: { toolUseId: 'call-1', name: 'read_file', argsDelta: '', parentMessageId: 'msg-1' } }, 2),
   q: DraftFixtures.provider({ type: 'status' }, 2),
   // Two parallel calls in one event: one fragment each, in the order returned.
-  r: DraftFixtures.provider({ type: 'args', parts: [{ toolUseId: 'call-1', argsDelta: '{"path"' }, { toolUseId: 'call-2', name: 'ls', argsDelta: '{}' }] }, 2),
+  r: DraftFixtures.provider(
+    {
+      type: 'args',
+      parts: [
+        { toolUseId: 'call-1', argsDelta: '{"path"' },
+        { toolUseId: 'call-2', name: 'ls', argsDelta: '{}' },
+      ],
+    },
+    2,
+  ),
   // Would yield fragments if it were (wrongly) given to toolCallDelta.
   a: DraftFixtures.hostile({ type: 'args', parts: { toolUseId: 'x', argsDelta: 'y' } }, 2),
   c: delta('call-1', '', { name: 'read_file', parentMessageId: 'msg-1' }, 2),
@@ -43,7 +61,9 @@ describe('extractToolCallDeltas', () => {
     it('should pass the source drafts through as the same objects, and give synthesized drafts no id', () => {
       const seen: EventDraft[] = [];
       scheduler.run(({ cold }) => {
-        cold('p|', drafts).pipe(extractToolCallDeltas(toolCallDelta)).subscribe((d) => seen.push(d));
+        cold('p|', drafts)
+          .pipe(extractToolCallDeltas(toolCallDelta))
+          .subscribe((d) => seen.push(d));
       });
       expect(seen[0]).toBe(drafts.p);
       expect(seen[1]).toEqual(drafts.c);
@@ -71,7 +91,9 @@ describe('extractToolCallDeltas', () => {
       };
       const out: EventDraft[] = [];
       scheduler.run(({ cold }) => {
-        cold('pppp|', drafts).pipe(extractToolCallDeltas(flaky)).subscribe((d) => out.push(d));
+        cold('pppp|', drafts)
+          .pipe(extractToolCallDeltas(flaky))
+          .subscribe((d) => out.push(d));
       });
       expect(out).toEqual([drafts.p, delta('call-3', '{', {}, 2), drafts.p, drafts.p, drafts.p]);
     });

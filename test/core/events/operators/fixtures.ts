@@ -131,7 +131,9 @@ export function toolUse(id: string, name: string, input: Record<string, unknown>
 /** Every event of `envelopes` through `toAgUi()`, as one synchronous, completing stream. */
 export function translate(envelopes: readonly SessionEvent[]): AgUiEvent[] {
   const out: AgUiEvent[] = [];
-  from(envelopes).pipe(toAgUi()).subscribe((e) => out.push(e));
+  from(envelopes)
+    .pipe(toAgUi())
+    .subscribe((e) => out.push(e));
   return out;
 }
 

@@ -10,7 +10,15 @@ const fetchTool = toolUse('srv-2', 'web_fetch', { url: 'https://example.test' })
 /** The TOOL_CALL_RESULT `toAgUi` builds for a host-run tool result envelope. */
 function hostResult(env: SessionEvent, timestamp: number): AgUiEvent {
   const raw = env.raw as { toolUse: { id: string }; result: { content: string } };
-  return { type: 'TOOL_CALL_RESULT', messageId: `${raw.toolUse.id}:result`, toolCallId: raw.toolUse.id, content: raw.result.content, role: 'tool', rawEvent: env.raw, timestamp };
+  return {
+    type: 'TOOL_CALL_RESULT',
+    messageId: `${raw.toolUse.id}:result`,
+    toolCallId: raw.toolUse.id,
+    content: raw.result.content,
+    role: 'tool',
+    rawEvent: env.raw,
+    timestamp,
+  };
 }
 
 /** The call triad `toAgUi` announces for a tool use at a turn's end. */
@@ -22,7 +30,6 @@ function triad(id: string, name: string, args: string, timestamp: number): AgUiE
   ];
 }
 
-
 describe('toAgUi', () => {
   let scheduler: TestScheduler;
 
@@ -30,9 +37,8 @@ describe('toAgUi', () => {
     scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
   });
 
-
   describe('when a host-run tool result arrives before the turn end announces its call', () => {
-    it('should hold it and emit it right after that call\'s TOOL_CALL_END, before the next call and the snapshot', () => {
+    it("should hold it and emit it right after that call's TOOL_CALL_END, before the next call and the snapshot", () => {
       scheduler.run(({ cold, expectObservable }) => {
         const h = F.hostToolResult(20, 'srv-1', 'three results');
         const source = cold('s--h--e' + '-'.repeat(11) + 'f--|', {
@@ -51,7 +57,13 @@ describe('toAgUi', () => {
           B: triad('srv-2', 'web_fetch', '{"url":"https://example.test"}', 30)[1],
           D: triad('srv-2', 'web_fetch', '{"url":"https://example.test"}', 30)[2],
           P: { type: 'CUSTOM', name: 'agentrx.turn_end', value: { turn: 1, terminal: 'end_turn', stopReason: 'end_turn', usage: F.usage }, timestamp: 30 },
-          F: { type: 'RUN_FINISHED', threadId: F.threadId, runId: 'run-1', result: { terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage: F.usage }, timestamp: 40 },
+          F: {
+            type: 'RUN_FINISHED',
+            threadId: F.threadId,
+            runId: 'run-1',
+            result: { terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage: F.usage },
+            timestamp: 40,
+          },
         });
       });
     });
@@ -61,7 +73,15 @@ describe('toAgUi', () => {
     it('should emit it at once, stamped with its own envelope time', () => {
       const h = F.hostToolResult(40, 'srv-1', 'denied by the user', true);
       const events = translate([F.runStarted(10), F.turnEnd(30, { terminal: 'requires_action', serverToolUses: [search] }), h, F.runFinished(50)]);
-      expect(events.map((e) => e.type)).toEqual(['RUN_STARTED', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'CUSTOM', 'TOOL_CALL_RESULT', 'RUN_FINISHED']);
+      expect(events.map((e) => e.type)).toEqual([
+        'RUN_STARTED',
+        'TOOL_CALL_START',
+        'TOOL_CALL_ARGS',
+        'TOOL_CALL_END',
+        'CUSTOM',
+        'TOOL_CALL_RESULT',
+        'RUN_FINISHED',
+      ]);
       expect(events[5]).toEqual(hostResult(h, 40));
     });
   });
@@ -82,7 +102,13 @@ describe('toAgUi', () => {
     });
 
     it('should drop it when the run errors or the source completes, too', () => {
-      const errored = translate([F.runStarted(10), F.hostToolResult(20, 'srv-1', 'orphan'), F.runError(30), F.runStarted(40, 'run-2'), F.turnEnd(50, { serverToolUses: [search] })]);
+      const errored = translate([
+        F.runStarted(10),
+        F.hostToolResult(20, 'srv-1', 'orphan'),
+        F.runError(30),
+        F.runStarted(40, 'run-2'),
+        F.turnEnd(50, { serverToolUses: [search] }),
+      ]);
       expect(errored.filter((e) => e.type === 'TOOL_CALL_RESULT')).toEqual([]);
       expect(errored.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'incomplete' });
     });
@@ -107,8 +133,15 @@ describe('toAgUi', () => {
     it('should drop the oldest held result and keep the newest', () => {
       const held: SessionEvent[] = [];
       for (let i = 0; i <= MAX_HELD_RESULTS; i++) held.push(F.hostToolResult(20, `srv-${i}`, `r${i}`));
-      const events = translate([F.runStarted(10), ...held, F.turnEnd(30, { serverToolUses: [toolUse('srv-0', 'a'), toolUse(`srv-${MAX_HELD_RESULTS}`, 'b')] }), F.runFinished(40)]);
-      expect(events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => (e.type === 'TOOL_CALL_RESULT' ? e.content : ''))).toEqual([`r${MAX_HELD_RESULTS}`]);
+      const events = translate([
+        F.runStarted(10),
+        ...held,
+        F.turnEnd(30, { serverToolUses: [toolUse('srv-0', 'a'), toolUse(`srv-${MAX_HELD_RESULTS}`, 'b')] }),
+        F.runFinished(40),
+      ]);
+      expect(events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => (e.type === 'TOOL_CALL_RESULT' ? e.content : ''))).toEqual([
+        `r${MAX_HELD_RESULTS}`,
+      ]);
     });
   });
 
@@ -127,7 +160,7 @@ describe('toAgUi', () => {
   });
 
   describe('when local and host-run results, held and late, mix over two runs', () => {
-    it('should give a stream @ag-ui/client\'s verifier accepts, with one result per result-bearing call', async () => {
+    it("should give a stream @ag-ui/client's verifier accepts, with one result per result-bearing call", async () => {
       const local = toolUse('tu-1', 'echo', { text: 'hi' });
       const events = translate([
         F.runStarted(10),

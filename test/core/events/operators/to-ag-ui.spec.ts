@@ -48,7 +48,9 @@ describe('toAgUi', () => {
   const collect = (envelopes: SessionEvent[], opts?: ToAgUiOptions): AgUiEvent[] => {
     const out: AgUiEvent[] = [];
     scheduler.run(() => {
-      from(envelopes).pipe(toAgUi(opts)).subscribe((e) => out.push(e));
+      from(envelopes)
+        .pipe(toAgUi(opts))
+        .subscribe((e) => out.push(e));
     });
     return out;
   };
@@ -189,7 +191,13 @@ describe('toAgUi', () => {
     it('should end the message, then emit RUN_ERROR with the message and code', () => {
       expectTranslation(
         [F.runStarted(1), F.textDelta(2, 'Hel'), F.runError(3, 'run-1', 'host failed', 'provider_error')],
-        [Expected.runStarted(1), Expected.msgStart(2), Expected.msgContent(2, 'Hel'), Expected.msgEnd(3), Expected.runError(3, 'host failed', 'provider_error')],
+        [
+          Expected.runStarted(1),
+          Expected.msgStart(2),
+          Expected.msgContent(2, 'Hel'),
+          Expected.msgEnd(3),
+          Expected.runError(3, 'host failed', 'provider_error'),
+        ],
       );
     });
   });

@@ -7,7 +7,6 @@ import { EnvelopeFixtures as F, toolUse, translate, verified } from './fixtures.
 const readFile = toolUse('call-1', 'read_file', { path: 'a.txt' });
 const listDir = toolUse('call-2', 'list_dir', { dir: '.' });
 
-
 /** `type` (and the id it concerns) of each event: enough to read an order at a glance. */
 function shape(events: readonly AgUiEvent[]): string[] {
   return events.map((e) => {
@@ -27,7 +26,6 @@ describe('toAgUi', () => {
   beforeEach(() => {
     scheduler = new TestScheduler((a, e) => expect(a).toEqual(e));
   });
-
 
   describe('when a tool call streams its arguments and the turn end names it', () => {
     it('should open it at its first fragment (with its parent message), send each fragment as ARGS, and only close it at the turn end', () => {
@@ -50,15 +48,32 @@ describe('toAgUi', () => {
           B: { type: 'TOOL_CALL_ARGS', toolCallId: 'call-1', delta: '"a.txt"}', timestamp: 50 },
           X: { type: 'TEXT_MESSAGE_END', messageId: 'chatcmpl-1', timestamp: 60 },
           E: { type: 'TOOL_CALL_END', toolCallId: 'call-1', timestamp: 60 },
-          P: { type: 'CUSTOM', name: 'agentrx.turn_end', value: { turn: 1, terminal: 'requires_action', stopReason: 'end_turn', usage: F.usage }, timestamp: 60 },
-          F: { type: 'RUN_FINISHED', threadId: F.threadId, runId: 'run-1', result: { terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage: F.usage }, timestamp: 70 },
+          P: {
+            type: 'CUSTOM',
+            name: 'agentrx.turn_end',
+            value: { turn: 1, terminal: 'requires_action', stopReason: 'end_turn', usage: F.usage },
+            timestamp: 60,
+          },
+          F: {
+            type: 'RUN_FINISHED',
+            threadId: F.threadId,
+            runId: 'run-1',
+            result: { terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage: F.usage },
+            timestamp: 70,
+          },
         });
       });
     });
 
     it('should give the call the open text message as parent when the fragment names none', () => {
       const events = translate([F.runStarted(10), F.textDelta(20, 'x', 'm-7'), F.toolCallDelta(30, 'call-1', '{}', { name: 'read_file' })]);
-      expect(events.find((e) => e.type === 'TOOL_CALL_START')).toEqual({ type: 'TOOL_CALL_START', toolCallId: 'call-1', toolCallName: 'read_file', parentMessageId: 'm-7', timestamp: 30 });
+      expect(events.find((e) => e.type === 'TOOL_CALL_START')).toEqual({
+        type: 'TOOL_CALL_START',
+        toolCallId: 'call-1',
+        toolCallName: 'read_file',
+        parentMessageId: 'm-7',
+        timestamp: 30,
+      });
     });
   });
 
@@ -149,7 +164,12 @@ describe('toAgUi', () => {
         F.runFinished(40),
       ]);
       const end = events.findIndex((e) => e.type === 'TOOL_CALL_END');
-      expect(events[end + 1]).toEqual({ type: 'CUSTOM', name: TOOL_CALL_ARGS_REPLACED_EVENT, value: { toolCallId: 'call-1', args: '{"path":"a.txt"}' }, timestamp: 30 });
+      expect(events[end + 1]).toEqual({
+        type: 'CUSTOM',
+        name: TOOL_CALL_ARGS_REPLACED_EVENT,
+        value: { toolCallId: 'call-1', args: '{"path":"a.txt"}' },
+        timestamp: 30,
+      });
     });
 
     it('should say nothing more when they are the same JSON (key order and spacing aside), empty for {}, or undecodable', () => {
@@ -178,13 +198,21 @@ describe('toAgUi', () => {
         F.turnEnd(30),
         F.runFinished(40),
       ]);
-      expect(shape(events)).toEqual(['RUN_STARTED', 'TOOL_CALL_START dup-1', 'TOOL_CALL_ARGS dup-1', 'TOOL_CALL_END dup-1', 'TOOL_CALL_RESULT dup-1', 'CUSTOM agentrx.turn_end', 'RUN_FINISHED']);
+      expect(shape(events)).toEqual([
+        'RUN_STARTED',
+        'TOOL_CALL_START dup-1',
+        'TOOL_CALL_ARGS dup-1',
+        'TOOL_CALL_END dup-1',
+        'TOOL_CALL_RESULT dup-1',
+        'CUSTOM agentrx.turn_end',
+        'RUN_FINISHED',
+      ]);
       await expect(verified(events)).resolves.toHaveLength(events.length);
     });
   });
 
   describe('when fragments cannot open a call', () => {
-    it('should drop a nameless first fragment (and the call\'s later ones), then announce the call whole at the turn end', () => {
+    it("should drop a nameless first fragment (and the call's later ones), then announce the call whole at the turn end", () => {
       const events = translate([
         F.runStarted(10),
         F.toolCallDelta(20, 'call-1', '{"path":'),
@@ -192,7 +220,14 @@ describe('toAgUi', () => {
         F.turnEnd(30, { terminal: 'requires_action', customToolUses: [readFile] }),
         F.runFinished(40),
       ]);
-      expect(shape(events)).toEqual(['RUN_STARTED', 'TOOL_CALL_START call-1', 'TOOL_CALL_ARGS call-1', 'TOOL_CALL_END call-1', 'CUSTOM agentrx.turn_end', 'RUN_FINISHED']);
+      expect(shape(events)).toEqual([
+        'RUN_STARTED',
+        'TOOL_CALL_START call-1',
+        'TOOL_CALL_ARGS call-1',
+        'TOOL_CALL_END call-1',
+        'CUSTOM agentrx.turn_end',
+        'RUN_FINISHED',
+      ]);
       expect(argsOf(events, 'call-1')).toBe('{"path":"a.txt"}');
     });
 
@@ -225,14 +260,25 @@ describe('toAgUi', () => {
           R: { type: 'RUN_STARTED', threadId: F.threadId, runId: 'run-1', timestamp: 10 },
           G: { type: 'REASONING_START', messageId: 'msg-1.reasoning', timestamp: 20 },
           H: { type: 'REASONING_MESSAGE_START', messageId: 'msg-1.reasoning', role: 'reasoning', timestamp: 20 },
-          K: { type: 'REASONING_MESSAGE_CONTENT', messageId: 'msg-1.reasoning', delta: expect.any(String) as unknown as string, timestamp: expect.any(Number) as unknown as number },
+          K: {
+            type: 'REASONING_MESSAGE_CONTENT',
+            messageId: 'msg-1.reasoning',
+            delta: expect.any(String) as unknown as string,
+            timestamp: expect.any(Number) as unknown as number,
+          },
           I: { type: 'REASONING_MESSAGE_END', messageId: 'msg-1.reasoning', timestamp: 40 },
           J: { type: 'REASONING_END', messageId: 'msg-1.reasoning', timestamp: 40 },
           M: { type: 'TEXT_MESSAGE_START', messageId: 'msg-1', role: 'assistant', timestamp: 40 },
           C: { type: 'TEXT_MESSAGE_CONTENT', messageId: 'msg-1', delta: 'Done.', timestamp: 40 },
           X: { type: 'TEXT_MESSAGE_END', messageId: 'msg-1', timestamp: 50 },
           P: { type: 'CUSTOM', name: 'agentrx.turn_end', value: { turn: 1, terminal: 'end_turn', stopReason: 'end_turn', usage: F.usage }, timestamp: 50 },
-          F: { type: 'RUN_FINISHED', threadId: F.threadId, runId: 'run-1', result: { terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage: F.usage }, timestamp: 60 },
+          F: {
+            type: 'RUN_FINISHED',
+            threadId: F.threadId,
+            runId: 'run-1',
+            result: { terminal: 'end_turn', stopReason: 'end_turn', turns: 1, usage: F.usage },
+            timestamp: 60,
+          },
         });
       });
     });
@@ -328,13 +374,17 @@ describe('toAgUi', () => {
           E: { type: 'TOOL_CALL_END', toolCallId: 'call-1', timestamp: 30 },
           Z: { type: 'RUN_ERROR', message: 'event stream ended without a terminal event', code: 'incomplete', timestamp: 30 },
         });
-        expectObservable(cold('sc---r----#', values, new Error('wire broke')).pipe(toAgUi())).toBe('S(TA)(GHK)(IJEZ#)', {
-          ...ends,
-          I: { type: 'REASONING_MESSAGE_END', messageId: 'r-1', timestamp: 30 },
-          J: { type: 'REASONING_END', messageId: 'r-1', timestamp: 30 },
-          E: { type: 'TOOL_CALL_END', toolCallId: 'call-1', timestamp: 30 },
-          Z: { type: 'RUN_ERROR', message: 'wire broke', code: 'stream_error', timestamp: 30 },
-        }, new Error('wire broke'));
+        expectObservable(cold('sc---r----#', values, new Error('wire broke')).pipe(toAgUi())).toBe(
+          'S(TA)(GHK)(IJEZ#)',
+          {
+            ...ends,
+            I: { type: 'REASONING_MESSAGE_END', messageId: 'r-1', timestamp: 30 },
+            J: { type: 'REASONING_END', messageId: 'r-1', timestamp: 30 },
+            E: { type: 'TOOL_CALL_END', toolCallId: 'call-1', timestamp: 30 },
+            Z: { type: 'RUN_ERROR', message: 'wire broke', code: 'stream_error', timestamp: 30 },
+          },
+          new Error('wire broke'),
+        );
       });
     });
   });

@@ -71,7 +71,12 @@ async function until(check: () => Promise<boolean> | boolean, what: string): Pro
 }
 
 const executing = (id: string): LedgerEntry => ({ toolUseId: id, name: 'echo', state: 'executing' });
-const executed = (id: string): LedgerEntry => ({ toolUseId: id, name: 'echo', state: 'executed', result: { toolUseId: id, content: `ok ${id}`, isError: false } });
+const executed = (id: string): LedgerEntry => ({
+  toolUseId: id,
+  name: 'echo',
+  state: 'executed',
+  result: { toolUseId: id, content: `ok ${id}`, isError: false },
+});
 
 describe('FileSessionStore durability', () => {
   let dir: string;

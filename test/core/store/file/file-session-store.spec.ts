@@ -54,7 +54,10 @@ describe('FileSessionStore', () => {
       expect(await readdir(join(dir, 'a%2Fb%20c'))).toEqual(['journal.jsonl']);
       const [first, save, ...rest] = await journalLines('a/b c');
       expect(first).toEqual(header('a/b c'));
-      expect(save).toEqual({ r: { version: 2, sessionId: 'a/b c', provider: 'scripted', threadId: 'thread-a/b c', status: 'idle', createdAt: 1_000, updatedAt: 1_000 }, L: [] });
+      expect(save).toEqual({
+        r: { version: 2, sessionId: 'a/b c', provider: 'scripted', threadId: 'thread-a/b c', status: 'idle', createdAt: 1_000, updatedAt: 1_000 },
+        L: [],
+      });
       expect(rest).toEqual([env('a/b c', 1), env('a/b c', 2), { l: executing('u1'), at: expect.any(Number) }]);
     });
 
@@ -125,7 +128,9 @@ describe('FileSessionStore', () => {
         await store.save(F.record('s', { transcript }));
         await store.append('s', F.envelopes('s', 1, 3));
         await store.transition('s', undefined, executing('u1'));
-        await store.save(F.record('s', { status: 'completed', updatedAt: 7, transcript: [...transcript, { type: 'local.assistant', text: 'yo' } as unknown as RawEvent] }));
+        await store.save(
+          F.record('s', { status: 'completed', updatedAt: 7, transcript: [...transcript, { type: 'local.assistant', text: 'yo' } as unknown as RawEvent] }),
+        );
         const [listed] = await new FileSessionStore(dir).list();
         expect(listed).toEqual(await new FileSessionStore(dir).load('s'));
         expect(listed!.status).toBe('completed');

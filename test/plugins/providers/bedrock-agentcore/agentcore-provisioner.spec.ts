@@ -28,7 +28,11 @@ describe('AgentCoreProvisioner', () => {
 
   /** The harness name of `SPEC` under the default prefix (no network). */
   const nameOf = (spec: AgentSpec): string =>
-    new AgentCoreProvisioner({ send: () => Promise.reject(new Error('offline')) }, { executionRoleArn: ROLE, harnessNamePrefix: 'agentrx', provisionTimeoutMs: 1, pollIntervalMs: 1 }, new MemoryLogger()).harnessName(spec);
+    new AgentCoreProvisioner(
+      { send: () => Promise.reject(new Error('offline')) },
+      { executionRoleArn: ROLE, harnessNamePrefix: 'agentrx', provisionTimeoutMs: 1, pollIntervalMs: 1 },
+      new MemoryLogger(),
+    ).harnessName(spec);
   const ops = (): string[] => emulator.requests.map((r) => r.operation);
   const signal = (): AbortSignal => new AbortController().signal;
 
@@ -63,7 +67,11 @@ describe('AgentCoreProvisioner', () => {
           model: { bedrockModelConfig: { modelId: 'us.anthropic.claude-test' } },
         });
         expect(body['tools']).toEqual(
-          SPEC.tools.map((t) => ({ type: 'inline_function', name: t.name, config: { inlineFunction: { description: t.description, inputSchema: t.inputSchema } } })),
+          SPEC.tools.map((t) => ({
+            type: 'inline_function',
+            name: t.name,
+            config: { inlineFunction: { description: t.description, inputSchema: t.inputSchema } },
+          })),
         );
       });
     });
@@ -114,14 +122,21 @@ describe('AgentCoreProvisioner', () => {
         const fault = { status: 500 };
         const p = await setup({ statusSequence: ['CREATE_FAILED'], faults: { delete: [fault, fault, fault] } });
         const err = await p.provision(SPEC, signal()).catch((e: unknown) => e);
-        expect(err).toMatchObject({ code: 'provider_error', message: expect.stringContaining('CREATE_FAILED'), details: { rolledBack: false, rollbackError: expect.stringContaining('HTTP 500') } });
+        expect(err).toMatchObject({
+          code: 'provider_error',
+          message: expect.stringContaining('CREATE_FAILED'),
+          details: { rolledBack: false, rollbackError: expect.stringContaining('HTTP 500') },
+        });
         expect(ops().filter((o) => o === 'DeleteHarness')).toHaveLength(3);
         expect(logger.lines.some((l) => l.level === 'warn' && l.message.includes('rollback delete'))).toBe(true);
       });
 
       it('should treat an unknown status as fatal and roll back', async () => {
         const p = await setup({ statusSequence: ['CREATING', 'MYSTERY'] });
-        await expect(p.provision(SPEC, signal())).rejects.toMatchObject({ code: 'provider_error', message: expect.stringContaining("unknown status 'MYSTERY'") });
+        await expect(p.provision(SPEC, signal())).rejects.toMatchObject({
+          code: 'provider_error',
+          message: expect.stringContaining("unknown status 'MYSTERY'"),
+        });
         expect(emulator.harnesses()).toHaveLength(0);
       });
 
@@ -185,17 +200,9 @@ describe('AgentCoreProvisioner', () => {
 
 describe('classifyHarnessStatus', () => {
   it('should classify every documented status', () => {
-    expect(['READY', 'CREATING', 'UPDATING', 'DELETING', 'CREATE_FAILED', 'UPDATE_FAILED', 'DELETE_FAILED', 'WHAT', undefined].map(classifyHarnessStatus)).toEqual([
-      'ready',
-      'waiting',
-      'waiting',
-      'terminating',
-      'failed',
-      'failed',
-      'failed',
-      'unknown',
-      'unknown',
-    ]);
+    expect(
+      ['READY', 'CREATING', 'UPDATING', 'DELETING', 'CREATE_FAILED', 'UPDATE_FAILED', 'DELETE_FAILED', 'WHAT', undefined].map(classifyHarnessStatus),
+    ).toEqual(['ready', 'waiting', 'waiting', 'terminating', 'failed', 'failed', 'failed', 'unknown', 'unknown']);
   });
 });
 
@@ -206,7 +213,10 @@ describe('AgentCoreAgentProvider provisioning', () => {
   it('should use a configured harnessArn without any control-plane call', async () => {
     emulator = await startAgentCoreEmulator({ credentials: CREDS });
     const { provider } = makeProvider(emulator);
-    await expect(provider.provision(SPEC, new AbortController().signal)).resolves.toMatchObject({ created: false, harnessArn: expect.stringContaining('harness/test-harness') });
+    await expect(provider.provision(SPEC, new AbortController().signal)).resolves.toMatchObject({
+      created: false,
+      harnessArn: expect.stringContaining('harness/test-harness'),
+    });
     await provider.teardown({ harnessArn: 'arn:aws:bedrock-agentcore:eu-west-1:1:harness/x', created: false }, new AbortController().signal);
     expect(emulator.requests).toHaveLength(0);
   });
@@ -214,7 +224,10 @@ describe('AgentCoreAgentProvider provisioning', () => {
   it('should fail with invalid_config without harnessArn or executionRoleArn', async () => {
     emulator = await startAgentCoreEmulator({ credentials: CREDS });
     const { provider } = makeProvider(emulator, { harnessArn: undefined });
-    await expect(provider.provision(SPEC, new AbortController().signal)).rejects.toMatchObject({ code: 'invalid_config', message: expect.stringContaining('executionRoleArn') });
+    await expect(provider.provision(SPEC, new AbortController().signal)).rejects.toMatchObject({
+      code: 'invalid_config',
+      message: expect.stringContaining('executionRoleArn'),
+    });
   });
 
   it('should provision through the control plane and tear the harness down', async () => {

@@ -1,6 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { CONTROL_SDK_PACKAGE, DATA_SDK_PACKAGE, loadControlSdk, loadDataSdk, loadSdk } from '../../../../src/plugins/providers/bedrock-agentcore/agentcore-sdk.js';
+import {
+  CONTROL_SDK_PACKAGE,
+  DATA_SDK_PACKAGE,
+  loadControlSdk,
+  loadDataSdk,
+  loadSdk,
+} from '../../../../src/plugins/providers/bedrock-agentcore/agentcore-sdk.js';
 import { failure } from '../../../fakes/failure.js';
 
 const SRC = join(process.cwd(), 'src');
@@ -37,11 +43,11 @@ describe('the AWS SDK is optional (issue 16, first use)', () => {
   });
 
   it('should tell a static import from a type-only one', () => {
-    expect(staticSdkImports("import { X } from '@aws-sdk/client-x';\nimport type { Y } from '@aws-sdk/client-y';\nexport { Z } from '@smithy/z';\nimport '@aws-sdk/side-effect';")).toEqual([
-      '@aws-sdk/client-x',
-      '@smithy/z',
-      '@aws-sdk/side-effect',
-    ]);
+    expect(
+      staticSdkImports(
+        "import { X } from '@aws-sdk/client-x';\nimport type { Y } from '@aws-sdk/client-y';\nexport { Z } from '@smithy/z';\nimport '@aws-sdk/side-effect';",
+      ),
+    ).toEqual(['@aws-sdk/client-x', '@smithy/z', '@aws-sdk/side-effect']);
   });
 
   describe('loadSdk', () => {
@@ -49,7 +55,9 @@ describe('the AWS SDK is optional (issue 16, first use)', () => {
       const missing = '@aws-sdk/client-agentrx-not-installed';
       const err = await failure(loadSdk(DATA_SDK_PACKAGE, () => import(missing)));
       expect(err.code).toBe('invalid_config');
-      expect(err.message).toBe(`the bedrock-agentcore provider needs the optional package ${DATA_SDK_PACKAGE}: npm install ${DATA_SDK_PACKAGE} ${CONTROL_SDK_PACKAGE}`);
+      expect(err.message).toBe(
+        `the bedrock-agentcore provider needs the optional package ${DATA_SDK_PACKAGE}: npm install ${DATA_SDK_PACKAGE} ${CONTROL_SDK_PACKAGE}`,
+      );
       expect(err.details).toMatchObject({ package: DATA_SDK_PACKAGE });
     });
 

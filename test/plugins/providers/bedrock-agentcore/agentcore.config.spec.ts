@@ -21,7 +21,14 @@ describe('AgentCoreProviderOptionsClass', () => {
     it('should pass with the documented defaults and no region, harness or credentials', () => {
       const { options, errors } = validate({});
       expect(errors).toEqual([]);
-      expect({ ...options }).toEqual({ idleTimeoutMs: 300_000, maxRetries: 2, retryBaseMs: 500, harnessNamePrefix: 'agentrx', provisionTimeoutMs: 600_000, pollIntervalMs: 2_000 });
+      expect({ ...options }).toEqual({
+        idleTimeoutMs: 300_000,
+        maxRetries: 2,
+        retryBaseMs: 500,
+        harnessNamePrefix: 'agentrx',
+        provisionTimeoutMs: 600_000,
+        pollIntervalMs: 2_000,
+      });
     });
   });
 
@@ -35,9 +42,16 @@ describe('AgentCoreProviderOptionsClass', () => {
 
   describe('when fields are invalid', () => {
     it('should name each bad field', () => {
-      expect(validate({ region: 'Mars', endpoint: 'not a url', harnessArn: 'harness-1', maxRetries: 11, idleTimeoutMs: 0, harnessNamePrefix: '9lives' }).errors.sort()).toEqual(
-        ['endpoint', 'harnessArn', 'harnessNamePrefix', 'idleTimeoutMs', 'maxRetries', 'region'].sort(),
-      );
+      expect(
+        validate({
+          region: 'Mars',
+          endpoint: 'not a url',
+          harnessArn: 'harness-1',
+          maxRetries: 11,
+          idleTimeoutMs: 0,
+          harnessNamePrefix: '9lives',
+        }).errors.sort(),
+      ).toEqual(['endpoint', 'harnessArn', 'harnessNamePrefix', 'idleTimeoutMs', 'maxRetries', 'region'].sort());
       expect(validate({ environmentVariables: { A: 1 } }).errors).toEqual(['environmentVariables']);
     });
 
@@ -50,7 +64,13 @@ describe('AgentCoreProviderOptionsClass', () => {
 
   describe('when inspected or serialized with credentials and environment variables', () => {
     it('should redact the secret, the token and the variable values', () => {
-      const { options } = validate({ accessKeyId: 'AKIDVISIBLE', secretAccessKey: SECRET, sessionToken: TOKEN, environmentVariables: { DATABASE_URL: 'postgres://app:hunter2-env-value@db' }, region: 'us-west-2' });
+      const { options } = validate({
+        accessKeyId: 'AKIDVISIBLE',
+        secretAccessKey: SECRET,
+        sessionToken: TOKEN,
+        environmentVariables: { DATABASE_URL: 'postgres://app:hunter2-env-value@db' },
+        region: 'us-west-2',
+      });
       for (const shown of [inspect(options, { depth: 5 }), JSON.stringify(options)]) {
         expect(shown).not.toContain(SECRET);
         expect(shown).not.toContain(TOKEN);
@@ -69,7 +89,11 @@ describe('AgentCoreProviderOptionsClass', () => {
       expect(agentCoreConfigSection.required!({ provider: 'local' } as AgentRxConfig)).toBe(false);
       let message = '';
       try {
-        validateConfig({ provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': { secretAccessKey: SECRET, region: 'bad' } } }, [agentCoreConfigSection], {});
+        validateConfig(
+          { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': { secretAccessKey: SECRET, region: 'bad' } } },
+          [agentCoreConfigSection],
+          {},
+        );
       } catch (e) {
         message = (e as Error).message;
       }
@@ -110,7 +134,10 @@ describe('controlError', () => {
     expect(controlError('GetHarness', sdk('InternalServerException', 500)).details).toMatchObject({ status: 500, transient: true });
     expect(controlError('GetHarness', sdk('ThrottlingException', 400)).details).toMatchObject({ transient: true });
     expect(controlError('GetHarness', sdk('ValidationException', 400)).details).toMatchObject({ status: 400, transient: false });
-    expect(controlError('GetHarness', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toMatchObject({ code: 'http_error', details: { transient: true } });
+    expect(controlError('GetHarness', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toMatchObject({
+      code: 'http_error',
+      details: { transient: true },
+    });
     expect(controlError('GetHarness', new Error('weird'))).toMatchObject({ code: 'provider_error', details: { transient: false } });
   });
 });

@@ -1,6 +1,11 @@
 import { decodeFailureOf, HarnessExceptionFrame } from '../../../../src/plugins/providers/bedrock-agentcore/agentcore-frames.js';
 import { ATTEMPT_FAILED, STREAM_EXCEPTION } from '../../../../src/plugins/providers/bedrock-agentcore/agentcore.provider.js';
-import { startAgentCoreEmulator, type AgentCoreEmulator, type AgentCoreEmulatorOptions, type AgentCoreFault } from '../../../../src/testing/agentcore-emulator.js';
+import {
+  startAgentCoreEmulator,
+  type AgentCoreEmulator,
+  type AgentCoreEmulatorOptions,
+  type AgentCoreFault,
+} from '../../../../src/testing/agentcore-emulator.js';
 import { CREDS, collect, makeProvider, open } from './helpers.js';
 
 /**
@@ -43,7 +48,10 @@ describe('AgentCoreAgentProvider frame failures', () => {
       const bad: AgentCoreFault = { kind: 'corrupt', afterFrames: 2, damage: 'checksum' };
       const { provider } = await setup({ script: [{ text: 'never whole' }], faults: { 0: bad, 1: bad } }, { maxRetries: 1 });
       const polled = await collect(provider.pollTurn(await open(provider), provider.userInput('go')));
-      expect(polled.error).toMatchObject({ code: 'stream_error', details: { origin: 'decode', decodeKind: 'checksum', events: 2, transient: true, attempts: 2 } });
+      expect(polled.error).toMatchObject({
+        code: 'stream_error',
+        details: { origin: 'decode', decodeKind: 'checksum', events: 2, transient: true, attempts: 2 },
+      });
       const message = (polled.error as Error).message;
       expect(message).toMatch(/^agentrx could not decode the InvokeHarness event stream after 2 events \(checksum\): The message checksum/);
       expect(message).not.toContain('harness stream reported');
@@ -68,7 +76,10 @@ describe('AgentCoreAgentProvider frame failures', () => {
     it.each([0, 2])('should blame decoding, not the host, and mark it retryable (frame %i)', async (afterFrames) => {
       const { provider } = await setup({ script: [{ text: 'x y z' }], faults: { 0: { kind: 'corrupt', afterFrames, damage: 'payload' } } }, { maxRetries: 0 });
       const polled = await collect(provider.pollTurn(await open(provider), provider.userInput('go')));
-      expect(polled.error).toMatchObject({ code: 'stream_error', details: { origin: 'decode', decodeKind: 'payload', eventType: 'contentBlockDelta', events: afterFrames, transient: true } });
+      expect(polled.error).toMatchObject({
+        code: 'stream_error',
+        details: { origin: 'decode', decodeKind: 'payload', eventType: 'contentBlockDelta', events: afterFrames, transient: true },
+      });
       expect((polled.error as Error).message).not.toMatch(/harness stream reported|SyntaxError:/);
       expect(polled.events.filter((e) => e['type'] === STREAM_EXCEPTION)).toEqual([]);
     });
@@ -80,7 +91,10 @@ describe('AgentCoreAgentProvider frame failures', () => {
       ['an unmodeled type', 'modelStreamErrorException', 1],
       ['a modeled type in the first frame', 'validationException', 0],
     ])('should keep the :exception-type of %s and the body text, blame the host and not retry', async (_label, exceptionType, afterFrames) => {
-      const { provider } = await setup({ script: [{ text: 'a b c' }], faults: { 0: { kind: 'corrupt', afterFrames, damage: 'exception_body', exceptionType, body: 'upstream <b>overloaded</b>' } } });
+      const { provider } = await setup({
+        script: [{ text: 'a b c' }],
+        faults: { 0: { kind: 'corrupt', afterFrames, damage: 'exception_body', exceptionType, body: 'upstream <b>overloaded</b>' } },
+      });
       const polled = await collect(provider.pollTurn(await open(provider), provider.userInput('go')));
       expect(polled.error).toMatchObject({
         code: 'harness_stream_error',
@@ -94,16 +108,28 @@ describe('AgentCoreAgentProvider frame failures', () => {
 
   describe('when an exception frame has a JSON body', () => {
     it('should say the host reported it (origin host), as before', async () => {
-      const { provider } = await setup({ script: [{ text: 'a b c' }], faults: { 0: { kind: 'exception', afterFrames: 1, exceptionType: 'internalServerException', message: 'model exploded' } } });
+      const { provider } = await setup({
+        script: [{ text: 'a b c' }],
+        faults: { 0: { kind: 'exception', afterFrames: 1, exceptionType: 'internalServerException', message: 'model exploded' } },
+      });
       const polled = await collect(provider.pollTurn(await open(provider), provider.userInput('go')));
-      expect(polled.error).toMatchObject({ code: 'harness_stream_error', details: { origin: 'host', exceptionType: 'InternalServerException', message: 'model exploded', transient: false } });
+      expect(polled.error).toMatchObject({
+        code: 'harness_stream_error',
+        details: { origin: 'host', exceptionType: 'InternalServerException', message: 'model exploded', transient: false },
+      });
       expect(emulator.invokes()).toHaveLength(1);
     });
 
     it('should take the message out of the JSON body of an unmodeled type too', async () => {
-      const { provider } = await setup({ script: [{ text: 'x' }], faults: { 0: { kind: 'exception', afterFrames: 0, exceptionType: 'throttlingException', message: 'slow down' } } });
+      const { provider } = await setup({
+        script: [{ text: 'x' }],
+        faults: { 0: { kind: 'exception', afterFrames: 0, exceptionType: 'throttlingException', message: 'slow down' } },
+      });
       const polled = await collect(provider.pollTurn(await open(provider), provider.userInput('go')));
-      expect(polled.error).toMatchObject({ code: 'harness_stream_error', details: { origin: 'host', exceptionType: 'throttlingException', message: 'slow down' } });
+      expect(polled.error).toMatchObject({
+        code: 'harness_stream_error',
+        details: { origin: 'host', exceptionType: 'throttlingException', message: 'slow down' },
+      });
       expect((polled.error as Error).message).toBe('The harness stream reported throttlingException: slow down');
     });
   });
@@ -112,10 +138,23 @@ describe('AgentCoreAgentProvider frame failures', () => {
 describe('decodeFailureOf', () => {
   it('should count only errors of a 2xx body, and never an error frame the host sent', () => {
     expect(decodeFailureOf(new Error('Could not load credentials from any providers'), false)).toBeUndefined();
-    expect(decodeFailureOf(Object.assign(new Error('The message checksum (1) did not match the expected value of 2'), { $metadata: { httpStatusCode: 200 } }), false)).toMatchObject({ kind: 'checksum' });
+    expect(
+      decodeFailureOf(
+        Object.assign(new Error('The message checksum (1) did not match the expected value of 2'), { $metadata: { httpStatusCode: 200 } }),
+        false,
+      ),
+    ).toMatchObject({ kind: 'checksum' });
     expect(decodeFailureOf(new Error('The prelude checksum specified in the message (1) does not match'), true)).toMatchObject({ kind: 'checksum' });
-    expect(decodeFailureOf(new RangeError('Offset is outside the bounds of the DataView'), true)).toMatchObject({ kind: 'frame', reason: 'RangeError: Offset is outside the bounds of the DataView' });
-    expect(decodeFailureOf(new Error('AWS SDK error wrapper for RangeError: bad length\n  Deserialization error: to see the raw response, inspect the hidden field'), false)).toMatchObject({ kind: 'frame', reason: 'RangeError: bad length' });
+    expect(decodeFailureOf(new RangeError('Offset is outside the bounds of the DataView'), true)).toMatchObject({
+      kind: 'frame',
+      reason: 'RangeError: Offset is outside the bounds of the DataView',
+    });
+    expect(
+      decodeFailureOf(
+        new Error('AWS SDK error wrapper for RangeError: bad length\n  Deserialization error: to see the raw response, inspect the hidden field'),
+        false,
+      ),
+    ).toMatchObject({ kind: 'frame', reason: 'RangeError: bad length' });
     expect(decodeFailureOf(Object.assign(new Error('slow down'), { name: 'throttlingException' }), true)).toBeUndefined();
     expect(decodeFailureOf(new HarnessExceptionFrame('internalServerException', 'x'), true)).toBeUndefined();
     expect(decodeFailureOf(Object.assign(new Error('reset'), { code: 'ECONNRESET' }), true)).toBeUndefined();

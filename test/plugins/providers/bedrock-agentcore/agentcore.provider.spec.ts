@@ -52,7 +52,12 @@ describe('AgentCoreAgentProvider', () => {
         const rec0 = emulator.invokes()[0]!;
         expect(rec0.writes).toBeGreaterThan(rec0.framesSent);
         const turn1 = provider.normalize(first.events);
-        expect(turn1).toMatchObject({ terminal: 'requires_action', stopReason: 'tool_use', text: 'Let me check both.', usage: { inputTokens: 100, outputTokens: 20 } });
+        expect(turn1).toMatchObject({
+          terminal: 'requires_action',
+          stopReason: 'tool_use',
+          text: 'Let me check both.',
+          usage: { inputTokens: 100, outputTokens: 20 },
+        });
         expect(turn1.customToolUses).toEqual([
           { id: 'tu-echo', name: 'echo', input: { text: 'hello world' } },
           { id: 'tu-add', name: 'add', input: { a: 20, b: 22 } },
@@ -65,7 +70,13 @@ describe('AgentCoreAgentProvider', () => {
         const second = await collect(provider.pollTurn(conn, resume));
         expect(second.error).toBeUndefined();
         const turn2 = provider.normalize(second.events);
-        expect(turn2).toMatchObject({ terminal: 'end_turn', stopReason: 'end_turn', text: 'HELLO WORLD and 42.', customToolUses: [], usage: { inputTokens: 150, outputTokens: 8 } });
+        expect(turn2).toMatchObject({
+          terminal: 'end_turn',
+          stopReason: 'end_turn',
+          text: 'HELLO WORLD and 42.',
+          customToolUses: [],
+          usage: { inputTokens: 150, outputTokens: 8 },
+        });
 
         const body = emulator.invokes()[1]!.body as Body;
         expect(body.messages).toEqual([
@@ -117,7 +128,17 @@ describe('AgentCoreAgentProvider', () => {
 
     describe('when two tool uses reuse the same contentBlockIndex', () => {
       it('should still keep them apart by toolUseId', async () => {
-        const { provider } = await setup({ script: [{ toolUses: [{ id: 'a', name: 'echo', input: { text: 'A' } }, { id: 'b', name: 'echo', input: { text: 'B' } }], reuseIndex: true }] });
+        const { provider } = await setup({
+          script: [
+            {
+              toolUses: [
+                { id: 'a', name: 'echo', input: { text: 'A' } },
+                { id: 'b', name: 'echo', input: { text: 'B' } },
+              ],
+              reuseIndex: true,
+            },
+          ],
+        });
         const turn = provider.normalize((await collect(provider.pollTurn(await open(provider), provider.userInput('x')))).events);
         expect(turn.customToolUses).toEqual([
           { id: 'a', name: 'echo', input: { text: 'A' } },
@@ -254,7 +275,10 @@ describe('AgentCoreAgentProvider', () => {
 
       describe('when the invoke is rejected by an unmodeled exception frame', () => {
         it('should not retry it either', async () => {
-          const { provider } = await setup({ script: [{ text: 'x' }], faults: { 0: { kind: 'exception', afterFrames: 0, exceptionType: 'throttlingException', message: 'slow down' } } });
+          const { provider } = await setup({
+            script: [{ text: 'x' }],
+            faults: { 0: { kind: 'exception', afterFrames: 0, exceptionType: 'throttlingException', message: 'slow down' } },
+          });
           const polled = await collect(provider.pollTurn(await open(provider), provider.userInput('go')));
           expect(polled.error).toMatchObject({ code: 'harness_stream_error', details: { exceptionType: 'throttlingException' } });
           expect(emulator.invokes()).toHaveLength(1);
@@ -276,7 +300,9 @@ describe('AgentCoreAgentProvider', () => {
           const { provider } = await setup({ script: [{ toolUses: [{ id: 't1', name: 'echo', input: { text: 'x' } }] }, { text: 'never' }] });
           const conn = await open(provider);
           await collect(provider.pollTurn(conn, provider.userInput('go')));
-          const onlyResults = { messages: [{ role: 'user' as const, content: [{ toolResult: { toolUseId: 't1', content: [{ text: 'X' }], status: 'success' as const } }] }] };
+          const onlyResults = {
+            messages: [{ role: 'user' as const, content: [{ toolResult: { toolUseId: 't1', content: [{ text: 'X' }], status: 'success' as const } }] }],
+          };
           const polled = await collect(provider.pollTurn(conn, onlyResults));
           expect(polled.error).toMatchObject({ code: 'harness_stream_error', details: { exceptionType: 'ValidationException' } });
           expect((polled.error as Error).message).toContain('exceeds the number of toolUse blocks');
@@ -287,7 +313,10 @@ describe('AgentCoreAgentProvider', () => {
 
     describe('when the stream stalls', () => {
       it('should fail with a timeout after the idle period and close the socket', async () => {
-        const { provider } = await setup({ script: [{ text: 'one two three' }], faults: { 0: { kind: 'stall', afterFrames: 2 } } }, { idleTimeoutMs: 150, maxRetries: 0 });
+        const { provider } = await setup(
+          { script: [{ text: 'one two three' }], faults: { 0: { kind: 'stall', afterFrames: 2 } } },
+          { idleTimeoutMs: 150, maxRetries: 0 },
+        );
         const polled = await collect(provider.pollTurn(await open(provider), provider.userInput('go')));
         expect(polled.error).toMatchObject({ code: 'timeout', details: { kind: 'idle', idleTimeoutMs: 150, events: 2 } });
         expect(polled.events).toHaveLength(2);
@@ -295,7 +324,10 @@ describe('AgentCoreAgentProvider', () => {
       });
 
       it('should also time out when no frame arrives at all', async () => {
-        const { provider } = await setup({ script: [{ text: 'never' }], faults: { 0: { kind: 'stall', afterFrames: 0 } } }, { idleTimeoutMs: 100, maxRetries: 0 });
+        const { provider } = await setup(
+          { script: [{ text: 'never' }], faults: { 0: { kind: 'stall', afterFrames: 0 } } },
+          { idleTimeoutMs: 100, maxRetries: 0 },
+        );
         const polled = await collect(provider.pollTurn(await open(provider), provider.userInput('go')));
         expect(polled.error).toMatchObject({ code: 'timeout', details: { kind: 'idle', events: 0 } });
         await emulator.waitForClose(0);
@@ -305,7 +337,15 @@ describe('AgentCoreAgentProvider', () => {
         jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
         try {
           const { provider } = await setup(
-            { script: [{ text: 'a b c d e f g h' }], faults: { 0: [{ kind: 'stall', afterFrames: 2 }, { kind: 'stall', afterFrames: 4 }] } },
+            {
+              script: [{ text: 'a b c d e f g h' }],
+              faults: {
+                0: [
+                  { kind: 'stall', afterFrames: 2 },
+                  { kind: 'stall', afterFrames: 4 },
+                ],
+              },
+            },
             { idleTimeoutMs: 1_000, maxRetries: 0 },
           );
           const conn = await open(provider);
@@ -336,7 +376,10 @@ describe('AgentCoreAgentProvider', () => {
       });
 
       it('should retry a stalled attempt when retries are left', async () => {
-        const { provider } = await setup({ script: [{ text: 'recovered' }], faults: { 0: { kind: 'stall', afterFrames: 1 } } }, { idleTimeoutMs: 150, maxRetries: 1 });
+        const { provider } = await setup(
+          { script: [{ text: 'recovered' }], faults: { 0: { kind: 'stall', afterFrames: 1 } } },
+          { idleTimeoutMs: 150, maxRetries: 1 },
+        );
         const polled = await collect(provider.pollTurn(await open(provider), provider.userInput('go')));
         expect(polled.completed).toBe(true);
         expect(polled.events.find((e) => e['type'] === ATTEMPT_FAILED)).toMatchObject({ code: 'timeout' });
@@ -404,7 +447,10 @@ describe('AgentCoreAgentProvider', () => {
     it('should reject an invalid session id with a clear error', async () => {
       const { provider } = await setup({});
       await expect(open(provider, { sessionId: 'too-short' })).rejects.toMatchObject({ code: 'invalid_options', message: expect.stringContaining('33-100') });
-      await expect(open(provider, { sessionId: `bad!${'x'.repeat(40)}` })).rejects.toMatchObject({ code: 'invalid_options', message: expect.stringContaining('only letters, digits') });
+      await expect(open(provider, { sessionId: `bad!${'x'.repeat(40)}` })).rejects.toMatchObject({
+        code: 'invalid_options',
+        message: expect.stringContaining('only letters, digits'),
+      });
     });
 
     it('should fail with invalid_config when no harness is known', async () => {
@@ -453,7 +499,10 @@ describe('AgentCoreAgentProvider', () => {
         [{ toolUseId: 'a', content: '', isError: false }],
       );
       expect(input.messages).toEqual([
-        { role: 'assistant', content: [{ toolUse: { toolUseId: 'a', name: 'echo', input: { text: 'x' } } }, { toolUse: { toolUseId: 'b', name: 'add', input: {} } }] },
+        {
+          role: 'assistant',
+          content: [{ toolUse: { toolUseId: 'a', name: 'echo', input: { text: 'x' } } }, { toolUse: { toolUseId: 'b', name: 'add', input: {} } }],
+        },
         {
           role: 'user',
           content: [
@@ -467,7 +516,10 @@ describe('AgentCoreAgentProvider', () => {
 
   describe('secrets', () => {
     it('should never put the secret access key in errors, logs, events or inspect output', async () => {
-      const { provider, logger } = await setup({ script: [{ text: 'x' }], faults: { 0: { kind: 'status', status: 503 }, 1: { kind: 'status', status: 403, errorType: 'AccessDeniedException', message: 'denied' } } });
+      const { provider, logger } = await setup({
+        script: [{ text: 'x' }],
+        faults: { 0: { kind: 'status', status: 503 }, 1: { kind: 'status', status: 403, errorType: 'AccessDeniedException', message: 'denied' } },
+      });
       const conn = await open(provider);
       const polled = await collect(provider.pollTurn(conn, provider.userInput('go')));
       expect(polled.error).toMatchObject({ code: 'http_error', details: { status: 403 } });

@@ -9,7 +9,9 @@ import { RecordingConsumer } from '../../../../src/testing/recording-consumer.js
 import { AddToolHandler, EchoToolHandler, resetFakeTools } from '../../../fakes/fake-tools.js';
 import { CREDS, emulatorSection } from './helpers.js';
 
-type Body = { messages: { role: string; content: { toolUse?: { toolUseId: string }; toolResult?: { toolUseId: string; content: { text: string }[]; status: string } }[] }[] };
+type Body = {
+  messages: { role: string; content: { toolUse?: { toolUseId: string }; toolResult?: { toolUseId: string; content: { text: string }[]; status: string } }[] }[];
+};
 
 describe('AgentCoreAgentProvider through AgentRx', () => {
   let emulator: AgentCoreEmulator;
@@ -57,7 +59,13 @@ describe('AgentCoreAgentProvider through AgentRx', () => {
         });
         const result = await rx.run({ prompt: 'Use both tools.' });
 
-        expect(result).toMatchObject({ provider: 'bedrock-agentcore', terminal: 'end_turn', stopReason: 'end_turn', turns: 2, text: 'AGENT, and the sum is 42.' });
+        expect(result).toMatchObject({
+          provider: 'bedrock-agentcore',
+          terminal: 'end_turn',
+          stopReason: 'end_turn',
+          turns: 2,
+          text: 'AGENT, and the sum is 42.',
+        });
         expect(result.usage).toEqual({ inputTokens: 130, outputTokens: 19 });
         expect(result.sessionId).toMatch(/^agentrx-/);
         expect(EchoToolHandler.calls.map((c) => c.input.text)).toEqual(['agent']);
@@ -75,7 +83,10 @@ describe('AgentCoreAgentProvider through AgentRx', () => {
         ]);
         expect(emulator.history(result.sessionId!).map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
         expect(rec.text).toBe('Working on it.AGENT, and the sum is 42.');
-        expect(rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => (e as { toolCallId: string }).toolCallId)).toEqual(['tooluse_echo1', 'tooluse_add1']);
+        expect(rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => (e as { toolCallId: string }).toolCallId)).toEqual([
+          'tooluse_echo1',
+          'tooluse_add1',
+        ]);
       });
     });
 
@@ -86,7 +97,10 @@ describe('AgentCoreAgentProvider through AgentRx', () => {
           script: [{ text: 'Complete answer.', usage: { inputTokens: 12, outputTokens: 3 } }],
           faults: { 0: { kind: 'truncate', afterFrames: 2 } },
         });
-        rx = await AgentRx.create({ config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': section() } }, modules: [agentCoreProviderModule, loggerModule()] });
+        rx = await AgentRx.create({
+          config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': section() } },
+          modules: [agentCoreProviderModule, loggerModule()],
+        });
         const result = await rx.run({ prompt: 'hi', retainEvents: true });
         expect(result).toMatchObject({ terminal: 'end_turn', turns: 1, text: 'Complete answer.', usage: { inputTokens: 12, outputTokens: 3 } });
         expect(emulator.invokes()).toHaveLength(2);
@@ -97,8 +111,15 @@ describe('AgentCoreAgentProvider through AgentRx', () => {
 
     describe('when the model sends tool input that is not valid JSON', () => {
       it('should answer with an is_error result without running the tool', async () => {
-        emulator = await startAgentCoreEmulator({ credentials: CREDS, script: [{ toolUses: [{ id: 'tu-bad', name: 'echo', input: '{"text": "oops' }] }, { text: 'Sorry.' }] });
-        rx = await AgentRx.create({ config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': section() } }, modules: [agentCoreProviderModule, loggerModule()], tools: [EchoToolHandler] });
+        emulator = await startAgentCoreEmulator({
+          credentials: CREDS,
+          script: [{ toolUses: [{ id: 'tu-bad', name: 'echo', input: '{"text": "oops' }] }, { text: 'Sorry.' }],
+        });
+        rx = await AgentRx.create({
+          config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': section() } },
+          modules: [agentCoreProviderModule, loggerModule()],
+          tools: [EchoToolHandler],
+        });
         const result = await rx.run({ prompt: 'go' });
         expect(result.text).toBe('Sorry.');
         expect(EchoToolHandler.calls).toHaveLength(0);
@@ -110,18 +131,36 @@ describe('AgentCoreAgentProvider through AgentRx', () => {
 
     describe('when an exception frame arrives', () => {
       it('should reject the run with harness_stream_error', async () => {
-        emulator = await startAgentCoreEmulator({ credentials: CREDS, script: [{ text: 'x y z' }], faults: { 0: { kind: 'exception', afterFrames: 1, exceptionType: 'runtimeClientError', message: 'microVM crashed' } } });
-        rx = await AgentRx.create({ config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': section() } }, modules: [agentCoreProviderModule, loggerModule()] });
-        await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({ code: 'harness_stream_error', details: { exceptionType: 'RuntimeClientError', message: 'microVM crashed' } });
+        emulator = await startAgentCoreEmulator({
+          credentials: CREDS,
+          script: [{ text: 'x y z' }],
+          faults: { 0: { kind: 'exception', afterFrames: 1, exceptionType: 'runtimeClientError', message: 'microVM crashed' } },
+        });
+        rx = await AgentRx.create({
+          config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': section() } },
+          modules: [agentCoreProviderModule, loggerModule()],
+        });
+        await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({
+          code: 'harness_stream_error',
+          details: { exceptionType: 'RuntimeClientError', message: 'microVM crashed' },
+        });
         expect(emulator.invokes()).toHaveLength(1);
       });
     });
 
     describe('when the session is cancelled while the harness streams', () => {
       it('should abort the invoke (the emulator sees the socket close) and reject with cancelled', async () => {
-        emulator = await startAgentCoreEmulator({ credentials: CREDS, script: [{ text: 'one two three four' }], faults: { 0: { kind: 'stall', afterFrames: 2 } } });
+        emulator = await startAgentCoreEmulator({
+          credentials: CREDS,
+          script: [{ text: 'one two three four' }],
+          faults: { 0: { kind: 'stall', afterFrames: 2 } },
+        });
         const rec = new RecordingConsumer();
-        rx = await AgentRx.create({ config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': section() } }, modules: [agentCoreProviderModule, loggerModule()], consumers: [rec] });
+        rx = await AgentRx.create({
+          config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': section() } },
+          modules: [agentCoreProviderModule, loggerModule()],
+          consumers: [rec],
+        });
         const session = rx.start({ prompt: 'go' });
         let sawText!: () => void;
         const textSeen = new Promise<void>((r) => (sawText = r));
@@ -138,7 +177,11 @@ describe('AgentCoreAgentProvider through AgentRx', () => {
 
     describe('when no harnessArn is configured but executionRoleArn is', () => {
       it('should provision the harness through the control plane and invoke it', async () => {
-        emulator = await startAgentCoreEmulator({ credentials: CREDS, script: [{ text: 'Provisioned and running.' }], control: { statusSequence: ['CREATING', 'READY'] } });
+        emulator = await startAgentCoreEmulator({
+          credentials: CREDS,
+          script: [{ text: 'Provisioned and running.' }],
+          control: { statusSequence: ['CREATING', 'READY'] },
+        });
         rx = await AgentRx.create({
           config: {
             provider: 'bedrock-agentcore',
@@ -160,7 +203,10 @@ describe('AgentCoreAgentProvider through AgentRx', () => {
     describe('when the provider is selected without a harness', () => {
       it('should reject the run with invalid_config', async () => {
         emulator = await startAgentCoreEmulator({ credentials: CREDS });
-        rx = await AgentRx.create({ config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': section({ harnessArn: undefined }) } }, modules: [agentCoreProviderModule, loggerModule()] });
+        rx = await AgentRx.create({
+          config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': section({ harnessArn: undefined }) } },
+          modules: [agentCoreProviderModule, loggerModule()],
+        });
         await expect(rx.run({ prompt: 'hi' })).rejects.toMatchObject({ code: 'invalid_config' });
         expect(emulator.requests).toHaveLength(0);
       });
@@ -175,8 +221,16 @@ describe('AgentCoreAgentProvider through AgentRx', () => {
 
     it('should report invalid section values when the provider is selected', async () => {
       await expect(
-        AgentRx.create({ config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': { region: 'nowhere', accessKeyId: 'AKID' } } }, modules: [agentCoreProviderModule, loggerModule()] }),
-      ).rejects.toMatchObject({ code: 'invalid_config', message: expect.stringMatching(/bedrock-agentcore\.region[\s\S]*bedrock-agentcore\.secretAccessKey|bedrock-agentcore\.secretAccessKey[\s\S]*bedrock-agentcore\.region/) });
+        AgentRx.create({
+          config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': { region: 'nowhere', accessKeyId: 'AKID' } } },
+          modules: [agentCoreProviderModule, loggerModule()],
+        }),
+      ).rejects.toMatchObject({
+        code: 'invalid_config',
+        message: expect.stringMatching(
+          /bedrock-agentcore\.region[\s\S]*bedrock-agentcore\.secretAccessKey|bedrock-agentcore\.secretAccessKey[\s\S]*bedrock-agentcore\.region/,
+        ),
+      });
     });
   });
 });

@@ -19,7 +19,17 @@ describe(ConverseAssembler.name, () => {
   describe('.add', () => {
     describe('when a contentBlockIndex is reused for a new toolUseId', () => {
       it('should open a new block and route later deltas to it', () => {
-        const a = fold([start(0, 'A', 'echo'), input(0, '{"text":'), input(0, '"a"}'), stop(0), start(0, 'B', 'add'), input(0, '{"a":1,'), input(0, '"b":2}'), stop(0), { messageStop: { stopReason: 'tool_use' } }]);
+        const a = fold([
+          start(0, 'A', 'echo'),
+          input(0, '{"text":'),
+          input(0, '"a"}'),
+          stop(0),
+          start(0, 'B', 'add'),
+          input(0, '{"a":1,'),
+          input(0, '"b":2}'),
+          stop(0),
+          { messageStop: { stopReason: 'tool_use' } },
+        ]);
         expect(a.customToolUses()).toEqual([
           { id: 'A', name: 'echo', input: { text: 'a' } },
           { id: 'B', name: 'add', input: { a: 1, b: 2 } },
@@ -36,7 +46,14 @@ describe(ConverseAssembler.name, () => {
 
     describe('when the same toolUseId is started again', () => {
       it('should collapse it into one block, in first-seen order', () => {
-        const a = fold([start(0, 'A', 'echo'), input(0, '{"text":"x"'), start(1, 'B', 'echo'), input(1, '{}'), start(2, 'A', 'echo'), input(2, '{"text":"y"}')]);
+        const a = fold([
+          start(0, 'A', 'echo'),
+          input(0, '{"text":"x"'),
+          start(1, 'B', 'echo'),
+          input(1, '{}'),
+          start(2, 'A', 'echo'),
+          input(2, '{"text":"y"}'),
+        ]);
         expect(a.customToolUses()).toEqual([
           { id: 'A', name: 'echo', input: { text: 'y' } },
           { id: 'B', name: 'echo', input: {} },
@@ -92,7 +109,14 @@ describe(ConverseAssembler.name, () => {
 
     describe('when events are malformed or unknown', () => {
       it('should ignore them without throwing', () => {
-        const a = fold([{}, { contentBlockDelta: null }, { contentBlockStart: { contentBlockIndex: 'x' } }, input(9, '{"orphan":1}'), { metadata: { usage: { inputTokens: -3, outputTokens: 'many' } } }, { hookEvent: {} }]);
+        const a = fold([
+          {},
+          { contentBlockDelta: null },
+          { contentBlockStart: { contentBlockIndex: 'x' } },
+          input(9, '{"orphan":1}'),
+          { metadata: { usage: { inputTokens: -3, outputTokens: 'many' } } },
+          { hookEvent: {} },
+        ]);
         expect(a.customToolUses()).toEqual([]);
         expect(a.usage).toEqual({ inputTokens: 0, outputTokens: 0 });
         expect(a.complete).toBe(false);

@@ -22,7 +22,15 @@ export function options(plain: Record<string, unknown>): AgentCoreProviderOption
 
 /** The raw config section pointing both planes at the emulator with static credentials. */
 export function emulatorSection(emulator: AgentCoreEmulator, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { endpoint: emulator.baseUrl, region: REGION, accessKeyId: CREDS.accessKeyId, secretAccessKey: CREDS.secretAccessKey, harnessArn: HARNESS_ARN, retryBaseMs: 1, ...extra };
+  return {
+    endpoint: emulator.baseUrl,
+    region: REGION,
+    accessKeyId: CREDS.accessKeyId,
+    secretAccessKey: CREDS.secretAccessKey,
+    harnessArn: HARNESS_ARN,
+    retryBaseMs: 1,
+    ...extra,
+  };
 }
 
 /** Validated options of {@link emulatorSection}. */
@@ -40,14 +48,22 @@ export const SPEC: AgentSpec = {
   name: 'helper',
   systemPrompt: 'Be brief.',
   tools: [
-    { name: 'echo', description: 'Echoes text back in upper case.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+    {
+      name: 'echo',
+      description: 'Echoes text back in upper case.',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    },
     { name: 'add', description: 'Adds two integers.', inputSchema: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } } } },
   ],
 };
 
 /** Opens a conn for `provider` (fresh unless `sessionId`). */
 export function open(provider: AgentCoreAgentProvider, opts: { sessionId?: string; signal?: AbortSignal } = {}): Promise<AgentCoreConn> {
-  return provider.open({ spec: SPEC, signal: opts.signal ?? new AbortController().signal, ...(opts.sessionId !== undefined ? { sessionId: opts.sessionId } : {}) });
+  return provider.open({
+    spec: SPEC,
+    signal: opts.signal ?? new AbortController().signal,
+    ...(opts.sessionId !== undefined ? { sessionId: opts.sessionId } : {}),
+  });
 }
 
 /** Everything an Observable emitted, and how it ended. */

@@ -37,5 +37,5 @@ export function received(emu: CmaEmulator, sessionId: string | undefined, type: 
 export function sends(emu: CmaEmulator): { status: number; events: CmaWireEvent[] }[] {
   return emu.requests
     .filter((r) => r.method === 'POST' && /\/v1\/sessions\/[^/]+\/events$/.test(r.path))
-    .map((r) => ({ status: r.status, events: ((r.body as { events?: CmaWireEvent[] } | undefined)?.events ?? []) }));
+    .map((r) => ({ status: r.status, events: (r.body as { events?: CmaWireEvent[] } | undefined)?.events ?? [] }));
 }

@@ -1,4 +1,13 @@
-import { CmaTextDeltas, awaitingConfirmation, blockedOnConfirmation, isCmaTurnBoundary, messageText, normalizeCmaTurn, pendingCmaToolUses, usageOf } from '../../../../src/plugins/providers/claude-managed-agents/cma-normalize.js';
+import {
+  CmaTextDeltas,
+  awaitingConfirmation,
+  blockedOnConfirmation,
+  isCmaTurnBoundary,
+  messageText,
+  normalizeCmaTurn,
+  pendingCmaToolUses,
+  usageOf,
+} from '../../../../src/plugins/providers/claude-managed-agents/cma-normalize.js';
 
 const use = (id: string, name = 'echo', input: unknown = { text: id }) => ({ type: 'agent.custom_tool_use', id, name, input });
 const idle = (stop_reason: unknown, id = 'idle') => ({ type: 'session.status_idle', id, stop_reason });
@@ -14,7 +23,8 @@ describe('isCmaTurnBoundary', () => {
     expect(isCmaTurnBoundary({ type: 'session.error', error: { retry_status: { type: 'exhausted' } } })).toBe(true);
     expect(isCmaTurnBoundary({ type: 'session.error' })).toBe(true);
     expect(isCmaTurnBoundary({ type: 'session.error', error: { retry_status: { type: 'retrying' } } })).toBe(false);
-    for (const type of ['session.status_running', 'agent.message', 'span.outcome_evaluation_end', 'session.thread_status_idle', 'x']) expect(isCmaTurnBoundary({ type })).toBe(false);
+    for (const type of ['session.status_running', 'agent.message', 'span.outcome_evaluation_end', 'session.thread_status_idle', 'x'])
+      expect(isCmaTurnBoundary({ type })).toBe(false);
     expect(isCmaTurnBoundary({})).toBe(false);
   });
 });
@@ -37,7 +47,11 @@ describe('normalizeCmaTurn', () => {
     });
 
     it('should flag a non-object input and default a missing one to {}', () => {
-      const turn = normalizeCmaTurn([use('a', 'echo', 'oops'), { type: 'agent.custom_tool_use', id: 'b', name: 'n' }, idle({ type: 'requires_action', event_ids: ['a', 'b'] })]);
+      const turn = normalizeCmaTurn([
+        use('a', 'echo', 'oops'),
+        { type: 'agent.custom_tool_use', id: 'b', name: 'n' },
+        idle({ type: 'requires_action', event_ids: ['a', 'b'] }),
+      ]);
       expect(turn.customToolUses).toEqual([
         { id: 'a', name: 'echo', input: {}, inputError: expect.stringContaining('string') },
         { id: 'b', name: 'n', input: {} },
@@ -65,9 +79,15 @@ describe('normalizeCmaTurn', () => {
 
     it('should key on the most recent status event', () => {
       expect(normalizeCmaTurn([idle({ type: 'requires_action', event_ids: [] }), idle({ type: 'end_turn' }, 'i2')]).terminal).toBe('end_turn');
-      expect(normalizeCmaTurn([idle({ type: 'end_turn' }), { type: 'session.status_terminated', id: 't' }])).toMatchObject({ terminal: 'terminated', stopReason: 'session.status_terminated' });
+      expect(normalizeCmaTurn([idle({ type: 'end_turn' }), { type: 'session.status_terminated', id: 't' }])).toMatchObject({
+        terminal: 'terminated',
+        stopReason: 'session.status_terminated',
+      });
       const err = { type: 'unknown_error', message: 'x', retry_status: { type: 'terminal' } };
-      expect(normalizeCmaTurn([idle({ type: 'end_turn' }), { type: 'session.error', id: 'e', error: err }])).toMatchObject({ terminal: 'terminated', stopReason: err });
+      expect(normalizeCmaTurn([idle({ type: 'end_turn' }), { type: 'session.error', id: 'e', error: err }])).toMatchObject({
+        terminal: 'terminated',
+        stopReason: err,
+      });
       expect(normalizeCmaTurn([msg('m', 'no status')])).toMatchObject({ terminal: 'terminated', stopReason: undefined, text: 'no status' });
     });
 
@@ -75,15 +95,26 @@ describe('normalizeCmaTurn', () => {
       const failed = { type: 'span.outcome_evaluation_end', id: 'o', result: 'failed' };
       expect(normalizeCmaTurn([failed, idle({ type: 'end_turn' })]).terminal).toBe('terminated');
       expect(normalizeCmaTurn([{ type: 'span.outcome_evaluation_end', id: 'o', verdict: 'failed' }, idle({ type: 'end_turn' })]).terminal).toBe('terminated');
-      expect(normalizeCmaTurn([failed, { type: 'span.outcome_evaluation_end', id: 'o2', result: 'satisfied' }, idle({ type: 'end_turn' })]).terminal).toBe('end_turn');
-      expect(normalizeCmaTurn([{ type: 'span.outcome_evaluation_end', id: 'o', result: 'needs_revision' }, idle({ type: 'end_turn' })]).terminal).toBe('end_turn');
+      expect(normalizeCmaTurn([failed, { type: 'span.outcome_evaluation_end', id: 'o2', result: 'satisfied' }, idle({ type: 'end_turn' })]).terminal).toBe(
+        'end_turn',
+      );
+      expect(normalizeCmaTurn([{ type: 'span.outcome_evaluation_end', id: 'o', result: 'needs_revision' }, idle({ type: 'end_turn' })]).terminal).toBe(
+        'end_turn',
+      );
     });
   });
 
   it('should join message text, list server tool uses and sum usage (model_usage, falling back to usage)', () => {
     const turn = normalizeCmaTurn([
       msg('m1', 'a', 'b'),
-      { type: 'agent.message', id: 'm2', content: [{ type: 'thinking', thinking: 'no' }, { type: 'text', text: 'c' }] },
+      {
+        type: 'agent.message',
+        id: 'm2',
+        content: [
+          { type: 'thinking', thinking: 'no' },
+          { type: 'text', text: 'c' },
+        ],
+      },
       { type: 'agent.tool_use', id: 's1', name: 'web_search', input: { q: 1 } },
       { type: 'agent.tool_use', id: 's2', name: 'bash' },
       { type: 'span.model_request_end', id: 'u1', model_usage: { input_tokens: 3, output_tokens: 2 } },
@@ -101,13 +132,24 @@ describe('normalizeCmaTurn', () => {
   });
 
   it('should never throw on odd input', () => {
-    expect(() => normalizeCmaTurn([{}, { type: 1 }, { type: 'session.status_idle', stop_reason: 'end_turn' }, { type: 'agent.message', content: 'x' }])).not.toThrow();
+    expect(() =>
+      normalizeCmaTurn([{}, { type: 1 }, { type: 'session.status_idle', stop_reason: 'end_turn' }, { type: 'agent.message', content: 'x' }]),
+    ).not.toThrow();
   });
 });
 
 describe('pendingCmaToolUses', () => {
   it('should return uses an idle asked for with no result, in call order, once each', () => {
-    const history = [use('a'), use('b'), use('c'), idle({ type: 'requires_action', event_ids: ['b', 'a'] }), result('a'), use('d'), idle({ type: 'requires_action', event_ids: ['d', 'b'] }, 'i2'), use('b')];
+    const history = [
+      use('a'),
+      use('b'),
+      use('c'),
+      idle({ type: 'requires_action', event_ids: ['b', 'a'] }),
+      result('a'),
+      use('d'),
+      idle({ type: 'requires_action', event_ids: ['d', 'b'] }, 'i2'),
+      use('b'),
+    ];
     expect(pendingCmaToolUses(history).map((u) => u.id)).toEqual(['b', 'd']);
   });
 
@@ -168,18 +210,45 @@ describe('CmaTextDeltas', () => {
 
   it('should stream preview fragments and add only the rest from the final message', () => {
     const d = new CmaTextDeltas();
-    const frag = (text: string, index = 0) => ({ type: 'event_delta', event_id: 'm', delta: { type: 'content_delta', index, content: { type: 'text', text } } });
-    const out = [d.delta({ type: 'event_start', event: { type: 'agent.message', id: 'm' } }), d.delta(frag('Hel')), d.delta(frag('lo')), d.delta(frag('X', 1)), d.delta(msg('m', 'Hello world', 'XY', 'Z'))];
-    expect(out).toEqual([undefined, { text: 'Hel', messageId: 'm' }, { text: 'lo', messageId: 'm' }, { text: '\nX', messageId: 'm' }, { text: ' worldY\nZ', messageId: 'm' }]);
+    const frag = (text: string, index = 0) => ({
+      type: 'event_delta',
+      event_id: 'm',
+      delta: { type: 'content_delta', index, content: { type: 'text', text } },
+    });
+    const out = [
+      d.delta({ type: 'event_start', event: { type: 'agent.message', id: 'm' } }),
+      d.delta(frag('Hel')),
+      d.delta(frag('lo')),
+      d.delta(frag('X', 1)),
+      d.delta(msg('m', 'Hello world', 'XY', 'Z')),
+    ];
+    expect(out).toEqual([
+      undefined,
+      { text: 'Hel', messageId: 'm' },
+      { text: 'lo', messageId: 'm' },
+      { text: '\nX', messageId: 'm' },
+      { text: ' worldY\nZ', messageId: 'm' },
+    ]);
     // Every character of the final message is reported exactly once.
-    expect(out.map((o) => o?.text ?? '').join('').split('').sort()).toEqual(messageText(msg('m', 'Hello world', 'XY', 'Z')).split('').sort());
+    expect(
+      out
+        .map((o) => o?.text ?? '')
+        .join('')
+        .split('')
+        .sort(),
+    ).toEqual(
+      messageText(msg('m', 'Hello world', 'XY', 'Z'))
+        .split('')
+        .sort(),
+    );
     // Forgotten once concluded: a repeat of the message (a new id would be a new message) gives its whole text.
     expect(d.delta(msg('m', 'Hello world'))).toEqual({ text: 'Hello world', messageId: 'm' });
   });
 
   it('should report exactly the final text when previews arrive in block order', () => {
     const d = new CmaTextDeltas();
-    const frag = (text: string, index: number) => d.delta({ type: 'event_delta', event_id: 'q', delta: { type: 'content_delta', index, content: { type: 'text', text } } });
+    const frag = (text: string, index: number) =>
+      d.delta({ type: 'event_delta', event_id: 'q', delta: { type: 'content_delta', index, content: { type: 'text', text } } });
     const parts = [frag('Once ', 0), frag('upon', 0), frag('a ', 1), d.delta(msg('q', 'Once upon', 'a time'))];
     expect(parts.map((p) => p?.text ?? '').join('')).toBe('Once upon\na time');
   });

@@ -26,11 +26,15 @@ describe('CmaSseDecoder', () => {
       for (const text of [lf, crlf]) expect(decode(text)).toEqual([{ kind: 'event', event: ev('agent.message') }]);
       // A trailing lone CR may still be the first half of a CRLF: the frame completes with the next byte.
       expect(decode(cr, ': next\r')).toEqual([{ kind: 'event', event: ev('agent.message') }]);
-      expect(decode(`event: something_else\ndata: {"type":"session.status_idle","id":"i"}\n\n`)).toEqual([{ kind: 'event', event: { type: 'session.status_idle', id: 'i' } }]);
+      expect(decode(`event: something_else\ndata: {"type":"session.status_idle","id":"i"}\n\n`)).toEqual([
+        { kind: 'event', event: { type: 'session.status_idle', id: 'i' } },
+      ]);
     });
 
     it('should join multi-line data with newlines', () => {
-      expect(decode('event: message\ndata: {"type":"agent.message",\ndata:  "id":"m"}\n\n')).toEqual([{ kind: 'event', event: { type: 'agent.message', id: 'm' } }]);
+      expect(decode('event: message\ndata: {"type":"agent.message",\ndata:  "id":"m"}\n\n')).toEqual([
+        { kind: 'event', event: { type: 'agent.message', id: 'm' } },
+      ]);
     });
 
     it('should report comments and ping frames as heartbeats', () => {
@@ -45,7 +49,9 @@ describe('CmaSseDecoder', () => {
     });
 
     it('should report an error frame with its message and type', () => {
-      expect(decode('event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n')).toEqual([{ kind: 'error', message: 'Overloaded', errorType: 'overloaded_error' }]);
+      expect(decode('event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n')).toEqual([
+        { kind: 'error', message: 'Overloaded', errorType: 'overloaded_error' },
+      ]);
     });
 
     it('should report a frame that grows past maxFrameBytes once and ignore everything after it', () => {

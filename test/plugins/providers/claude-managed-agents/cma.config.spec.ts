@@ -21,7 +21,9 @@ function validate(plain: Record<string, unknown>): { options: CmaProviderOptions
 }
 
 async function createError(config: Record<string, unknown>): Promise<AgentRxError> {
-  return failure(AgentRx.create({ modules: [cmaProviderModule], config: { consumers: { terminal: false }, logLevel: 'silent', ...config } }).then((rx) => rx.stop()));
+  return failure(
+    AgentRx.create({ modules: [cmaProviderModule], config: { consumers: { terminal: false }, logLevel: 'silent', ...config } }).then((rx) => rx.stop()),
+  );
 }
 
 describe('CmaProviderOptionsClass', () => {
@@ -53,8 +55,21 @@ describe('CmaProviderOptionsClass', () => {
     it('should name each bad field', () => {
       expect(validate({}).errors).toEqual(['apiKey']);
       expect(validate({ apiKey: '' }).errors).toEqual(['apiKey']);
-      expect(validate({ apiKey: 'k', baseUrl: 'nope', beta: 'files-api-2025-04-14', listPageSize: 0, streamPath: '/v1/stream', maxRetries: 11, eventDeltas: 'maybe' }).errors.sort()).toEqual(['baseUrl', 'beta', 'eventDeltas', 'listPageSize', 'maxRetries', 'streamPath']);
-      expect(validate({ apiKey: 'k', baseUrl: 'http://127.0.0.1:4010', streamIdleTimeoutMs: '250', eventDeltas: 'true' })).toMatchObject({ errors: [], options: { streamIdleTimeoutMs: 250, eventDeltas: true } });
+      expect(
+        validate({
+          apiKey: 'k',
+          baseUrl: 'nope',
+          beta: 'files-api-2025-04-14',
+          listPageSize: 0,
+          streamPath: '/v1/stream',
+          maxRetries: 11,
+          eventDeltas: 'maybe',
+        }).errors.sort(),
+      ).toEqual(['baseUrl', 'beta', 'eventDeltas', 'listPageSize', 'maxRetries', 'streamPath']);
+      expect(validate({ apiKey: 'k', baseUrl: 'http://127.0.0.1:4010', streamIdleTimeoutMs: '250', eventDeltas: 'true' })).toMatchObject({
+        errors: [],
+        options: { streamIdleTimeoutMs: 250, eventDeltas: true },
+      });
     });
   });
 });
@@ -76,7 +91,9 @@ describe('cmaProviderModule', () => {
         container.bind(HttpClientFactory).to(HttpClientFactoryImpl).inSingletonScope();
         container.bind(Logger).toConstantValue(new MemoryLogger());
         container.load(cmaProviderModule);
-        expect(container.getAll<ProviderRegistration>(ProviderRegistration)).toEqual([{ id: 'claude-managed-agents', service: CmaAgentProvider, telemetryName: 'anthropic' }]);
+        expect(container.getAll<ProviderRegistration>(ProviderRegistration)).toEqual([
+          { id: 'claude-managed-agents', service: CmaAgentProvider, telemetryName: 'anthropic' },
+        ]);
         const p = container.get(CmaAgentProvider);
         expect(p).toBeInstanceOf(CmaAgentProvider);
         expect([p.id, p.mode]).toEqual(['claude-managed-agents', 'streaming']);
@@ -87,10 +104,18 @@ describe('cmaProviderModule', () => {
 
   describe('when AgentRx selects claude-managed-agents with a bad section', () => {
     it('should list every problem of the section in one invalid_config error with the section prefix, and no secret', async () => {
-      const err = await createError({ provider: 'claude-managed-agents', providers: { 'claude-managed-agents': { baseUrl: 'not a url', maxRetries: -1, apiKye: API_KEY } } });
+      const err = await createError({
+        provider: 'claude-managed-agents',
+        providers: { 'claude-managed-agents': { baseUrl: 'not a url', maxRetries: -1, apiKye: API_KEY } },
+      });
       expect(err.code).toBe('invalid_config');
       const paths = (err.details!['issues'] as { path: string }[]).map((i) => i.path).sort();
-      expect(paths).toEqual(['providers.claude-managed-agents.apiKey', 'providers.claude-managed-agents.apiKye', 'providers.claude-managed-agents.baseUrl', 'providers.claude-managed-agents.maxRetries']);
+      expect(paths).toEqual([
+        'providers.claude-managed-agents.apiKey',
+        'providers.claude-managed-agents.apiKye',
+        'providers.claude-managed-agents.baseUrl',
+        'providers.claude-managed-agents.maxRetries',
+      ]);
       expect(err.message).toContain('- providers.claude-managed-agents.apiKey: is required');
       expect(err.message).not.toContain(API_KEY);
       expect(inspect(err, { depth: 10 })).not.toContain(API_KEY);
@@ -110,10 +135,17 @@ describe('cmaProviderModule', () => {
     });
 
     it('should load, and reject a session that picks claude-managed-agents with a clear invalid_config', async () => {
-      const rx = await AgentRx.create({ modules: [cmaProviderModule], tools: [EchoToolHandler], config: { provider: 'local', consumers: { terminal: false }, logLevel: 'silent' } });
+      const rx = await AgentRx.create({
+        modules: [cmaProviderModule],
+        tools: [EchoToolHandler],
+        config: { provider: 'local', consumers: { terminal: false }, logLevel: 'silent' },
+      });
       try {
         expect(rx.pluginIds.providers.sort()).toEqual(['bedrock-agentcore', 'claude-managed-agents', 'local']);
-        await expect(rx.run({ provider: 'claude-managed-agents', prompt: 'x' })).rejects.toMatchObject({ code: 'invalid_config', message: expect.stringContaining("providers['claude-managed-agents'].apiKey") });
+        await expect(rx.run({ provider: 'claude-managed-agents', prompt: 'x' })).rejects.toMatchObject({
+          code: 'invalid_config',
+          message: expect.stringContaining("providers['claude-managed-agents'].apiKey"),
+        });
       } finally {
         await rx.stop();
       }
@@ -123,10 +155,18 @@ describe('cmaProviderModule', () => {
       emu = await startCmaEmulator({ script: [{ text: 'from cma' }] });
       const rx = await AgentRx.create({
         modules: [cmaProviderModule],
-        config: { provider: 'local', consumers: { terminal: false }, logLevel: 'silent', providers: { 'claude-managed-agents': { apiKey: API_KEY, baseUrl: emu.baseUrl } } },
+        config: {
+          provider: 'local',
+          consumers: { terminal: false },
+          logLevel: 'silent',
+          providers: { 'claude-managed-agents': { apiKey: API_KEY, baseUrl: emu.baseUrl } },
+        },
       });
       try {
-        await expect(rx.run({ provider: 'claude-managed-agents', prompt: 'x' })).resolves.toMatchObject({ provider: 'claude-managed-agents', text: 'from cma' });
+        await expect(rx.run({ provider: 'claude-managed-agents', prompt: 'x' })).resolves.toMatchObject({
+          provider: 'claude-managed-agents',
+          text: 'from cma',
+        });
         expect(inspect(rx.config, { depth: 10 })).not.toContain(API_KEY);
         expect(JSON.stringify(rx.config)).not.toContain(API_KEY);
         expect(emu.requests.length).toBeGreaterThan(0);

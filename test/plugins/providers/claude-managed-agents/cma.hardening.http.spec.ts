@@ -10,7 +10,11 @@ import { startCmaEmulator, type CmaEmulator, type CmaEmulatorOptions } from '../
 import { failure } from '../../../fakes/failure.js';
 import { API_KEY, createCmaRx } from './cma-fixtures.js';
 
-const spec: AgentSpec = { name: 'helper', systemPrompt: 'Be brief.', tools: [{ name: 'echo', description: 'Echo.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }] };
+const spec: AgentSpec = {
+  name: 'helper',
+  systemPrompt: 'Be brief.',
+  tools: [{ name: 'echo', description: 'Echo.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }],
+};
 const signal = (): AbortSignal => new AbortController().signal;
 
 describe('CmaAgentProvider hardening (issue 16)', () => {
@@ -28,11 +32,16 @@ describe('CmaAgentProvider hardening (issue 16)', () => {
   }
 
   function provider(e: CmaEmulator, overrides: Record<string, unknown> = {}): CmaAgentProvider {
-    const options = plainToInstance(CmaProviderOptionsClass, { apiKey: API_KEY, baseUrl: e.baseUrl, retryBaseMs: 1, ...overrides }, { exposeDefaultValues: true });
+    const options = plainToInstance(
+      CmaProviderOptionsClass,
+      { apiKey: API_KEY, baseUrl: e.baseUrl, retryBaseMs: 1, ...overrides },
+      { exposeDefaultValues: true },
+    );
     return new CmaAgentProvider(options, new HttpClientFactoryImpl(), logger);
   }
 
-  const posts = (e: CmaEmulator, path: RegExp): { path: string; status: number }[] => e.requests.filter((r) => r.method === 'POST' && path.test(r.path)).map((r) => ({ path: r.path, status: r.status }));
+  const posts = (e: CmaEmulator, path: RegExp): { path: string; status: number }[] =>
+    e.requests.filter((r) => r.method === 'POST' && path.test(r.path)).map((r) => ({ path: r.path, status: r.status }));
 
   describe('.provision when creating the agent fails after the environment was created', () => {
     it('should archive the environment it created and reject with the agent error, marked rolled back', async () => {
@@ -50,10 +59,15 @@ describe('CmaAgentProvider hardening (issue 16)', () => {
     });
 
     it('should report both failures when archiving the environment fails too', async () => {
-      const e = await start({ faults: { createFaults: { agents: { 0: { kind: 'status', status: 400 } } }, archiveFaults: { environments: { 0: { kind: 'status', status: 403 } } } } });
+      const e = await start({
+        faults: { createFaults: { agents: { 0: { kind: 'status', status: 400 } } }, archiveFaults: { environments: { 0: { kind: 'status', status: 403 } } } },
+      });
       const err = await failure(provider(e).provision(spec, signal()));
       const [env] = [...e.environments.values()];
-      expect(err).toMatchObject({ code: 'http_error', details: { status: 400, rolledBack: false, environmentId: env!['id'], rollbackError: expect.stringContaining('403') } });
+      expect(err).toMatchObject({
+        code: 'http_error',
+        details: { status: 400, rolledBack: false, environmentId: env!['id'], rollbackError: expect.stringContaining('403') },
+      });
       expect(err.message).toContain('POST /v1/agents failed with 400');
       expect(err.message).toContain(`rolling back also failed: the environment "${String(env!['name'])}" (${String(env!['id'])})`);
       expect(env!['archived_at']).toBeNull();
@@ -120,7 +134,11 @@ describe('CmaAgentProvider hardening (issue 16)', () => {
     });
 
     it('should let a run recover through the normal reconnect when one frame is oversized', async () => {
-      const e = await startCmaEmulator({ script: [{ text: 'hello ', toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'x' } }] }, { text: 'done' }], faults: { unboundedFrame: { before: 3, bytes: 1024 * 1024 } }, heartbeatMs: 0 });
+      const e = await startCmaEmulator({
+        script: [{ text: 'hello ', toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'x' } }] }, { text: 'done' }],
+        faults: { unboundedFrame: { before: 3, bytes: 1024 * 1024 } },
+        heartbeatMs: 0,
+      });
       emu = e;
       const rx = await createCmaRx(e, { section: { maxFrameBytes: 32 * 1024, streamIdleTimeoutMs: 600_000 } });
       try {

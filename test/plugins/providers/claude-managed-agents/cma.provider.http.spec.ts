@@ -12,7 +12,11 @@ import { startCmaEmulator, type CmaEmulator, type CmaEmulatorOptions } from '../
 import { API_KEY } from './cma-fixtures.js';
 import { failure } from '../../../fakes/failure.js';
 
-const spec: AgentSpec = { name: 'helper', systemPrompt: 'Be brief.', tools: [{ name: 'echo', description: 'Echo.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }] };
+const spec: AgentSpec = {
+  name: 'helper',
+  systemPrompt: 'Be brief.',
+  tools: [{ name: 'echo', description: 'Echo.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }],
+};
 const signal = (): AbortSignal => new AbortController().signal;
 /** A cursor that has ingested exactly `ids`. */
 const cursorOf = (ids: readonly string[]): IngestCursor => ({ ingested: ids.length, has: (id) => ids.includes(id) });
@@ -27,11 +31,18 @@ describe('CmaAgentProvider over HTTP', () => {
   });
 
   function provider(e: CmaEmulator, overrides: Record<string, unknown> = {}): CmaAgentProvider {
-    const options = plainToInstance(CmaProviderOptionsClass, { apiKey: API_KEY, baseUrl: e.baseUrl, retryBaseMs: 1, ...overrides }, { exposeDefaultValues: true });
+    const options = plainToInstance(
+      CmaProviderOptionsClass,
+      { apiKey: API_KEY, baseUrl: e.baseUrl, retryBaseMs: 1, ...overrides },
+      { exposeDefaultValues: true },
+    );
     return new CmaAgentProvider(options, new HttpClientFactoryImpl(), logger);
   }
 
-  async function setup(o: CmaEmulatorOptions = {}, overrides: Record<string, unknown> = {}): Promise<{ e: CmaEmulator; p: CmaAgentProvider; handle: CmaHandle; conn: CmaConn }> {
+  async function setup(
+    o: CmaEmulatorOptions = {},
+    overrides: Record<string, unknown> = {},
+  ): Promise<{ e: CmaEmulator; p: CmaAgentProvider; handle: CmaHandle; conn: CmaConn }> {
     const e = await startCmaEmulator({ apiKey: API_KEY, ...o });
     emu = e;
     const p = provider(e, overrides);
@@ -43,7 +54,11 @@ describe('CmaAgentProvider over HTTP', () => {
   describe('.provision', () => {
     it('should create a content-addressed environment and agent with the right headers and body', async () => {
       const { e, handle } = await setup();
-      const body = { model: 'claude-sonnet-4-5', system: 'Be brief.', tools: [{ type: 'custom', name: 'echo', description: 'Echo.', input_schema: spec.tools[0]!.inputSchema }] };
+      const body = {
+        model: 'claude-sonnet-4-5',
+        system: 'Be brief.',
+        tools: [{ type: 'custom', name: 'echo', description: 'Echo.', input_schema: spec.tools[0]!.inputSchema }],
+      };
       expect(handle).toEqual({
         agentId: expect.stringMatching(/^agent_/),
         environmentId: expect.stringMatching(/^env_/),
@@ -54,7 +69,12 @@ describe('CmaAgentProvider over HTTP', () => {
       expect(handle.agentName).toMatch(/^helper_[0-9a-f]{8}$/);
       const create = e.requests.find((r) => r.path === '/v1/agents' && r.method === 'POST')!;
       expect(create.body).toEqual({ name: handle.agentName, ...body });
-      expect(create.headers).toMatchObject({ 'x-api-key': '[redacted]', 'anthropic-version': '2023-06-01', 'anthropic-beta': 'managed-agents-2026-04-01', 'content-type': 'application/json' });
+      expect(create.headers).toMatchObject({
+        'x-api-key': '[redacted]',
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'managed-agents-2026-04-01',
+        'content-type': 'application/json',
+      });
       expect(create.headers['authorization']).toBeUndefined();
     });
 
@@ -157,7 +177,11 @@ describe('CmaAgentProvider over HTTP', () => {
       const { e, p } = await setup({});
       const conn = (id: string): CmaConn => ({ ...newCmaConn(id, true), gated: false });
       const running = e.seedSession([{ type: 'user.message', content: [] }, { type: 'session.status_running' }, { type: 'agent.message', content: [] }]);
-      const idle = e.seedSession([{ type: 'session.status_running' }, { type: 'session.status_idle', stop_reason: { type: 'end_turn' } }, { type: 'span.model_request_end' }]);
+      const idle = e.seedSession([
+        { type: 'session.status_running' },
+        { type: 'session.status_idle', stop_reason: { type: 'end_turn' } },
+        { type: 'span.model_request_end' },
+      ]);
       expect((await p.reconnect(conn(running), cursorOf([]), signal())).midTurn).toBe(true);
       expect((await p.reconnect(conn(idle), cursorOf([]), signal())).midTurn).toBe(false);
     });
@@ -200,7 +224,14 @@ describe('CmaAgentProvider over HTTP', () => {
       await idleSeen;
       sub.unsubscribe();
       expect(items[0]).toEqual({ kind: 'open' });
-      expect(items.slice(1).map((i) => (i as { event: { type: string } }).event.type)).toEqual(['user.message', 'session.status_running', 'span.model_request_start', 'agent.message', 'span.model_request_end', 'session.status_idle']);
+      expect(items.slice(1).map((i) => (i as { event: { type: string } }).event.type)).toEqual([
+        'user.message',
+        'session.status_running',
+        'span.model_request_start',
+        'agent.message',
+        'span.model_request_end',
+        'session.status_idle',
+      ]);
     });
   });
 
@@ -213,14 +244,35 @@ describe('CmaAgentProvider over HTTP', () => {
     });
 
     it('should send tool results in call order whatever the results order', async () => {
-      const { e, p, conn } = await setup({ script: [{ toolUses: [{ id: 'u1', name: 'echo' }, { id: 'u2', name: 'echo' }] }] });
+      const { e, p, conn } = await setup({
+        script: [
+          {
+            toolUses: [
+              { id: 'u1', name: 'echo' },
+              { id: 'u2', name: 'echo' },
+            ],
+          },
+        ],
+      });
       await p.pushInput(conn, p.userInput('go'), signal());
       const uses = [
         { id: 'u1', name: 'echo', input: {} },
         { id: 'u2', name: 'echo', input: {} },
       ];
-      await p.pushInput(conn, p.resumeInput(uses, [{ toolUseId: 'u2', content: 'two', isError: true }, { toolUseId: 'u1', content: 'one', isError: false }]), signal());
-      expect(e.sessions.get(conn.sessionId)!.received.filter((r) => r['type'] === 'user.custom_tool_result').map((r) => [r['custom_tool_use_id'], r['is_error']])).toEqual([
+      await p.pushInput(
+        conn,
+        p.resumeInput(uses, [
+          { toolUseId: 'u2', content: 'two', isError: true },
+          { toolUseId: 'u1', content: 'one', isError: false },
+        ]),
+        signal(),
+      );
+      expect(
+        e.sessions
+          .get(conn.sessionId)!
+          .received.filter((r) => r['type'] === 'user.custom_tool_result')
+          .map((r) => [r['custom_tool_use_id'], r['is_error']]),
+      ).toEqual([
         ['u1', false],
         ['u2', true],
       ]);
@@ -246,7 +298,15 @@ describe('CmaAgentProvider over HTTP', () => {
       expect(err).toMatchObject({ code: 'http_error', details: { status: 401 } });
       const transport = await failure(provider(emu, { baseUrl: 'http://127.0.0.1:9', maxRetries: 1 }).provision(spec, signal()));
       expect(transport.code).toBe('http_error');
-      for (const shown of [err.message, JSON.stringify(err.details), inspect(err, { depth: 10, showHidden: true }), inspect(transport, { depth: 10, showHidden: true }), JSON.stringify(logger.lines), inspect(p, { depth: 10, showHidden: true }), JSON.stringify(emu.requests)]) {
+      for (const shown of [
+        err.message,
+        JSON.stringify(err.details),
+        inspect(err, { depth: 10, showHidden: true }),
+        inspect(transport, { depth: 10, showHidden: true }),
+        JSON.stringify(logger.lines),
+        inspect(p, { depth: 10, showHidden: true }),
+        JSON.stringify(emu.requests),
+      ]) {
         expect(shown).not.toContain(API_KEY);
       }
       expect(logger.lines.length).toBeGreaterThan(0);

@@ -23,7 +23,10 @@ describe('CmaAgentProvider through AgentRx', () => {
   }
 
   /** Runs a live session to its first result, collecting envelopes; closes it. */
-  async function runCollecting(r: AgentRx, opts: Parameters<AgentRx['start']>[0]): Promise<{ envs: SessionEvent[]; result: Awaited<ReturnType<AgentRx['run']>> }> {
+  async function runCollecting(
+    r: AgentRx,
+    opts: Parameters<AgentRx['start']>[0],
+  ): Promise<{ envs: SessionEvent[]; result: Awaited<ReturnType<AgentRx['run']>> }> {
     const s = r.start(opts);
     const envs: SessionEvent[] = [];
     s.events$.subscribe((e) => envs.push(e));
@@ -43,7 +46,14 @@ describe('CmaAgentProvider through AgentRx', () => {
         const { emu, rx } = await setup(
           {
             script: [
-              { text: 'Let me check.', toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }, { id: 'toolu_2', name: 'throws' }], usage: { input_tokens: 7, output_tokens: 3 } },
+              {
+                text: 'Let me check.',
+                toolUses: [
+                  { id: 'toolu_1', name: 'echo', input: { text: 'hi' } },
+                  { id: 'toolu_2', name: 'throws' },
+                ],
+                usage: { input_tokens: 7, output_tokens: 3 },
+              },
               { text: 'Done.', usage: { input_tokens: 11, output_tokens: 2 } },
             ],
           },
@@ -51,7 +61,13 @@ describe('CmaAgentProvider through AgentRx', () => {
         );
         const result = await rx.run({ prompt: 'go' });
 
-        expect(result).toMatchObject({ terminal: 'end_turn', stopReason: { type: 'end_turn' }, text: 'Done.', turns: 2, usage: { inputTokens: 18, outputTokens: 5 } });
+        expect(result).toMatchObject({
+          terminal: 'end_turn',
+          stopReason: { type: 'end_turn' },
+          text: 'Done.',
+          turns: 2,
+          usage: { inputTokens: 18, outputTokens: 5 },
+        });
         expect(EchoToolHandler.calls.map((c) => c.input.text)).toEqual(['hi']);
         const results = received(emu, result.sessionId, 'user.custom_tool_result');
         expect(results.map((r) => [r['custom_tool_use_id'], r['is_error']])).toEqual([
@@ -68,7 +84,15 @@ describe('CmaAgentProvider through AgentRx', () => {
     describe('when the first requires_action names only one of two tool uses (split batch)', () => {
       it('should run each tool once and post each result once', async () => {
         const { emu, rx } = await setup({
-          script: [{ toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'a' } }, { id: 'toolu_2', name: 'echo', input: { text: 'b' } }] }, { text: 'both' }],
+          script: [
+            {
+              toolUses: [
+                { id: 'toolu_1', name: 'echo', input: { text: 'a' } },
+                { id: 'toolu_2', name: 'echo', input: { text: 'b' } },
+              ],
+            },
+            { text: 'both' },
+          ],
           faults: { splitBatchTurns: [0] },
         });
         const result = await rx.run({ prompt: 'go' });
@@ -80,7 +104,10 @@ describe('CmaAgentProvider through AgentRx', () => {
 
     describe('when a stale idle re-names a tool use whose result is in flight', () => {
       it('should run the tool once and re-post its recorded result at most once', async () => {
-        const { emu, rx } = await setup({ script: [{ toolUses: [{ id: 'toolu_s', name: 'echo', input: { text: 'x' } }] }, { text: 'done' }], faults: { staleIdleTurns: [0] } });
+        const { emu, rx } = await setup({
+          script: [{ toolUses: [{ id: 'toolu_s', name: 'echo', input: { text: 'x' } }] }, { text: 'done' }],
+          faults: { staleIdleTurns: [0] },
+        });
         const { envs, result } = await runCollecting(rx, { prompt: 'go' });
         expect(result).toMatchObject({ terminal: 'end_turn', text: 'done' });
         expect(EchoToolHandler.calls).toHaveLength(1);
@@ -99,7 +126,11 @@ describe('CmaAgentProvider through AgentRx', () => {
     describe('when results are echoed late (after the next idle)', () => {
       it('should run every tool once and post every result once', async () => {
         const { emu, rx } = await setup({
-          script: [{ toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'a' } }] }, { toolUses: [{ id: 'toolu_2', name: 'echo', input: { text: 'b' } }] }, { text: 'end' }],
+          script: [
+            { toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'a' } }] },
+            { toolUses: [{ id: 'toolu_2', name: 'echo', input: { text: 'b' } }] },
+            { text: 'end' },
+          ],
           faults: { lateEcho: true },
         });
         const result = await rx.run({ prompt: 'go' });
@@ -111,7 +142,10 @@ describe('CmaAgentProvider through AgentRx', () => {
 
     describe('when resuming a session whose unanswered tool use is on page 2 of the history', () => {
       it('should redrive the tool use first, then send the prompt, without replaying settled turns', async () => {
-        const { emu, rx } = await setup({ script: [{ text: 'tool noted' }, { text: 'answer' }], faults: { duplicateOnReattach: 4 } }, { section: { listPageSize: 4 } });
+        const { emu, rx } = await setup(
+          { script: [{ text: 'tool noted' }, { text: 'answer' }], faults: { duplicateOnReattach: 4 } },
+          { section: { listPageSize: 4 } },
+        );
         const sessionId = emu.seedSession([
           { type: 'user.message', content: [{ type: 'text', text: 'first' }] },
           { type: 'session.status_running' },
@@ -137,7 +171,11 @@ describe('CmaAgentProvider through AgentRx', () => {
     describe('when the stream stalls (no bytes, no heartbeats)', () => {
       it('should fire the idle timeout, reconnect and finish', async () => {
         const { emu, rx } = await setup(
-          { script: [{ text: 'a', toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'x' } }] }, { text: 'b' }], faults: { stallAfter: 3 }, heartbeatMs: 0 },
+          {
+            script: [{ text: 'a', toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'x' } }] }, { text: 'b' }],
+            faults: { stallAfter: 3 },
+            heartbeatMs: 0,
+          },
           { section: { streamIdleTimeoutMs: 150 } },
         );
         const { envs, result } = await runCollecting(rx, { prompt: 'go' });
@@ -170,7 +208,9 @@ describe('CmaAgentProvider through AgentRx', () => {
         const { emu, rx } = await setup({ script: [{ text: 'A haiku.', outcome: { verdicts: ['needs_revision', 'satisfied'] } }] });
         const result = await rx.run({ outcome: { description: 'Write a haiku', rubric: '# 5-7-5', maxIterations: 3 } });
         expect(result).toMatchObject({ terminal: 'end_turn', stopReason: { type: 'satisfied' }, turns: 1, text: 'A haiku.' });
-        expect(sends(emu)[0]!.events).toEqual([{ type: 'user.define_outcome', description: 'Write a haiku', rubric: { type: 'text', content: '# 5-7-5' }, max_iterations: 3 }]);
+        expect(sends(emu)[0]!.events).toEqual([
+          { type: 'user.define_outcome', description: 'Write a haiku', rubric: { type: 'text', content: '# 5-7-5' }, max_iterations: 3 },
+        ]);
         expect(result.events.filter((e) => e['type'] === 'span.outcome_evaluation_end').map((e) => e['result'])).toEqual(['needs_revision', 'satisfied']);
       });
 
@@ -204,9 +244,22 @@ describe('CmaAgentProvider through AgentRx', () => {
       it('should report server tool uses, keep going past the retrying error and keep unknown events verbatim', async () => {
         const unknown = { type: 'brand.new_event', payload: { nested: [1, 2] } };
         const retrying = { type: 'session.error', error: { type: 'model_overloaded_error', message: 'busy', retry_status: { type: 'retrying' } } };
-        const { emu, rx } = await setup({ script: [{ text: 'searched', serverToolUses: [{ id: 'srv_1', name: 'web_search', input: { q: 'x' } }], extra: [retrying, unknown, { type: 'agent.thinking' }] }] });
+        const { emu, rx } = await setup({
+          script: [
+            {
+              text: 'searched',
+              serverToolUses: [{ id: 'srv_1', name: 'web_search', input: { q: 'x' } }],
+              extra: [retrying, unknown, { type: 'agent.thinking' }],
+            },
+          ],
+        });
         const result = await rx.run({ prompt: 'go' });
-        expect(result).toMatchObject({ terminal: 'end_turn', turns: 1, serverToolUses: [{ id: 'srv_1', name: 'web_search', input: { q: 'x' } }], customToolUses: [] });
+        expect(result).toMatchObject({
+          terminal: 'end_turn',
+          turns: 1,
+          serverToolUses: [{ id: 'srv_1', name: 'web_search', input: { q: 'x' } }],
+          customToolUses: [],
+        });
         const history = emu.sessions.get(result.sessionId!)!.history;
         expect(result.events).toEqual(history);
         expect(result.events.find((e) => e['type'] === 'brand.new_event')).toMatchObject(unknown);
@@ -219,11 +272,22 @@ describe('CmaAgentProvider through AgentRx', () => {
         const consumer = {
           id: 'hooks',
           onToolStart: (id: string, name: string) => void hooks.push(['start', id, name]),
-          onToolResult: (id: string, r: { content: string; isError: boolean; hostRun: boolean }) => void hooks.push(['result', id, r.content, r.isError, r.hostRun]),
+          onToolResult: (id: string, r: { content: string; isError: boolean; hostRun: boolean }) =>
+            void hooks.push(['result', id, r.content, r.isError, r.hostRun]),
           onToolEnd: (id: string) => void hooks.push(['end', id]),
         };
         const { rx } = await setup(
-          { script: [{ text: 'looked', serverToolUses: [{ id: 'srv_1', name: 'web_search', input: { q: 'x' }, result: 'found it' }, { id: 'mcp_1', name: 'read', mcpServer: 'files', result: 'file text' }] }] },
+          {
+            script: [
+              {
+                text: 'looked',
+                serverToolUses: [
+                  { id: 'srv_1', name: 'web_search', input: { q: 'x' }, result: 'found it' },
+                  { id: 'mcp_1', name: 'read', mcpServer: 'files', result: 'file text' },
+                ],
+              },
+            ],
+          },
           { consumers: [consumer] },
         );
         const { envs, result } = await runCollecting(rx, { prompt: 'go' });
@@ -307,14 +371,26 @@ describe('CmaAgentProvider through AgentRx', () => {
   describe('reconnect', () => {
     it('should give up a run after the configured attempts with a typed stream_error', async () => {
       const down = { kind: 'status', status: 503 } as const;
-      const { emu, rx } = await setup({ script: [{ text: 'a', toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'x' } }] }], faults: { drops: [{ after: 2, kind: 'error' }], streamFaults: { 1: down, 2: down, 3: down, 4: down } } }, { limits: { reconnectAttempts: 3 } });
-      await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({ code: 'stream_error', message: expect.stringMatching(/3 reconnect attempts failed: .*503/) });
+      const { emu, rx } = await setup(
+        {
+          script: [{ text: 'a', toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'x' } }] }],
+          faults: { drops: [{ after: 2, kind: 'error' }], streamFaults: { 1: down, 2: down, 3: down, 4: down } },
+        },
+        { limits: { reconnectAttempts: 3 } },
+      );
+      await expect(rx.run({ prompt: 'go' })).rejects.toMatchObject({
+        code: 'stream_error',
+        message: expect.stringMatching(/3 reconnect attempts failed: .*503/),
+      });
       expect(emu.requests.filter((r) => r.path.endsWith('/events/stream'))).toHaveLength(4);
     });
 
     it('should report each attempt of a live session as an event and recover', async () => {
       const down = { kind: 'status', status: 502 } as const;
-      const { rx } = await setup({ script: [{ text: 'a', toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'x' } }] }, { text: 'b' }], faults: { drops: [{ after: 2, kind: 'close' }], streamFaults: { 1: down, 2: down } } });
+      const { rx } = await setup({
+        script: [{ text: 'a', toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'x' } }] }, { text: 'b' }],
+        faults: { drops: [{ after: 2, kind: 'close' }], streamFaults: { 1: down, 2: down } },
+      });
       const { envs, result } = await runCollecting(rx, { prompt: 'go' });
       expect(result.text).toBe('b');
       expect(envs.filter((e) => isAgentRxEvent(e, 'agentrx.reconnecting')).map((e) => e.raw['attempt'])).toEqual([1, 2, 3]);
@@ -324,7 +400,9 @@ describe('CmaAgentProvider through AgentRx', () => {
 
   describe('.sendEvent', () => {
     it('should post a raw user event verbatim (a tool confirmation) while the session runs', async () => {
-      const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_tool', name: 'web_search', ask: true }] }, { text: 'waiting', thinkMs: 60_000 }] });
+      const { emu, rx } = await setup({
+        script: [{ serverToolUses: [{ id: 'sevt_tool', name: 'web_search', ask: true }] }, { text: 'waiting', thinkMs: 60_000 }],
+      });
       const s = rx.start({ prompt: 'go' });
       const asking = (e: Record<string, unknown>): boolean => e['type'] === 'session.status_idle' && JSON.stringify(e['stop_reason']).includes('sevt_tool');
       await emu.waitFor(() => [...emu.sessions.values()].some((x) => x.history.some(asking)));
@@ -367,7 +445,10 @@ describe('CmaAgentProvider through AgentRx', () => {
     const askingScript = [
       {
         text: 'Checking.',
-        serverToolUses: [{ id: 'sevt_ws', name: 'web_search', input: { query: 'x' }, ask: true, result: 'found' }, { id: 'sevt_mcp', name: 'delete_repo', mcpServer: 'github', ask: true }],
+        serverToolUses: [
+          { id: 'sevt_ws', name: 'web_search', input: { query: 'x' }, ask: true, result: 'found' },
+          { id: 'sevt_mcp', name: 'delete_repo', mcpServer: 'github', ask: true },
+        ],
         toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }],
       },
       { text: 'Done.' },
@@ -420,7 +501,11 @@ describe('CmaAgentProvider through AgentRx', () => {
       s.cancel();
       await expect(s.result).rejects.toMatchObject({ code: 'cancelled' });
       await s.closed;
-      expect(sends(emu).flatMap((p) => p.events).filter((e) => e['type'] === 'user.tool_confirmation')).toEqual([]);
+      expect(
+        sends(emu)
+          .flatMap((p) => p.events)
+          .filter((e) => e['type'] === 'user.tool_confirmation'),
+      ).toEqual([]);
     });
 
     it('should deny a tool whose confirmTool throws, and still finish', async () => {
@@ -436,7 +521,12 @@ describe('CmaAgentProvider through AgentRx', () => {
     });
 
     it('should post the tool result alone in a live session without confirmTool, and ask again when the host re-names the rest', async () => {
-      const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }], toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }] }, { text: 'Done.' }] });
+      const { emu, rx } = await setup({
+        script: [
+          { serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }], toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }] },
+          { text: 'Done.' },
+        ],
+      });
       const s = rx.start({ prompt: 'go' });
       const announced: string[][] = [];
       s.events$.subscribe((e) => {
@@ -475,22 +565,33 @@ describe('CmaAgentProvider through AgentRx', () => {
       it('should fail run() without confirmTool, naming the tool, and send nothing', async () => {
         const { emu, rx } = await setup({ script: [{ text: 'searched' }] });
         const sessionId = emu.seedSession(blocked);
-        await expect(rx.run({ sessionId, prompt: 'next' })).rejects.toMatchObject({ code: 'unresolved_requires_action', message: expect.stringContaining("'web_search' (sevt_ask)") });
+        await expect(rx.run({ sessionId, prompt: 'next' })).rejects.toMatchObject({
+          code: 'unresolved_requires_action',
+          message: expect.stringContaining("'web_search' (sevt_ask)"),
+        });
         expect(sends(emu)).toEqual([]);
       });
     });
 
-    it('should reject a confirmation of a tool use that awaits none with the host\'s 400', async () => {
+    it("should reject a confirmation of a tool use that awaits none with the host's 400", async () => {
       const { emu, rx } = await setup({ script: [{ text: 'waiting', thinkMs: 60_000 }] });
       const s = rx.start({ prompt: 'go' });
       await emu.waitFor(() => [...emu.sessions.values()].some((x) => x.received.length === 1));
-      await expect(s.sendEvent({ type: 'user.tool_confirmation', tool_use_id: 'sevt_none', result: 'allow' })).rejects.toMatchObject({ code: 'http_error', details: { status: 400 } });
+      await expect(s.sendEvent({ type: 'user.tool_confirmation', tool_use_id: 'sevt_none', result: 'allow' })).rejects.toMatchObject({
+        code: 'http_error',
+        details: { status: 400 },
+      });
       s.cancel();
       await s.closed;
     });
 
     it('should fail run() without confirmTool with unresolved_requires_action naming the tool and the fix, running no tool', async () => {
-      const { emu, rx } = await setup({ script: [{ serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }], toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }] }, { text: 'Done.' }] });
+      const { emu, rx } = await setup({
+        script: [
+          { serverToolUses: [{ id: 'sevt_ws', name: 'web_search', ask: true }], toolUses: [{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }] },
+          { text: 'Done.' },
+        ],
+      });
       const err = await rx.run({ prompt: 'go' }).then(
         () => undefined,
         (e: unknown) => e,
@@ -498,7 +599,11 @@ describe('CmaAgentProvider through AgentRx', () => {
       expect(err).toMatchObject({ code: 'unresolved_requires_action', message: expect.stringContaining("'web_search' (sevt_ws)") });
       expect(String((err as Error).message)).toContain('confirmTool');
       expect(EchoToolHandler.calls).toHaveLength(0);
-      expect(sends(emu).flatMap((p) => p.events).filter((e) => e['type'] !== 'user.message')).toEqual([]);
+      expect(
+        sends(emu)
+          .flatMap((p) => p.events)
+          .filter((e) => e['type'] !== 'user.message'),
+      ).toEqual([]);
     });
 
     it('should let a live session without confirmTool announce the request and continue after sendEvent', async () => {

@@ -23,8 +23,17 @@ const signal = (): AbortSignal => new AbortController().signal;
 const SESSIONS = 600;
 
 const eventStart = (id: string): RawEvent => ({ type: 'event_start', event: { type: 'agent.message', id } });
-const eventDelta = (id: string, text: string): RawEvent => ({ type: 'event_delta', event_id: id, delta: { type: 'content_delta', index: 0, content: { type: 'text', text } } });
-const agentMessage = (id: string, text: string): RawEvent => ({ type: 'agent.message', id, processed_at: '2026-04-01T00:00:01.000Z', content: [{ type: 'text', text }] });
+const eventDelta = (id: string, text: string): RawEvent => ({
+  type: 'event_delta',
+  event_id: id,
+  delta: { type: 'content_delta', index: 0, content: { type: 'text', text } },
+});
+const agentMessage = (id: string, text: string): RawEvent => ({
+  type: 'agent.message',
+  id,
+  processed_at: '2026-04-01T00:00:01.000Z',
+  content: [{ type: 'text', text }],
+});
 
 /** The fragments the service would stream for `text`: word by word, spaces kept. */
 const fragments = (text: string): string[] => text.match(/\s*\S+\s*/g) ?? [];
@@ -36,7 +45,11 @@ describe('CmaAgentProvider.decode (text)', () => {
 
   beforeAll(async () => {
     emu = await startCmaEmulator({ apiKey: API_KEY });
-    const options = plainToInstance(CmaProviderOptionsClass, { apiKey: API_KEY, baseUrl: emu.baseUrl, retryBaseMs: 1, eventDeltas: true }, { exposeDefaultValues: true });
+    const options = plainToInstance(
+      CmaProviderOptionsClass,
+      { apiKey: API_KEY, baseUrl: emu.baseUrl, retryBaseMs: 1, eventDeltas: true },
+      { exposeDefaultValues: true },
+    );
     provider = new CmaAgentProvider(options, new HttpClientFactoryImpl(), new MemoryLogger());
     const handle = await provider.provision(spec, signal());
     conns = await Promise.all(Array.from({ length: SESSIONS }, () => provider.open({ spec, handle, signal: signal() })));
@@ -79,12 +92,12 @@ describe('CmaAgentProvider.decode (text)', () => {
       for (const i of concluding) feed(i, agentMessage(ids[i]!, texts[i]!));
     });
 
-    it('should join each session\'s deltas to exactly its own text', () => {
+    it("should join each session's deltas to exactly its own text", () => {
       const wrong = joined.map((text, i) => ({ i, text })).filter(({ i, text }) => text !== texts[i]);
       expect(wrong).toEqual([]);
     });
 
-    it('should report each session\'s deltas under its own message id only', () => {
+    it("should report each session's deltas under its own message id only", () => {
       expect(messageIds.map((m) => [...m])).toEqual(ids.map((id) => [id]));
     });
 

@@ -52,9 +52,13 @@ describe('readChatStream', () => {
       const chunks: WireMap[] = [];
       let settled = false;
       const ended = new Promise<void>((resolve) => res.once('end', resolve));
-      const done = readChatStream(res, { idleTimeoutMs: 10_000, target: 't', signal: new AbortController().signal, scheduler, onChunk: (c) => chunks.push(c) }).finally(
-        () => (settled = true),
-      );
+      const done = readChatStream(res, {
+        idleTimeoutMs: 10_000,
+        target: 't',
+        signal: new AbortController().signal,
+        scheduler,
+        onChunk: (c) => chunks.push(c),
+      }).finally(() => (settled = true));
       await ended;
       expect(chunks).toEqual([]);
       expect(settled).toBe(false);
@@ -142,8 +146,10 @@ describe('readChatStream', () => {
         r.end('data: [DONE]\n\n');
       });
       const chunks: WireMap[] = [];
-      await expect(readChatStream(res, { idleTimeoutMs: 10_000, target: 't', signal: new AbortController().signal, onChunk: (c) => chunks.push(c) })).resolves.toEqual({ chunks: 2 });
-      const call = ((((chunks[0]!['choices'] as WireMap[])[0]!['delta'] as WireMap)['tool_calls'] as WireMap[])[0]!['function'] as WireMap);
+      await expect(
+        readChatStream(res, { idleTimeoutMs: 10_000, target: 't', signal: new AbortController().signal, onChunk: (c) => chunks.push(c) }),
+      ).resolves.toEqual({ chunks: 2 });
+      const call = (((chunks[0]!['choices'] as WireMap[])[0]!['delta'] as WireMap)['tool_calls'] as WireMap[])[0]!['function'] as WireMap;
       expect(call['arguments']).toBe(args);
     });
   });
@@ -166,7 +172,13 @@ describe('readChatStream', () => {
         r.write(`data: ${'x'.repeat(3_000)}`);
       });
       const chunks: WireMap[] = [];
-      const e = await readChatStream(res, { idleTimeoutMs: 10_000, target: 't', signal: new AbortController().signal, maxFrameBytes: 2_048, onChunk: (c) => chunks.push(c) }).then(
+      const e = await readChatStream(res, {
+        idleTimeoutMs: 10_000,
+        target: 't',
+        signal: new AbortController().signal,
+        maxFrameBytes: 2_048,
+        onChunk: (c) => chunks.push(c),
+      }).then(
         () => undefined,
         (err: unknown) => err,
       );
@@ -181,7 +193,9 @@ describe('parseChatCompletion', () => {
   describe('when the completion is nested 5,000 levels deep outside the tool-call arguments', () => {
     it('should throw provider_error naming the depth instead of overflowing the stack later', () => {
       const body = `{"choices":[{"index":0,"message":{"role":"assistant","content":"x","extra":${'['.repeat(5_000)}${']'.repeat(5_000)}},"finish_reason":"stop"}]}`;
-      expect(() => parseChatCompletion(body, 't')).toThrow(expect.objectContaining({ code: 'provider_error', message: expect.stringContaining('nested deeper than 72 levels') }));
+      expect(() => parseChatCompletion(body, 't')).toThrow(
+        expect.objectContaining({ code: 'provider_error', message: expect.stringContaining('nested deeper than 72 levels') }),
+      );
     });
   });
 

@@ -17,7 +17,11 @@ function stream(callIds: LocalCallIds, chunks: WireMap[]): { deltas: LocalToolCa
 }
 
 const history = (...assistantCallIds: string[][]): WireMap[] =>
-  assistantCallIds.map((ids) => ({ role: 'assistant', content: null, tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })) }));
+  assistantCallIds.map((ids) => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })),
+  }));
 
 describe('LocalStreamCalls', () => {
   describe('.deltas', () => {
@@ -54,7 +58,7 @@ describe('LocalStreamCalls', () => {
       });
     });
 
-    describe('when a call\'s position or id is not settled at its first fragment', () => {
+    describe("when a call's position or id is not settled at its first fragment", () => {
       it('should not stream it (the turn end announces it whole), and still stream the calls that are settled', () => {
         const { deltas } = stream(new LocalCallIds(), [
           // Index 1 before index 0: its position is not settled yet.
@@ -77,7 +81,7 @@ describe('LocalStreamCalls', () => {
 
 describe('LocalCallIds', () => {
   describe('.preview', () => {
-    describe('when called for the next message\'s calls', () => {
+    describe("when called for the next message's calls", () => {
       it('should give the ids sync will give, without taking them', () => {
         const before = history(['a', 'b'], ['a']);
         const ids = LocalCallIds.fromHistory(before);

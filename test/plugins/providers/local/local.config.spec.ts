@@ -45,7 +45,12 @@ describe('LocalProviderOptionsClass', () => {
       expect(validate({ baseUrl: 'not a url' }).errors).toEqual(['baseUrl']);
       expect(validate({ baseUrl: 'ftp://host/v1' }).errors).toEqual(['baseUrl']);
       expect(validate({ headers: { 'X-A': 1 } }).errors).toEqual(['headers']);
-      expect(validate({ maxRetries: -1, idleTimeoutMs: 0, stream: 'yes', model: '' }).errors.sort()).toEqual(['idleTimeoutMs', 'maxRetries', 'model', 'stream']);
+      expect(validate({ maxRetries: -1, idleTimeoutMs: 0, stream: 'yes', model: '' }).errors.sort()).toEqual([
+        'idleTimeoutMs',
+        'maxRetries',
+        'model',
+        'stream',
+      ]);
       expect(validate({ maxTurns: 0 }).errors).toEqual(['maxTurns']);
       expect(validate({ maxFrameBytes: 100 }).errors).toEqual(['maxFrameBytes']);
     });

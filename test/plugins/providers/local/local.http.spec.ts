@@ -147,10 +147,15 @@ describe('LocalAgentProvider over HTTP', () => {
   describe('stream failures', () => {
     describe('when the connection drops mid-stream', () => {
       it('should fail with stream_error after the emitted chunks and not retry', async () => {
-        const { provider, conn, emu } = await setup({ script: [{ text: 'one two three four five six seven eight' }], faults: { 0: { kind: 'drop', afterChunks: 3 } } });
+        const { provider, conn, emu } = await setup({
+          script: [{ text: 'one two three four five six seven eight' }],
+          faults: { 0: { kind: 'drop', afterChunks: 3 } },
+        });
         const seen: RawEvent[] = [];
         const done = new Promise<unknown>((resolve) => {
-          provider.pollTurn(conn, provider.kickoffInput({ prompt: 'x' })).subscribe({ next: (e) => seen.push(e), error: resolve, complete: () => resolve(undefined) });
+          provider
+            .pollTurn(conn, provider.kickoffInput({ prompt: 'x' }))
+            .subscribe({ next: (e) => seen.push(e), error: resolve, complete: () => resolve(undefined) });
         });
         const e = (await done) as AgentRxError;
         expect(e).toBeInstanceOf(AgentRxError);
@@ -191,7 +196,10 @@ describe('LocalAgentProvider over HTTP', () => {
     describe('when the endpoint answers HTTP 200 with an HTML page', () => {
       it('should fail at once with the status, the content type and a baseUrl hint, streamed and not', async () => {
         for (const stream of [true, false]) {
-          const { provider, conn, emu } = await setup({ script: [{ text: 'never' }], faults: { 0: { kind: 'body', contentType: 'text/html; charset=utf-8', body: page } } }, { stream });
+          const { provider, conn, emu } = await setup(
+            { script: [{ text: 'never' }], faults: { 0: { kind: 'body', contentType: 'text/html; charset=utf-8', body: page } } },
+            { stream },
+          );
           const e = await failure(run(provider, conn));
           expect([stream, e.code]).toEqual([stream, 'http_error']);
           expect(e.message).toContain("HTTP 200 with content-type 'text/html; charset=utf-8'");
@@ -206,7 +214,10 @@ describe('LocalAgentProvider over HTTP', () => {
 
     describe('when a streamed request is answered 200 with a body that is neither JSON nor an event stream', () => {
       it('should fail without retrying and name the content type', async () => {
-        const { provider, conn, emu } = await setup({ script: [{ text: 'never' }], faults: { 0: { kind: 'body', contentType: 'text/plain', body: 'Ollama is running' } } });
+        const { provider, conn, emu } = await setup({
+          script: [{ text: 'never' }],
+          faults: { 0: { kind: 'body', contentType: 'text/plain', body: 'Ollama is running' } },
+        });
         const e = await failure(run(provider, conn));
         expect(e.code).toBe('stream_error');
         expect(e.message).toContain("content-type was 'text/plain', not text/event-stream");
@@ -287,7 +298,9 @@ describe('LocalAgentProvider over HTTP', () => {
         let onFirst!: () => void;
         const first = new Promise<void>((r) => (onFirst = r));
         const result = new Promise<unknown>((resolve) => {
-          provider.pollTurn(conn, provider.kickoffInput({ prompt: 'x' })).subscribe({ next: () => onFirst(), error: resolve, complete: () => resolve(undefined) });
+          provider
+            .pollTurn(conn, provider.kickoffInput({ prompt: 'x' }))
+            .subscribe({ next: () => onFirst(), error: resolve, complete: () => resolve(undefined) });
         });
         await first;
         controller.abort();
@@ -312,7 +325,14 @@ describe('LocalAgentProvider over HTTP', () => {
           req.resume();
           req.on('end', () => {
             res.writeHead(200, { 'content-type': 'application/json' });
-            res.end(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'whole answer' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 2 } }));
+            res.end(
+              JSON.stringify({
+                id: 'x',
+                object: 'chat.completion',
+                choices: [{ index: 0, message: { role: 'assistant', content: 'whole answer' }, finish_reason: 'stop' }],
+                usage: { prompt_tokens: 3, completion_tokens: 2 },
+              }),
+            );
           });
         });
         await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -342,16 +362,25 @@ describe('LocalAgentProvider over HTTP', () => {
           req.resume();
           req.on('end', () => {
             res.writeHead(200, { 'content-type': 'application/json' });
-            res.end(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"d","type":"function","function":{"name":"echo","arguments":${args}}}]},"finish_reason":"tool_calls"}]}`);
+            res.end(
+              `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"d","type":"function","function":{"name":"echo","arguments":${args}}}]},"finish_reason":"tool_calls"}]}`,
+            );
           });
         });
         await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
         try {
           const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
-          const provider = new LocalAgentProvider(Object.assign(new LocalProviderOptionsClass(), { baseUrl, stream: false }), new HttpClientFactoryImpl(), logger);
+          const provider = new LocalAgentProvider(
+            Object.assign(new LocalProviderOptionsClass(), { baseUrl, stream: false }),
+            new HttpClientFactoryImpl(),
+            logger,
+          );
           const conn = await provider.open({ spec, signal: new AbortController().signal });
           const turn = provider.normalize(await run(provider, conn));
-          expect(turn).toMatchObject({ terminal: 'requires_action', customToolUses: [{ id: 'd', name: 'echo', input: {}, inputError: 'Tool arguments are nested deeper than 64 levels.' }] });
+          expect(turn).toMatchObject({
+            terminal: 'requires_action',
+            customToolUses: [{ id: 'd', name: 'echo', input: {}, inputError: 'Tool arguments are nested deeper than 64 levels.' }],
+          });
           const assistant = provider.transcript(conn).find((m) => m['role'] === 'assistant')!;
           expect((assistant['tool_calls'] as { function: { arguments: string } }[])[0]!.function.arguments).toBe(args);
         } finally {
@@ -369,7 +398,11 @@ describe('LocalAgentProvider over HTTP', () => {
       it('should fail with an error naming the base URL', async () => {
         const port = await freePort();
         const baseUrl = `http://127.0.0.1:${port}/v1`;
-        const provider = new LocalAgentProvider(Object.assign(new LocalProviderOptionsClass(), { baseUrl, maxRetries: 1, retryBaseMs: 1 }), new HttpClientFactoryImpl(), logger);
+        const provider = new LocalAgentProvider(
+          Object.assign(new LocalProviderOptionsClass(), { baseUrl, maxRetries: 1, retryBaseMs: 1 }),
+          new HttpClientFactoryImpl(),
+          logger,
+        );
         const conn = await provider.open({ spec, signal: new AbortController().signal });
         const e = await failure(run(provider, conn));
         expect(e.code).toBe('http_error');

@@ -76,9 +76,25 @@ describe('LocalAgentProvider', () => {
   describe('.pollTurn', () => {
     describe('when driven over three turns of two parallel tool calls each, streaming', () => {
       const script: EmulatorTurn[] = [
-        { toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }, { name: 'get_time', arguments: {} }], usage: { prompt_tokens: 10, completion_tokens: 3 } },
-        { toolCalls: [{ name: 'get_weather', arguments: { city: 'Lima' } }, { name: 'get_weather', arguments: { city: 'Pune' } }] },
-        { toolCalls: [{ name: 'get_weather', arguments: { city: 'Rome' } }, { name: 'get_time', arguments: { tz: 'CET' } }] },
+        {
+          toolCalls: [
+            { name: 'get_weather', arguments: { city: 'Oslo' } },
+            { name: 'get_time', arguments: {} },
+          ],
+          usage: { prompt_tokens: 10, completion_tokens: 3 },
+        },
+        {
+          toolCalls: [
+            { name: 'get_weather', arguments: { city: 'Lima' } },
+            { name: 'get_weather', arguments: { city: 'Pune' } },
+          ],
+        },
+        {
+          toolCalls: [
+            { name: 'get_weather', arguments: { city: 'Rome' } },
+            { name: 'get_time', arguments: { tz: 'CET' } },
+          ],
+        },
         { text: 'It is sunny everywhere, thanks for asking.', usage: { prompt_tokens: 40, completion_tokens: 9 } },
       ];
       let turns: TurnResult[];
@@ -95,9 +111,18 @@ describe('LocalAgentProvider', () => {
       it('should map the terminals and tool uses of every turn', () => {
         expect(turns.map((t) => t.terminal)).toEqual(['requires_action', 'requires_action', 'requires_action', 'end_turn']);
         expect(turns.slice(0, 3).map((t) => t.customToolUses.map((u) => [u.name, u.input]))).toEqual([
-          [['get_weather', { city: 'Oslo' }], ['get_time', {}]],
-          [['get_weather', { city: 'Lima' }], ['get_weather', { city: 'Pune' }]],
-          [['get_weather', { city: 'Rome' }], ['get_time', { tz: 'CET' }]],
+          [
+            ['get_weather', { city: 'Oslo' }],
+            ['get_time', {}],
+          ],
+          [
+            ['get_weather', { city: 'Lima' }],
+            ['get_weather', { city: 'Pune' }],
+          ],
+          [
+            ['get_weather', { city: 'Rome' }],
+            ['get_time', { tz: 'CET' }],
+          ],
         ]);
         expect(turns[3]).toMatchObject({ stopReason: 'stop', text: 'It is sunny everywhere, thanks for asking.', serverToolUses: [] });
         expect(turns[0]!.usage).toEqual({ inputTokens: 10, outputTokens: 3 });
@@ -124,7 +149,10 @@ describe('LocalAgentProvider', () => {
           { role: 'user', content: 'weather?' },
         ]);
         expect(first['tools']).toEqual([
-          { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+          {
+            type: 'function',
+            function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+          },
           { type: 'function', function: { name: 'get_time', description: '', parameters: { type: 'object', properties: {} } } },
         ]);
       });
@@ -181,7 +209,15 @@ describe('LocalAgentProvider', () => {
     describe('when finish_reason arrives in a chunk with an empty arguments delta', () => {
       it('should not duplicate the last call', async () => {
         await startEmu({
-          script: [{ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }, { name: 'get_time', arguments: { tz: 'UTC' } }] }, { text: 'ok' }],
+          script: [
+            {
+              toolCalls: [
+                { name: 'get_weather', arguments: { city: 'Oslo' } },
+                { name: 'get_time', arguments: { tz: 'UTC' } },
+              ],
+            },
+            { text: 'ok' },
+          ],
           quirks: { finishWithEmptyArgsDelta: true },
         });
         const provider = makeProvider(emu.baseUrl);
@@ -230,7 +266,10 @@ describe('LocalAgentProvider', () => {
 
     describe('when the tool arguments are not valid JSON', () => {
       it('should surface a ToolUse with inputError and input {}, and let the loop answer it', async () => {
-        await startEmu({ script: [{ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }, { text: 'sorry' }], faults: { 0: { kind: 'quirks', invalidJsonArguments: true } } });
+        await startEmu({
+          script: [{ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }, { text: 'sorry' }],
+          faults: { 0: { kind: 'quirks', invalidJsonArguments: true } },
+        });
         const provider = makeProvider(emu.baseUrl);
         const conn = await open(provider);
         const first = await poll(provider, conn, provider.kickoffInput({ prompt: 'w' }));
@@ -253,7 +292,12 @@ describe('LocalAgentProvider', () => {
         await startEmu({
           script: [
             { toolCalls: [{ id: 'A', name: 'get_weather', arguments: '{"city":"Oslo","unit":"C"}' }] },
-            { toolCalls: [{ id: 'B', name: 'get_weather', arguments: '{"unit":"C","city":"Oslo"}' }, { id: 'C', name: 'get_time', arguments: {} }] },
+            {
+              toolCalls: [
+                { id: 'B', name: 'get_weather', arguments: '{"unit":"C","city":"Oslo"}' },
+                { id: 'C', name: 'get_time', arguments: {} },
+              ],
+            },
             { text: 'done' },
           ],
         });
@@ -304,7 +348,11 @@ describe('LocalAgentProvider', () => {
     describe('when every call of a turn is a duplicate', () => {
       it('should report requires_action with continueWithoutTools, and continue on an empty resume', async () => {
         await startEmu({
-          script: [{ toolCalls: [{ id: 'A', name: 'get_time', arguments: {} }] }, { toolCalls: [{ id: 'B', name: 'get_time', arguments: {} }] }, { text: 'done' }],
+          script: [
+            { toolCalls: [{ id: 'A', name: 'get_time', arguments: {} }] },
+            { toolCalls: [{ id: 'B', name: 'get_time', arguments: {} }] },
+            { text: 'done' },
+          ],
         });
         const provider = makeProvider(emu.baseUrl);
         const conn = await open(provider);
@@ -314,7 +362,9 @@ describe('LocalAgentProvider', () => {
         const third = await poll(provider, conn, provider.resumeInput([], []));
         expect(third.terminal).toBe('end_turn');
         expect(first.continueWithoutTools).toBeUndefined();
-        const answered = messagesOf(completionBodies(emu)[2]!).filter((m) => m['role'] === 'tool').map((m) => m['tool_call_id']);
+        const answered = messagesOf(completionBodies(emu)[2]!)
+          .filter((m) => m['role'] === 'tool')
+          .map((m) => m['tool_call_id']);
         expect(answered).toEqual(['A', 'B']);
       });
     });
@@ -322,7 +372,11 @@ describe('LocalAgentProvider', () => {
     describe('when a new user message follows', () => {
       it('should forget earlier calls, so the same call runs again', async () => {
         await startEmu({
-          script: [{ toolCalls: [{ id: 'A', name: 'get_time', arguments: {} }] }, { text: 'noon' }, { toolCalls: [{ id: 'B', name: 'get_time', arguments: {} }] }],
+          script: [
+            { toolCalls: [{ id: 'A', name: 'get_time', arguments: {} }] },
+            { text: 'noon' },
+            { toolCalls: [{ id: 'B', name: 'get_time', arguments: {} }] },
+          ],
         });
         const provider = makeProvider(emu.baseUrl);
         const conn = await open(provider);
@@ -423,11 +477,16 @@ describe('LocalAgentProvider', () => {
     });
 
     describe('when the restored history reused a tool-call id and still owes the model that call', () => {
-      it('should report the owed call under the id the live session gave it, and answer it with the model\'s id', async () => {
+      it("should report the owed call under the id the live session gave it, and answer it with the model's id", async () => {
         await startEmu({
           script: [
             { toolCalls: [{ id: 'x', name: 'get_time', arguments: {} }] },
-            { toolCalls: [{ id: 'x', name: 'get_weather', arguments: { city: 'Oslo' } }, { id: 'x', name: 'get_weather', arguments: { city: 'Rome' } }] },
+            {
+              toolCalls: [
+                { id: 'x', name: 'get_weather', arguments: { city: 'Oslo' } },
+                { id: 'x', name: 'get_weather', arguments: { city: 'Rome' } },
+              ],
+            },
             { text: 'done' },
           ],
         });
@@ -441,7 +500,14 @@ describe('LocalAgentProvider', () => {
         const restored = await open(provider, { sessionId: live.sessionId, history: provider.transcript(live) as Record<string, unknown>[] });
         const owed = provider.unansweredToolUses(restored);
         expect(owed).toEqual(second.customToolUses);
-        const third = await poll(provider, restored, provider.resumeInput(owed, owed.map((u) => ({ toolUseId: u.id, content: `weather ${String(u.input['city'])}`, isError: false }))));
+        const third = await poll(
+          provider,
+          restored,
+          provider.resumeInput(
+            owed,
+            owed.map((u) => ({ toolUseId: u.id, content: `weather ${String(u.input['city'])}`, isError: false })),
+          ),
+        );
         expect(third.text).toBe('done');
         const sent = messagesOf(completionBodies(emu)[2]!).filter((m) => m['role'] === 'tool');
         expect(sent.map((m) => [m['tool_call_id'], m['content']])).toEqual([
@@ -510,7 +576,13 @@ describe('LocalAgentProvider', () => {
 
   describe('.normalize', () => {
     const provider = new LocalAgentProvider(new LocalProviderOptionsClass(), new HttpClientFactoryImpl(), new MemoryLogger());
-    const response = (message: Json, finish: unknown): RawEvent => ({ type: 'local.model_response', message, finish_reason: finish, usage: undefined, streamed: false });
+    const response = (message: Json, finish: unknown): RawEvent => ({
+      type: 'local.model_response',
+      message,
+      finish_reason: finish,
+      usage: undefined,
+      streamed: false,
+    });
 
     describe('when no model response is among the events', () => {
       it('should report terminated with an undefined stop reason', () => {

@@ -21,9 +21,28 @@ describe('LocalAgentProvider through AgentRx', () => {
       it('should answer every tool_call_id exactly once and return the full transcript', async () => {
         emulator = await startOpenAiEmulator({
           script: [
-            { text: 'Turn one.', toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }, { id: 'c2', name: 'add', arguments: { a: 1, b: 2 } }], usage: { prompt_tokens: 10, completion_tokens: 3 } },
-            { toolCalls: [{ id: 'c3', name: 'echo', arguments: { text: 'b' } }, { id: 'c4', name: 'add', arguments: { a: 3, b: 4 } }], usage: { prompt_tokens: 20, completion_tokens: 3 } },
-            { toolCalls: [{ id: 'c5', name: 'echo', arguments: { text: 'c' } }, { id: 'c6', name: 'add', arguments: { a: 5, b: 6 } }], usage: { prompt_tokens: 30, completion_tokens: 3 } },
+            {
+              text: 'Turn one.',
+              toolCalls: [
+                { id: 'c1', name: 'echo', arguments: { text: 'a' } },
+                { id: 'c2', name: 'add', arguments: { a: 1, b: 2 } },
+              ],
+              usage: { prompt_tokens: 10, completion_tokens: 3 },
+            },
+            {
+              toolCalls: [
+                { id: 'c3', name: 'echo', arguments: { text: 'b' } },
+                { id: 'c4', name: 'add', arguments: { a: 3, b: 4 } },
+              ],
+              usage: { prompt_tokens: 20, completion_tokens: 3 },
+            },
+            {
+              toolCalls: [
+                { id: 'c5', name: 'echo', arguments: { text: 'c' } },
+                { id: 'c6', name: 'add', arguments: { a: 5, b: 6 } },
+              ],
+              usage: { prompt_tokens: 30, completion_tokens: 3 },
+            },
             { text: 'All done.', usage: { prompt_tokens: 40, completion_tokens: 2 } },
           ],
         });
@@ -48,14 +67,34 @@ describe('LocalAgentProvider through AgentRx', () => {
         expect(last[0]).toEqual({ role: 'system', content: 'Be brief.' });
 
         const transcript = result.transcript as { role: string }[];
-        expect(transcript.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'assistant', 'tool', 'tool', 'assistant', 'tool', 'tool', 'assistant']);
+        expect(transcript.map((m) => m.role)).toEqual([
+          'system',
+          'user',
+          'assistant',
+          'tool',
+          'tool',
+          'assistant',
+          'tool',
+          'tool',
+          'assistant',
+          'tool',
+          'tool',
+          'assistant',
+        ]);
         expect(rec.text).toBe('Turn one.All done.');
-        expect(rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => (e as { toolCallId: string }).toolCallId)).toEqual(['c1', 'c2', 'c3', 'c4', 'c5', 'c6']);
+        expect(rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => (e as { toolCallId: string }).toolCallId)).toEqual([
+          'c1',
+          'c2',
+          'c3',
+          'c4',
+          'c5',
+          'c6',
+        ]);
       });
     });
 
     describe('when the session has a turn limit and the provider sets none', () => {
-      it('should put the final-turn directive on the call that reaches the session\'s maxTurns', async () => {
+      it("should put the final-turn directive on the call that reaches the session's maxTurns", async () => {
         emulator = await startOpenAiEmulator({
           script: [{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }, { text: 'Wrapping up.' }],
         });
@@ -66,7 +105,9 @@ describe('LocalAgentProvider through AgentRx', () => {
         const result = await rx.run({ prompt: 'go', maxTurns: 2 });
 
         expect(result).toMatchObject({ terminal: 'end_turn', turns: 2, text: 'Wrapping up.' });
-        const bodies = emulator.requests.filter((r) => r.path.endsWith('/chat/completions')).map((r) => (r.body as { messages: { role: string; content?: string }[] }).messages);
+        const bodies = emulator.requests
+          .filter((r) => r.path.endsWith('/chat/completions'))
+          .map((r) => (r.body as { messages: { role: string; content?: string }[] }).messages);
         expect(bodies.map((m) => m.at(-1)!.content?.startsWith('FINAL TURN') === true)).toEqual([false, true]);
       });
     });
@@ -77,7 +118,11 @@ describe('LocalAgentProvider through AgentRx', () => {
         for (const stream of [true, false]) {
           resetFakeTools();
           emulator = await startOpenAiEmulator({
-            script: [{ toolCalls: [{ id: 'deep1', name: 'echo', arguments: deep }] }, { toolCalls: [{ id: 'deep2', name: 'echo', arguments: deep }] }, { text: 'sorry' }],
+            script: [
+              { toolCalls: [{ id: 'deep1', name: 'echo', arguments: deep }] },
+              { toolCalls: [{ id: 'deep2', name: 'echo', arguments: deep }] },
+              { text: 'sorry' },
+            ],
           });
           const rec = new RecordingConsumer();
           // The file store serializes every event and ledger entry: nothing deep may reach it.
@@ -91,13 +136,17 @@ describe('LocalAgentProvider through AgentRx', () => {
 
           expect([stream, result.terminal, result.text]).toEqual([stream, 'end_turn', 'sorry']);
           expect(EchoToolHandler.calls).toHaveLength(0);
-          const tools = (emulator.requests.at(-1)!.body as { messages: { role: string; tool_call_id?: string; content: string }[] }).messages.filter((m) => m.role === 'tool');
+          const tools = (emulator.requests.at(-1)!.body as { messages: { role: string; tool_call_id?: string; content: string }[] }).messages.filter(
+            (m) => m.role === 'tool',
+          );
           expect(tools.map((m) => m.tool_call_id)).toEqual(['deep1', 'deep2']);
           // The first is refused as bad input; the repeat is caught by the duplicate guard (its key is built iteratively).
           expect(JSON.parse(tools[0]!.content)).toMatchObject({ isError: true, error: expect.stringContaining('nested deeper than 64 levels') });
           expect(JSON.parse(tools[1]!.content)).toMatchObject({ duplicate: true });
           // Streamed, the repeat's arguments went out as it streamed: its duplicate notice closes it as its result.
-          expect(rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => (e as { toolCallId: string }).toolCallId)).toEqual(stream ? ['deep1', 'deep2'] : ['deep1']);
+          expect(rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => (e as { toolCallId: string }).toolCallId)).toEqual(
+            stream ? ['deep1', 'deep2'] : ['deep1'],
+          );
           rx = undefined;
           await emulator.close();
         }
@@ -114,7 +163,11 @@ describe('LocalAgentProvider through AgentRx', () => {
           ],
         });
         const rec = new RecordingConsumer();
-        rx = await AgentRx.create({ config: { logLevel: 'silent', providers: { local: { baseUrl: emulator.baseUrl } } }, tools: [EchoToolHandler], consumers: [rec] });
+        rx = await AgentRx.create({
+          config: { logLevel: 'silent', providers: { local: { baseUrl: emulator.baseUrl } } },
+          tools: [EchoToolHandler],
+          consumers: [rec],
+        });
         const result = await rx.run({ prompt: 'go' });
 
         expect(result.text).toBe('Done.');
@@ -127,7 +180,9 @@ describe('LocalAgentProvider through AgentRx', () => {
           ['call_0', 'FIRST'],
           ['call_0', 'SECOND'],
         ]);
-        expect(rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => [(e as { toolCallId: string }).toolCallId, (e as { content: string }).content])).toEqual([
+        expect(
+          rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => [(e as { toolCallId: string }).toolCallId, (e as { content: string }).content]),
+        ).toEqual([
           ['call_0', 'FIRST'],
           ['call_0#2.0', 'SECOND'],
         ]);
@@ -135,9 +190,17 @@ describe('LocalAgentProvider through AgentRx', () => {
     });
 
     describe('when the server gives two calls of one batch the same id, with different arguments', () => {
-      it('should run both, each once with its own arguments, and pair the answers with the model\'s id in call order', async () => {
+      it("should run both, each once with its own arguments, and pair the answers with the model's id in call order", async () => {
         emulator = await startOpenAiEmulator({
-          script: [{ toolCalls: [{ id: 'same', name: 'echo', arguments: { text: 'left' } }, { id: 'same', name: 'echo', arguments: { text: 'right' } }] }, { text: 'Both done.' }],
+          script: [
+            {
+              toolCalls: [
+                { id: 'same', name: 'echo', arguments: { text: 'left' } },
+                { id: 'same', name: 'echo', arguments: { text: 'right' } },
+              ],
+            },
+            { text: 'Both done.' },
+          ],
         });
         rx = await AgentRx.create({ config: { logLevel: 'silent', providers: { local: { baseUrl: emulator.baseUrl } } }, tools: [EchoToolHandler] });
         const result = await rx.run({ prompt: 'go' });
@@ -156,7 +219,7 @@ describe('LocalAgentProvider through AgentRx', () => {
     });
 
     describe('when a run stops with a reused id unanswered and another instance resumes it', () => {
-      it('should derive the same tool-use id, replay that call\'s own recorded result and not run it again', async () => {
+      it("should derive the same tool-use id, replay that call's own recorded result and not run it again", async () => {
         emulator = await startOpenAiEmulator({
           script: [
             { toolCalls: [{ id: 'call_0', name: 'echo', arguments: { text: 'first' } }] },
@@ -203,7 +266,9 @@ describe('LocalAgentProvider through AgentRx', () => {
 
     describe('when the model sends arguments that are not valid JSON', () => {
       it('should return an is_error result to the model and finish', async () => {
-        emulator = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'bad', name: 'echo', arguments: '{"text": "unterminated' }] }, { text: 'sorry' }] });
+        emulator = await startOpenAiEmulator({
+          script: [{ toolCalls: [{ id: 'bad', name: 'echo', arguments: '{"text": "unterminated' }] }, { text: 'sorry' }],
+        });
         rx = await AgentRx.create({ config: { providers: { local: { baseUrl: emulator.baseUrl } } }, tools: [EchoToolHandler] });
         const result = await rx.run({ prompt: 'go' });
         expect(result.text).toBe('sorry');
@@ -219,7 +284,9 @@ describe('LocalAgentProvider connection reuse', () => {
   describe('when several streamed model calls run one after another', () => {
     it('should reuse one keep-alive connection instead of destroying each response', async () => {
       const http = await import('node:http');
-      const emulator = await startOpenAiEmulator({ script: [{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }, { text: 'one' }, { text: 'two' }] });
+      const emulator = await startOpenAiEmulator({
+        script: [{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] }, { text: 'one' }, { text: 'two' }],
+      });
       // Every agent's connections (the client's pool is not necessarily Node's global agent).
       const agent = http.Agent.prototype as unknown as { createConnection: (...a: unknown[]) => unknown };
       const original = agent.createConnection;

@@ -50,7 +50,12 @@ describe('LocalAgentProvider streaming fidelity (over HTTP, against the OpenAI e
     emulator = await startOpenAiEmulator({ script, ...(opts.quirks ? { quirks: opts.quirks } : {}), ...(opts.faults ? { faults: opts.faults } : {}) });
     const rec = new RecordingConsumer();
     rx = await AgentRx.create({
-      config: { logLevel: 'silent', provider: 'local', providers: { local: { baseUrl: emulator.baseUrl, model: 'scripted', stream: opts.stream ?? true, maxRetries: 0 } }, consumers: { terminal: false } },
+      config: {
+        logLevel: 'silent',
+        provider: 'local',
+        providers: { local: { baseUrl: emulator.baseUrl, model: 'scripted', stream: opts.stream ?? true, maxRetries: 0 } },
+        consumers: { terminal: false },
+      },
       tools: [EchoToolHandler, AddToolHandler],
       consumers: [rec],
     });
@@ -63,7 +68,10 @@ describe('LocalAgentProvider streaming fidelity (over HTTP, against the OpenAI e
 
   describe('when the model streams a tool call after some text', () => {
     it('should open the call while the text streams, send its arguments in several ARGS, and end it under the id its result uses', async () => {
-      const { events, result } = await run([{ text: 'Let me echo.', toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'hello streaming world' } }] }, { text: 'Done.' }]);
+      const { events, result } = await run([
+        { text: 'Let me echo.', toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'hello streaming world' } }] },
+        { text: 'Done.' },
+      ]);
 
       expect(result.ok).toBe(true);
       expectStreamedCall(events, 'c1', { text: 'hello streaming world' });
@@ -81,7 +89,15 @@ describe('LocalAgentProvider streaming fidelity (over HTTP, against the OpenAI e
   describe('when the model streams two parallel calls interleaved chunk by chunk', () => {
     it('should stream each under its own id, rebuild both arguments and pass the client verifier', async () => {
       const { events, result } = await run(
-        [{ toolCalls: [{ id: 'p1', name: 'echo', arguments: { text: 'first call' } }, { id: 'p2', name: 'add', arguments: { a: 12, b: 30 } }] }, { text: 'ok' }],
+        [
+          {
+            toolCalls: [
+              { id: 'p1', name: 'echo', arguments: { text: 'first call' } },
+              { id: 'p2', name: 'add', arguments: { a: 12, b: 30 } },
+            ],
+          },
+          { text: 'ok' },
+        ],
         { quirks: { interleaveParallelToolCalls: true, nullFirstArguments: true, finishWithEmptyArgsDelta: true } },
       );
 
@@ -99,7 +115,12 @@ describe('LocalAgentProvider streaming fidelity (over HTTP, against the OpenAI e
     it('should stream each reused call under the derived id its result uses, never reopening an earlier call', async () => {
       const { events, result } = await run([
         { toolCalls: [{ id: 'dup', name: 'echo', arguments: { text: 'one' } }] },
-        { toolCalls: [{ id: 'dup', name: 'echo', arguments: { text: 'two' } }, { id: 'dup', name: 'echo', arguments: { text: 'three' } }] },
+        {
+          toolCalls: [
+            { id: 'dup', name: 'echo', arguments: { text: 'two' } },
+            { id: 'dup', name: 'echo', arguments: { text: 'three' } },
+          ],
+        },
         { text: 'done' },
       ]);
 
@@ -123,7 +144,10 @@ describe('LocalAgentProvider streaming fidelity (over HTTP, against the OpenAI e
       expect(result.ok).toBe(true);
       expect(EchoToolHandler.calls).toHaveLength(1);
       expectStreamedCall(events, 'd2', { text: 'same' });
-      const repeat = events.find((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === 'd2') as { content: string; rawEvent: { result: { isError: boolean } } };
+      const repeat = events.find((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === 'd2') as {
+        content: string;
+        rawEvent: { result: { isError: boolean } };
+      };
       expect(JSON.parse(repeat.content)).toMatchObject({ duplicate: true });
       expect(repeat.rawEvent.result.isError).toBe(true);
       await expect(verified(events)).resolves.toBe(events.length);
@@ -145,7 +169,7 @@ describe('LocalAgentProvider streaming fidelity (over HTTP, against the OpenAI e
     });
   });
 
-  describe('when the stream breaks in the middle of a call\'s arguments', () => {
+  describe("when the stream breaks in the middle of a call's arguments", () => {
     it('should close the open call (and text) before RUN_ERROR, so the client verifier accepts the run', async () => {
       // Chunks: role, 2 of text, the call's opener, then its first argument fragment; then the socket drops.
       const { events, result } = await run([{ text: 'Let me echo.', toolCalls: [{ id: 'cut', name: 'echo', arguments: { text: 'never finished' } }] }], {
@@ -163,7 +187,10 @@ describe('LocalAgentProvider streaming fidelity (over HTTP, against the OpenAI e
   describe('when the model streams reasoning_content before its answer', () => {
     it('should send a REASONING span and message, closed before the text starts, and pass the client verifier', async () => {
       const reasoning = 'The user wants a greeting, so I will greet them warmly.';
-      const { events, result } = await run([{ reasoning, toolCalls: [{ id: 'r1', name: 'echo', arguments: { text: 'hi there' } }] }, { reasoning: 'It echoed. Answer now.', text: 'Hello!' }]);
+      const { events, result } = await run([
+        { reasoning, toolCalls: [{ id: 'r1', name: 'echo', arguments: { text: 'hi there' } }] },
+        { reasoning: 'It echoed. Answer now.', text: 'Hello!' },
+      ]);
 
       expect(result.ok).toBe(true);
       const reasoningTypes = typesOf(events.filter((e) => e.type.startsWith('REASONING_')));
