@@ -8,9 +8,7 @@ import { checkHeaderLine, envelopeLine, headerLine, JournalFold, parseLine } fro
 import type { JournalHooks, JournalIo, NewName } from './journal-io.js';
 import { refuseOldLayout } from './session-folder.js';
 import { storeError } from './store-error.js';
-
-/** Bytes read from disk at a time while scanning a journal. */
-const CHUNK = 1 << 20;
+import { cutTornTail, scanLines, type TornTail } from './journal-scan.js';
 
 /**
  * One session's `journal.jsonl` as this process sees it: the folded record (see `JournalFold`),
@@ -308,7 +306,7 @@ export class SessionJournalFile {
    * Returns the torn tail (an incomplete or unparsable last line) if any; it is left out of
    * `size`, so a later scan looks at it again.
    */
-  private async scan(size: number): Promise<{ at: number; bytes: number; line: number } | undefined> {
+  private async scan(size: number): Promise<TornTail | undefined> {
     let fh: FileHandle | undefined;
     try {
       fh = await open(this.file, 'r');
@@ -326,33 +324,14 @@ export class SessionJournalFile {
           offset = 0;
         }
       }
-      let carry = Buffer.alloc(0);
-      let bad: { at: number; line: number; reason: string } | undefined;
-      while (offset + carry.length < size) {
-        const want = Math.min(CHUNK, size - offset - carry.length);
-        const chunk = Buffer.alloc(want);
-        const { bytesRead } = await fh.read(chunk, 0, want, offset + carry.length);
-        if (bytesRead === 0) break;
-        let buf = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-        let nl: number;
-        while ((nl = buf.indexOf(10)) >= 0) {
-          if (bad)
-            throw storeError(
-              this.file,
-              `line ${bad.line} is corrupt (${bad.reason}) and is followed by more lines; the journal cannot be trusted past line ${bad.line - 1}`,
-              undefined,
-              { line: bad.line },
-            );
-          const reason = this.accept(buf.toString('utf8', 0, nl), offset, nl);
-          if (reason) bad = { at: offset, line: this.lines + 1, reason };
-          offset += nl + 1;
-          buf = buf.subarray(nl + 1);
-        }
-        carry = Buffer.from(buf);
-      }
-      if (bad) return { at: bad.at, bytes: size - bad.at, line: bad.line };
-      if (carry.length > 0) return { at: offset, bytes: carry.length, line: this.lines + 1 };
-      return undefined;
+      return await scanLines(
+        fh,
+        this.file,
+        offset,
+        size,
+        () => this.lines + 1,
+        (text, at, bytes) => this.accept(text, at, bytes),
+      );
     } catch (e) {
       throw e instanceof AgentRxError ? e : storeError(this.file, 'cannot read the session journal', e);
     } finally {
@@ -397,16 +376,8 @@ export class SessionJournalFile {
   }
 
   /** Truncates a torn tail (a crash mid-write) and reports it (made durable by the next sync). */
-  private async cut(torn: { at: number; bytes: number; line: number }): Promise<void> {
-    let fh: FileHandle | undefined;
-    try {
-      fh = await open(this.file, 'r+');
-      await fh.truncate(torn.at);
-    } catch (e) {
-      throw storeError(this.file, `cannot cut the torn last line ${torn.line}`, e);
-    } finally {
-      await fh?.close().catch(() => undefined);
-    }
+  private async cut(torn: TornTail): Promise<void> {
+    await cutTornTail(this.file, torn);
     this.hooks.onRepair(this.file, `cut a torn last line ${torn.line} (${torn.bytes} bytes) left by a crash`);
   }
 }
