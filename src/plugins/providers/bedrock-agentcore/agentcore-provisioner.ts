@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type {
   CreateHarnessCommand,
   CreateHarnessCommandInput,
@@ -6,7 +5,6 @@ import type {
   GetHarnessCommand,
   Harness,
   HarnessSummary,
-  HarnessTool,
   ListHarnessesCommand,
 } from '@aws-sdk/client-bedrock-agentcore-control';
 import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
@@ -15,10 +13,12 @@ import { sleep } from '../../../core/util/async.js';
 import type { Logger } from '../../../core/logger.js';
 import type { AgentSpec } from '../../../core/model.js';
 import { controlError } from './agentcore-clients.js';
+import { harnessCreateInput, harnessNameOf } from './agentcore-harness-input.js';
+import { classifyHarnessStatus } from './agentcore-harness-status.js';
 import { loadControlSdk, type AgentCoreControlSdk } from './agentcore-sdk.js';
 
-/** The SDK's JSON document type (tool input schemas). */
-type Document = NonNullable<NonNullable<HarnessTool['config']>['inlineFunction']>['inputSchema'];
+// Status classification is part of this module's surface (tests import it from here).
+export { classifyHarnessStatus, type HarnessStatusClass } from './agentcore-harness-status.js';
 
 /** What `provision` returns and `open`/`teardown` consume. */
 export interface AgentCoreHarnessHandle {
@@ -68,31 +68,6 @@ export interface AgentCoreProvisionerOptions {
 /** The command classes the provisioner builds. */
 type ControlCommands = Pick<AgentCoreControlSdk, 'CreateHarnessCommand' | 'DeleteHarnessCommand' | 'GetHarnessCommand' | 'ListHarnessesCommand'>;
 
-/** How the ready-wait treats a harness status. */
-export type HarnessStatusClass = 'ready' | 'waiting' | 'terminating' | 'failed' | 'unknown';
-
-/**
- * `READY` → ready; `CREATING`/`UPDATING` → keep waiting; `DELETING` → terminating;
- * `*_FAILED` → failed; anything else (or nothing) → unknown, which is fatal.
- */
-export function classifyHarnessStatus(status: unknown): HarnessStatusClass {
-  switch (status) {
-    case 'READY':
-      return 'ready';
-    case 'CREATING':
-    case 'UPDATING':
-      return 'waiting';
-    case 'DELETING':
-      return 'terminating';
-    case 'CREATE_FAILED':
-    case 'UPDATE_FAILED':
-    case 'DELETE_FAILED':
-      return 'failed';
-    default:
-      return 'unknown';
-  }
-}
-
 /** A deadline shared by every call of one provisioning. */
 class Budget {
   private readonly deadline: number;
@@ -128,35 +103,12 @@ export class AgentCoreProvisioner {
 
   /** The content-addressed harness name of `spec`: `<prefix>_<agent name>_<digest8>`, within `[a-zA-Z][a-zA-Z0-9_]{0,39}`. */
   harnessName(spec: AgentSpec): string {
-    const digest = createHash('sha256')
-      .update(stableJson(this.identity(spec)))
-      .digest('hex')
-      .slice(0, 8);
-    const prefix = this.opts.harnessNamePrefix;
-    const room = 40 - prefix.length - 2 - digest.length;
-    const base = spec.name.replace(/[^a-zA-Z0-9_]/g, '_').slice(0, Math.max(0, room));
-    return base === '' ? `${prefix}_${digest}` : `${prefix}_${base}_${digest}`;
+    return harnessNameOf(spec, this.opts);
   }
 
   /** The `CreateHarness` input for `spec`: inline-function tools from the tool declarations; unset knobs omitted. */
   createInput(spec: AgentSpec): CreateHarnessCommandInput {
-    return {
-      harnessName: this.harnessName(spec),
-      executionRoleArn: this.opts.executionRoleArn,
-      ...(spec.systemPrompt !== undefined && spec.systemPrompt !== '' ? { systemPrompt: [{ text: spec.systemPrompt }] } : {}),
-      ...(spec.model !== undefined ? { model: { bedrockModelConfig: { modelId: spec.model } } } : {}),
-      ...(spec.tools.length > 0
-        ? {
-            tools: spec.tools.map((t): HarnessTool => ({
-              type: 'inline_function',
-              name: t.name,
-              config: { inlineFunction: { description: t.description, inputSchema: t.inputSchema as Document } },
-            })),
-          }
-        : {}),
-      ...(isHarnessEnvironment(this.opts.environment) ? { environment: this.opts.environment } : {}),
-      ...(this.opts.environmentVariables !== undefined ? { environmentVariables: { ...this.opts.environmentVariables } } : {}),
-    };
+    return harnessCreateInput(spec, this.opts);
   }
 
   /**
@@ -408,40 +360,8 @@ export class AgentCoreProvisioner {
       },
     );
   }
-
-  private identity(spec: AgentSpec): unknown {
-    return {
-      name: spec.name,
-      model: spec.model ?? null,
-      systemPrompt: spec.systemPrompt ?? null,
-      tools: spec.tools,
-      executionRoleArn: this.opts.executionRoleArn,
-      environment: this.opts.environment ?? null,
-      environmentVariables: this.opts.environmentVariables ?? null,
-    };
-  }
 }
 
 function toError(e: unknown): AgentRxError {
   return e instanceof AgentRxError ? e : controlError('provisioning', e);
-}
-
-/** JSON with object keys sorted, so equal specs hash equally. */
-function stableJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
-}
-
-/**
- * The config's `environment` goes to `CreateHarness` verbatim: its shape is the harness API's to
- * check (a wrong one is answered with a 4xx naming it), so any object passes here.
- */
-function isHarnessEnvironment(env: unknown): env is NonNullable<CreateHarnessCommandInput['environment']> {
-  return typeof env === 'object' && env !== null;
 }

@@ -1,4 +1,4 @@
-import { Observable, type Subscription } from 'rxjs';
+import { Observable } from 'rxjs';
 import type { AgentRxConfig } from '../../../core/config/agentrx.config.js';
 import { AgentRxConfigToken } from '../../../core/config/config-tokens.js';
 import { inject, injectable, optional } from '../../../core/util/inversify.js';
@@ -18,61 +18,18 @@ import {
 import type { HostEvent } from '../../../core/plugin/host-event.js';
 import { DEFAULT_KICKOFF } from '../../../core/session/session.js';
 import { CmaClient } from './cma-client.js';
+import { detachAll, isRunning, newCmaConn, releaseHeld, settledEventIds, type CmaConn } from './cma-conn.js';
 import { decodeCmaEvent } from './cma-decode.js';
-import { CmaTextDeltas, blockedOnConfirmation, isCmaTurnBoundary, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
+import { unansweredEvents, type CmaInput } from './cma-input.js';
+import { blockedOnConfirmation, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
 import { isCmaHandle, provisionCma, type CmaHandle } from './cma-provision.js';
 import { cmaEventStream } from './cma-sse.js';
-import {
-  CmaEventType,
-  customToolResultEvent,
-  defineOutcomeEvent,
-  idOf,
-  interruptEvent,
-  toolConfirmationEvent,
-  typeOf,
-  userMessageEvent,
-  type WireMap,
-} from './cma-wire.js';
+import { customToolResultEvent, defineOutcomeEvent, idOf, interruptEvent, toolConfirmationEvent, userMessageEvent } from './cma-wire.js';
 import { cmaApiOrigin, CmaProviderOptions, DEFAULT_MAX_FRAME_BYTES } from './cma.config.js';
 
-/** What `pushInput` sends: one POST of user events. */
-export interface CmaInput {
-  /** `results`: tool results (an ambiguous failure is reconciled with the history); `send`: anything else. */
-  readonly kind: 'send' | 'results';
-  readonly events: readonly WireMap[];
-}
-
-/** True when the last status event of `history` says the session is working (running or rescheduled). */
-function isRunning(history: readonly RawEvent[]): boolean {
-  for (let i = history.length - 1; i >= 0; i--) {
-    const type = typeOf(history[i]!);
-    if (typeof type === 'string' && type.startsWith('session.status_')) return type === 'session.status_running' || type === 'session.status_rescheduled';
-  }
-  return false;
-}
-
-/** Per-session state of the provider. Opaque to the Session. */
-export interface CmaConn {
-  /** The Managed Agents session id (`sesn_…`). */
-  readonly sessionId: string;
-  /** True when `open` attached to an existing session instead of creating one. */
-  readonly resumed: boolean;
-  /** True once `close` ran: streams error with `session_closed`. */
-  closed: boolean;
-  /**
-   * Resume only: ids of the history that was complete (up to its last turn boundary) when the
-   * session was resumed. Those events are never fed again, even if a stream re-sends them.
-   */
-  old: Set<string> | undefined;
-  /** Resume only: live events are held until `reconnect` has computed `old`. */
-  gated: boolean;
-  /** Release functions of gated attachments. */
-  readonly flushers: Set<() => void>;
-  /** Live stream attachments (closed by `close`/`interrupt`). */
-  readonly attachments: Set<Subscription>;
-  /** This session's text-delta tracker (`decode`): its unfinished previews, emptied by `close`. */
-  readonly deltas: CmaTextDeltas;
-}
+// Part of this provider's surface (what `open` returns, what `pushInput` takes): importable from here.
+export { newCmaConn, type CmaConn } from './cma-conn.js';
+export type { CmaInput } from './cma-input.js';
 
 const NOT_CONFIGURED =
   "the claude-managed-agents provider is not configured: set providers['claude-managed-agents'].apiKey (and baseUrl for a non-default endpoint) in the agentrx config";
@@ -244,17 +201,7 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
   async pushInput(conn: CmaConn, input: CmaInput, signal: AbortSignal): Promise<void> {
     const client = this.requireClient();
     if (conn.closed) throw new AgentRxError('session_closed', 'the claude-managed-agents session is closed');
-    const reconcile =
-      input.kind === 'results'
-        ? (history: readonly RawEvent[]): WireMap[] => {
-            const answered = new Set(history.filter((e) => typeOf(e) === CmaEventType.userCustomToolResult).map((e) => String(e['custom_tool_use_id'])));
-            const confirmed = new Set(history.filter((e) => typeOf(e) === CmaEventType.userToolConfirmation).map((e) => String(e['tool_use_id'])));
-            return input.events.filter((e) =>
-              typeOf(e) === CmaEventType.userToolConfirmation ? !confirmed.has(String(e['tool_use_id'])) : !answered.has(String(e['custom_tool_use_id'])),
-            );
-          }
-        : undefined;
-    await client.sendEvents(conn.sessionId, input.events, signal, reconcile);
+    await client.sendEvents(conn.sessionId, input.events, signal, unansweredEvents(input));
   }
 
   // ── the stream ─────────────────────────────────────────────────────────────────────────────
@@ -320,26 +267,12 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
   async reconnect(conn: CmaConn, cursor: IngestCursor, signal: AbortSignal): Promise<Reconnected> {
     const client = this.requireClient();
     const history = await client.listAllEvents(conn.sessionId, signal);
-    if (conn.resumed && conn.old === undefined) {
-      let cut = -1;
-      history.forEach((e, i) => {
-        if (isCmaTurnBoundary(e)) cut = i;
-      });
-      conn.old = new Set(
-        history
-          .slice(0, cut + 1)
-          .map(idOf)
-          .filter((id): id is string => id !== undefined),
-      );
-    }
+    if (conn.resumed && conn.old === undefined) conn.old = settledEventIds(history);
     const old = conn.old;
     const missed = missedSince(old ? history.filter((e) => !old.has(idOf(e) ?? '')) : history, cursor, idOf);
     const pending = pendingCmaToolUses(history);
     const confirmations = blockedOnConfirmation(history);
-    if (conn.gated) {
-      conn.gated = false;
-      for (const flush of [...conn.flushers]) flush();
-    }
+    releaseHeld(conn);
     return { missed, pending, ...(confirmations.length > 0 ? { confirmations } : {}), midTurn: isRunning(history) };
   }
 
@@ -385,18 +318,4 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
     if (!this.client) throw new AgentRxError('invalid_config', NOT_CONFIGURED);
     return this.client;
   }
-}
-
-/**
- * A new conn for the Managed Agents session `sessionId` (what `open` returns): no stream attached,
- * its own text-delta tracker, and, when `resumed`, live events held until the first `reconnect`.
- */
-export function newCmaConn(sessionId: string, resumed: boolean): CmaConn {
-  return { sessionId, resumed, closed: false, old: undefined, gated: resumed, flushers: new Set(), attachments: new Set(), deltas: new CmaTextDeltas() };
-}
-
-function detachAll(conn: CmaConn): void {
-  for (const sub of [...conn.attachments]) sub.unsubscribe();
-  conn.attachments.clear();
-  conn.flushers.clear();
 }

@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import type { CreateHarnessCommandInput, HarnessTool } from '@aws-sdk/client-bedrock-agentcore-control';
+import type { AgentSpec } from '../../../core/model.js';
+import type { AgentCoreProvisionerOptions } from './agentcore-provisioner.js';
+
+/**
+ * What the control plane is asked to create for a spec: the content-addressed harness name and
+ * the `CreateHarness` input. Pure. The name hashes everything that shapes the harness, so a 409 on
+ * create means an equivalent harness exists and a changed spec or setting never adopts a stale one.
+ */
+
+/** The provisioner settings that shape a harness (and therefore its name). */
+export type HarnessInputOptions = Pick<AgentCoreProvisionerOptions, 'executionRoleArn' | 'harnessNamePrefix' | 'environment' | 'environmentVariables'>;
+
+/** The SDK's JSON document type (tool input schemas). */
+type Document = NonNullable<NonNullable<HarnessTool['config']>['inlineFunction']>['inputSchema'];
+
+/** The content-addressed harness name of `spec`: `<prefix>_<agent name>_<digest8>`, within `[a-zA-Z][a-zA-Z0-9_]{0,39}`. */
+export function harnessNameOf(spec: AgentSpec, opts: HarnessInputOptions): string {
+  const digest = createHash('sha256')
+    .update(stableJson(identity(spec, opts)))
+    .digest('hex')
+    .slice(0, 8);
+  const prefix = opts.harnessNamePrefix;
+  const room = 40 - prefix.length - 2 - digest.length;
+  const base = spec.name.replace(/[^a-zA-Z0-9_]/g, '_').slice(0, Math.max(0, room));
+  return base === '' ? `${prefix}_${digest}` : `${prefix}_${base}_${digest}`;
+}
+
+/** The `CreateHarness` input for `spec`: inline-function tools from the tool declarations; unset knobs omitted. */
+export function harnessCreateInput(spec: AgentSpec, opts: HarnessInputOptions): CreateHarnessCommandInput {
+  return {
+    harnessName: harnessNameOf(spec, opts),
+    executionRoleArn: opts.executionRoleArn,
+    ...(spec.systemPrompt !== undefined && spec.systemPrompt !== '' ? { systemPrompt: [{ text: spec.systemPrompt }] } : {}),
+    ...(spec.model !== undefined ? { model: { bedrockModelConfig: { modelId: spec.model } } } : {}),
+    ...(spec.tools.length > 0
+      ? {
+          tools: spec.tools.map((t): HarnessTool => ({
+            type: 'inline_function',
+            name: t.name,
+            config: { inlineFunction: { description: t.description, inputSchema: t.inputSchema as Document } },
+          })),
+        }
+      : {}),
+    ...(isHarnessEnvironment(opts.environment) ? { environment: opts.environment } : {}),
+    ...(opts.environmentVariables !== undefined ? { environmentVariables: { ...opts.environmentVariables } } : {}),
+  };
+}
+
+/** Everything that shapes the harness: what the name's digest covers. */
+function identity(spec: AgentSpec, opts: HarnessInputOptions): unknown {
+  return {
+    name: spec.name,
+    model: spec.model ?? null,
+    systemPrompt: spec.systemPrompt ?? null,
+    tools: spec.tools,
+    executionRoleArn: opts.executionRoleArn,
+    environment: opts.environment ?? null,
+    environmentVariables: opts.environmentVariables ?? null,
+  };
+}
+
+/** JSON with object keys sorted, so equal specs hash equally. */
+function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * The config's `environment` goes to `CreateHarness` verbatim: its shape is the harness API's to
+ * check (a wrong one is answered with a 4xx naming it), so any object passes here.
+ */
+function isHarnessEnvironment(env: unknown): env is NonNullable<CreateHarnessCommandInput['environment']> {
+  return typeof env === 'object' && env !== null;
+}
