@@ -2,25 +2,23 @@ import { share, type Observable } from 'rxjs';
 import { randomUUID } from 'node:crypto';
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import type { AgUiEvent } from '../events/agui-event.js';
-import { agUiOf, withAgUi, type TranslatedEvent } from '../events/translated-event.js';
+import { agUiOf, withAgUi } from '../events/translated-event.js';
 import type { AgentRxEvent, SessionEvent } from '../events/session-event.js';
-import type { Logger } from '../logger.js';
-import type { AgentSpec, RawEvent, SessionResult } from '../model.js';
-import type { AgentProvider } from '../plugin/agent-provider.js';
+import type { RawEvent, SessionResult } from '../model.js';
 import { toolConfirmationOf } from '../plugin/host-event.js';
 import type { LiveSession } from '../plugin/live-session.js';
 import { stopReasonForCode, type StopReason } from '../plugin/event-consumer.js';
-import type { SessionStore } from '../store/session-store.js';
-import type { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { AsyncQueue, abortReason, abortable, followAbort } from '../util/async.js';
 import type { ConsumerAttachment } from './consumer-hub.js';
 import type { HostLink, HostLinkEvents } from './host-link.js';
+import { firstInput } from './first-input.js';
 import { Ingestion } from './ingestion.js';
 import { RequestLoop } from './request-loop.js';
 import { isMessage, type InboxItem } from './request-step.js';
 import { RequestState } from './request-state.js';
 import { AgentState } from './agent-state.js';
-import { withPriorConversation } from './prior-conversation.js';
+import { SessionControl } from './session-control.js';
+import type { SessionDeps } from './session-deps.js';
 import { SessionJournal } from './session-journal.js';
 import { SessionOutcome } from './session-outcome.js';
 import type { ResolvedSessionOptions } from './session-options.js';
@@ -29,26 +27,10 @@ import { ToolAnswerer, type Asked } from './tool-answerer.js';
 import { TurnPoller } from './turn-poller.js';
 
 export { REPROMPT_TEXT } from './request-loop.js';
+export type { SessionDeps } from './session-deps.js';
 
 /** Default kickoff text when no prompt is given (as in the reference library). */
 export const DEFAULT_KICKOFF = 'Begin.';
-
-/** What a Session needs from its container. */
-export interface SessionDeps {
-  readonly provider: AgentProvider;
-  readonly dispatcher: ToolDispatcher;
-  readonly store: SessionStore;
-  readonly spec: AgentSpec;
-  /** Provisions (or looks up) the provider-side agent; its handle goes to `open`. */
-  provision(): Promise<unknown>;
-  readonly logger: Logger;
-  /** Attaches the consumers to the session's envelopes paired with their AG-UI translation. */
-  attachConsumers(translated$: Observable<TranslatedEvent>, sessionId: () => string | undefined): ConsumerAttachment;
-  /** Bound on the best-effort host interrupt sent on cancel or timeout (`timeouts.interruptMs`). */
-  readonly interruptTimeoutMs: number;
-  /** Called once when the session has fully closed. */
-  onClosed?(): void;
-}
 
 /**
  * One agent session: the public object and the request loop. It drives the host turn by turn
@@ -74,7 +56,7 @@ export class Session implements LiveSession {
   readonly closed: Promise<void>;
   private readonly outcome = new SessionOutcome();
   private readonly inbox = new AsyncQueue<InboxItem>();
-  private readonly ctrl = new AbortController();
+  private readonly control = new SessionControl();
   private readonly ingestion: Ingestion;
   private readonly link: HostLink;
   private readonly answerer: ToolAnswerer;
@@ -86,11 +68,6 @@ export class Session implements LiveSession {
   private readonly request$: RequestState;
   private threadId = '';
   private readonly agentState: AgentState;
-  /** `close()` was called: no request starts once the running one and the queued messages are done. */
-  private closing = false;
-  /** The loop waits for input between requests (nothing runs). */
-  private idle = false;
-  private isClosed = false;
 
   constructor(
     private readonly deps: SessionDeps,
@@ -104,7 +81,7 @@ export class Session implements LiveSession {
     this.journal = new SessionJournal(
       deps.store,
       provider.id,
-      (error) => this.ctrl.abort(error),
+      (error) => this.control.abort(error),
       (name) => deps.dispatcher.isIdempotent(name),
     );
     this.events$ = this.ingestion.events$;
@@ -117,7 +94,7 @@ export class Session implements LiveSession {
     const events: HostLinkEvents = {
       turn: (turnEvents) => this.inbox.push({ kind: 'turn', events: turnEvents }),
       recovered: (rec) => this.queueRedrive({ uses: rec.pending, confirmations: rec.confirmations ?? [] }),
-      failed: (error) => this.ctrl.abort(error),
+      failed: (error) => this.control.abort(error),
     };
     this.link =
       provider.mode === 'streaming'
@@ -127,7 +104,7 @@ export class Session implements LiveSession {
             this.ingestion,
             events,
             { live, ...opts, interruptTimeoutMs: deps.interruptTimeoutMs },
-            this.ctrl.signal,
+            this.control.signal,
             deps.logger,
           )
         : new TurnPoller(provider, conn, this.ingestion, events, deps.logger);
@@ -164,7 +141,7 @@ export class Session implements LiveSession {
       conn,
       sessionId: () => this.sessionIdValue,
       threadId: () => this.threadId,
-      abort: (error) => this.ctrl.abort(error),
+      abort: (error) => this.control.abort(error),
     });
     if (opts.signal) followAbort(opts.signal, () => this.cancel(), this.closed);
     void this.main();
@@ -191,10 +168,10 @@ export class Session implements LiveSession {
   /** Queues a follow-up user message; it is sent when the running request reaches a terminal. */
   message(text: string): void {
     if (typeof text !== 'string' || text.length === 0) throw new AgentRxError('invalid_options', 'message(text): text must be a non-empty string');
-    if (this.isClosed || this.closing) throw new AgentRxError('session_closed', 'the session is closed; start a new one (pass sessionId to resume)');
+    if (this.control.closed || this.control.closing)
+      throw new AgentRxError('session_closed', 'the session is closed; start a new one (pass sessionId to resume)');
     this.inbox.push({ kind: 'message', text });
-    // A waiting loop has just taken it: a close() in the same tick must not abort that request.
-    this.idle = false;
+    this.control.busy();
   }
 
   /**
@@ -210,14 +187,14 @@ export class Session implements LiveSession {
     if (p.mode !== 'streaming' || !p.rawInput) {
       throw new AgentRxError('unsupported', `provider '${p.id}' does not accept raw events (sendEvent needs a streaming provider)`);
     }
-    if (this.isClosed) throw new AgentRxError('session_closed', 'the session is closed');
+    if (this.control.closed) throw new AgentRxError('session_closed', 'the session is closed');
     if (this.conn === undefined) throw new AgentRxError('unsupported', 'the session is not open yet; wait for the first event before sendEvent');
-    await p.pushInput(this.conn, p.rawInput(event), this.ctrl.signal);
+    await p.pushInput(this.conn, p.rawInput(event), this.control.signal);
   }
 
   /** Cancels the session now: aborts in-flight work, interrupts the host, stops consumers ('cancelled'). */
   cancel(): void {
-    if (!this.ctrl.signal.aborted) this.ctrl.abort(new AgentRxError('cancelled', 'the session was cancelled'));
+    this.control.cancel();
   }
 
   /**
@@ -226,7 +203,7 @@ export class Session implements LiveSession {
    * process that is shutting down. `result` still rejects with `cancelled`.
    */
   cancelForShutdown(): void {
-    if (!this.ctrl.signal.aborted) this.ctrl.abort(new AgentRxError('cancelled', 'the session was cancelled: AgentRx.stop() ended it', { by: 'stop' }));
+    this.control.cancelForShutdown();
   }
 
   /**
@@ -236,9 +213,7 @@ export class Session implements LiveSession {
    * `close()` throws `session_closed`. To abort now, `cancel()`.
    */
   close(): void {
-    if (this.closing || this.ctrl.signal.aborted) return;
-    this.closing = true;
-    if (this.idle) this.ctrl.abort(new SessionClosing());
+    this.control.close();
   }
 
   /** The caller is done with this session: it closes as with `close()`; resolves once it has closed. */
@@ -256,24 +231,25 @@ export class Session implements LiveSession {
   // ---------------------------------------------------------------- the loop
 
   private async main(): Promise<void> {
-    const signal = this.ctrl.signal;
+    const signal = this.control.signal;
     let stopReason: StopReason = 'completed';
     let failure: AgentRxError | undefined;
     try {
       // Start on a fresh macrotask: many sessions started in one tick then interleave with I/O
       // instead of running all their set-up in one long microtask drain.
       // A run times from the call: opening, resuming and waiting for the host count (a live session without a prompt waits for one).
-      if (!this.live || this.opts.prompt !== undefined) this.request$.armFromCall((error) => this.ctrl.abort(error));
+      if (!this.live || this.opts.prompt !== undefined) this.request$.armFromCall((error) => this.control.abort(error));
       await new Promise<void>((resolve) => setImmediate(resolve));
       await this.open(signal);
-      let first: unknown = this.firstInput();
-      while (!this.closing || first !== undefined || this.inbox.has(isMessage)) {
+      let first: unknown = firstInput(this.deps.provider, this.conn, this.opts);
+      while (!this.control.closing || first !== undefined || this.inbox.has(isMessage)) {
         if (first !== undefined) {
           const input = first;
           first = undefined;
           await this.loop.run(input, signal);
         } else {
-          const item = await this.nextInput(signal);
+          // Waits between requests for what starts the next one; `close()` ends the wait.
+          const item = await this.control.whileIdle(() => this.inbox.take(signal));
           if (item.kind === 'message') {
             await this.loop.run(this.deps.provider.userInput(item.text), signal);
           } else {
@@ -284,34 +260,12 @@ export class Session implements LiveSession {
         if (!this.live) break;
       }
     } catch (e) {
-      if (!(e instanceof SessionClosing || (signal.aborted && signal.reason instanceof SessionClosing))) {
+      if (!this.control.isClosingEnd(e)) {
         failure = signal.aborted ? abortReason(signal) : toAgentRxError(e);
         stopReason = stopReasonForCode(failure.code);
       }
     }
     await this.shutdown(stopReason, failure);
-  }
-
-  /** Waits between requests for what starts the next one; `close()` ends the wait. */
-  private async nextInput(signal: AbortSignal): Promise<InboxItem> {
-    this.idle = true;
-    try {
-      return await this.inbox.take(signal);
-    } finally {
-      this.idle = false;
-    }
-  }
-
-  /** Input of the first request: kickoff on a fresh session, the prompt on a resume (none → wait). */
-  private firstInput(): unknown {
-    const p = this.deps.provider;
-    if (p.resumed(this.conn)) return this.opts.prompt !== undefined ? p.userInput(this.opts.prompt) : undefined;
-    // A resume that found no history (taken over before its first turn ended) starts from freshPrompt.
-    const asked = this.opts.prompt ?? (this.opts.sessionId !== undefined ? this.opts.freshPrompt : undefined);
-    // Prior messages the host cannot take as history go before the prompt, as one delimited block.
-    const prompt = this.opts.history && !p.acceptsPriorMessages && this.opts.sessionId === undefined ? withPriorConversation(asked, this.opts.history) : asked;
-    // No prompt stays undefined: the provider picks its default (or, with an outcome, sends none).
-    return p.kickoffInput({ prompt, outcome: this.opts.outcome });
   }
 
   private async open(signal: AbortSignal): Promise<void> {
@@ -366,7 +320,7 @@ export class Session implements LiveSession {
     if (failure)
       this.ingestion.emit({ type: 'agentrx.run_error', runId: this.request$.runId, threadId: this.threadId, code: failure.code, message: failure.message });
     this.outcome.ended(failure);
-    this.isClosed = true;
+    this.control.markClosed();
     try {
       await this.link.release(reason === 'cancelled' || reason === 'timeout');
       // A session cancelled before it opened has no conn (and no transcript).
@@ -382,6 +336,3 @@ export class Session implements LiveSession {
     }
   }
 }
-
-/** The abort reason of `close()` while the loop waits for input: not a failure. */
-class SessionClosing extends Error {}

@@ -1,20 +1,11 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { AgUiEvent } from '../agui-event.js';
 import { ReasoningStream, StreamedToolCalls, safeStringify, stamp } from '../agui-streams.js';
-import type {
-  HostToolResultEvent,
-  ReasoningDelta,
-  RunError,
-  RunFinished,
-  RunStarted,
-  SessionEvent,
-  TextDelta,
-  ToolCallDelta,
-  ToolResultEvent,
-  TurnEnd,
-} from '../session-event.js';
+import type { ReasoningDelta, RunError, RunFinished, RunStarted, SessionEvent, TextDelta, ToolCallDelta, TurnEnd } from '../session-event.js';
+import { AgUiToolResults } from './agui-tool-results.js';
 
 export { TOOL_CALL_ARGS_REPLACED_EVENT } from '../agui-streams.js';
+export { MAX_HELD_RESULTS } from './agui-tool-results.js';
 
 /** Options for {@link toAgUi}. */
 export interface ToAgUiOptions {
@@ -126,9 +117,6 @@ export function toAgUi(opts: ToAgUiOptions = {}): OperatorFunction<SessionEvent,
     });
 }
 
-/** Host-run tool results held for a call not announced yet, per run; beyond this the oldest is dropped. */
-export const MAX_HELD_RESULTS = 1_000;
-
 /** Shared empty result: most envelopes (provider events) translate to nothing. */
 const NONE: AgUiEvent[] = [];
 
@@ -151,10 +139,8 @@ class AgUiTranslator {
   private readonly reasoning = new ReasoningStream();
   /** Tool calls opened by their first streamed fragment, not closed yet. */
   private readonly calls = new StreamedToolCalls();
-  /** Tool calls this run announced: true once a host-run result was emitted for it. */
-  private readonly announced = new Map<string, boolean>();
-  /** Host-run results that came before their call was announced, by call id (insertion order: oldest first). */
-  private readonly held = new Map<string, { readonly ev: HostToolResultEvent; readonly content: string; readonly at: number | undefined }>();
+  /** Tool results, and the calls this run announced that host-run results wait for. */
+  private readonly results = new AgUiToolResults();
   private lastAt: number | undefined;
 
   constructor(private readonly forwardRaw: boolean) {}
@@ -207,9 +193,9 @@ class AgUiTranslator {
       case 'agentrx.turn_end':
         return this.turnEnd(ev, at);
       case 'agentrx.tool_result':
-        return this.toolResult(ev, at);
+        return this.results.local(ev, at);
       case 'agentrx.host_tool_result':
-        return this.hostToolResult(ev, at);
+        return this.results.host(ev, at);
       case 'agentrx.state_snapshot':
         return isObject(ev.snapshot) ? [stamp({ type: 'STATE_SNAPSHOT', snapshot: ev.snapshot }, at)] : NONE;
       case 'agentrx.state_delta':
@@ -260,7 +246,7 @@ class AgUiTranslator {
     // The call belongs to the message the provider names, else to the assistant message streaming now.
     const parent = isNonEmptyString(parentMessageId) ? parentMessageId : this.calls.has(toolUseId) ? undefined : [...this.openMessages].at(-1);
     const fragment = { toolCallId: toolUseId, name: isNonEmptyString(name) ? name : undefined, argsDelta, parentMessageId: parent };
-    const out = this.calls.delta(fragment, (id) => this.announced.has(id), at);
+    const out = this.calls.delta(fragment, (id) => this.results.isAnnounced(id), at);
     if (events.length === 0) return out;
     events.push(...out);
     return events;
@@ -284,54 +270,15 @@ class AgUiTranslator {
         if (delta !== undefined) events.push(stamp({ type: 'TOOL_CALL_ARGS', toolCallId, delta }, at));
         events.push(stamp({ type: 'TOOL_CALL_END', toolCallId }, at));
       }
-      this.announce(toolCallId, at, events);
+      this.results.announce(toolCallId, at, events);
     }
     // Streamed calls the turn does not name (the provider dropped them) are closed with it; a
     // result the host reports for one still reaches it.
-    if (this.calls.size > 0) for (const toolCallId of this.calls.closeAll(at, events)) this.announce(toolCallId, at, events);
+    if (this.calls.size > 0) for (const toolCallId of this.calls.closeAll(at, events)) this.results.announce(toolCallId, at, events);
     // agentrx's bookkeeping is a CUSTOM event: STATE_SNAPSHOT/STATE_DELTA carry the client's state only.
     const value = compact({ turn: ev.turn, terminal: ev.terminal, stopReason: ev.stopReason, usage: ev.usage });
     events.push(stamp({ type: 'CUSTOM', name: TURN_END_EVENT, value }, at));
     return events;
-  }
-
-  /** Records `toolCallId` as announced in this run and appends a host-run result held for it. */
-  private announce(toolCallId: string, at: number | undefined, events: AgUiEvent[]): void {
-    if (!this.announced.has(toolCallId)) this.announced.set(toolCallId, false);
-    const early = this.held.get(toolCallId);
-    if (early !== undefined) {
-      this.held.delete(toolCallId);
-      this.announced.set(toolCallId, true);
-      events.push(hostResult(early.ev, toolCallId, early.content, at));
-    }
-  }
-
-  private toolResult(ev: ToolResultEvent, at: number | undefined): AgUiEvent[] {
-    if (!isObject(ev.toolUse) || !isObject(ev.result)) return NONE;
-    const toolCallId: unknown = ev.toolUse.id;
-    const content: unknown = ev.result.content;
-    if (!isNonEmptyString(toolCallId) || typeof content !== 'string') return NONE;
-    // AG-UI has no error flag on results: the verbatim `agentrx.tool_result` rides in `rawEvent`
-    // (isError, replayed, durationMs) for consumers that want it.
-    return [stamp({ type: 'TOOL_CALL_RESULT', messageId: `${toolCallId}:result`, toolCallId, content, role: 'tool', rawEvent: ev }, at)];
-  }
-
-  private hostToolResult(ev: HostToolResultEvent, at: number | undefined): AgUiEvent[] {
-    if (!isObject(ev.toolUse) || !isObject(ev.result)) return NONE;
-    const toolCallId: unknown = ev.toolUse.id;
-    const content: unknown = ev.result.content;
-    if (!isNonEmptyString(toolCallId) || typeof content !== 'string') return NONE;
-    const resulted = this.announced.get(toolCallId);
-    if (resulted === true) return NONE;
-    if (resulted === false) {
-      this.announced.set(toolCallId, true);
-      return [hostResult(ev, toolCallId, content, at)];
-    }
-    // Not announced yet (its turn has not ended): held until it is; the first result wins.
-    if (this.held.has(toolCallId)) return NONE;
-    if (this.held.size >= MAX_HELD_RESULTS) this.held.delete(this.held.keys().next().value as string);
-    this.held.set(toolCallId, { ev, content, at });
-    return NONE;
   }
 
   private runFinished(ev: RunFinished, at: number | undefined): AgUiEvent[] {
@@ -359,8 +306,7 @@ class AgUiTranslator {
     this.closeMessages(at, events);
     this.calls.closeAll(at, events);
     this.run = undefined;
-    this.announced.clear();
-    this.held.clear();
+    this.results.clear();
     return events;
   }
 
@@ -369,14 +315,6 @@ class AgUiTranslator {
     for (const messageId of this.openMessages) into.push(stamp({ type: 'TEXT_MESSAGE_END', messageId }, at));
     this.openMessages.clear();
   }
-}
-
-/**
- * The TOOL_CALL_RESULT of a host-run tool; the verbatim `agentrx.host_tool_result` rides in
- * `rawEvent` (isError) like a local result's `agentrx.tool_result`.
- */
-function hostResult(ev: HostToolResultEvent, toolCallId: string, content: string, at: number | undefined): AgUiEvent {
-  return stamp({ type: 'TOOL_CALL_RESULT', messageId: `${toolCallId}:result`, toolCallId, content, role: 'tool', rawEvent: ev }, at);
 }
 
 /** Copies `fields` without its `undefined`-valued keys (AG-UI omits optional fields). */
