@@ -61,11 +61,24 @@ export { defineTool, type ToolDefinition } from './core/tools/define-tool.js';
 export {
   BaseEventConsumer,
   EventConsumer,
+  hasSource,
   type ConsumerContext,
+  type ConsumerContextOf,
+  type StartContext,
   type StopContext,
   type StopReason,
   type ToolCallResult,
+  type ToolResultSource,
 } from './core/plugin/event-consumer.js';
+export type { LiveResult, LiveSession } from './core/plugin/live-session.js';
+export {
+  SessionFactoryToken,
+  SessionPlacementToken,
+  type LogReader,
+  type PlacementHealth,
+  type SessionFactory,
+  type SessionPlacement,
+} from './core/plugin/session-placement.js';
 export type { LifecycleParticipant } from './core/plugin/lifecycle-participant.js';
 export { AgUiEventType } from './core/events/agui-event.js';
 export type {
@@ -145,6 +158,7 @@ export { MemoryStoreConfig } from './core/store/memory/memory-store.config.js';
 export { FileStoreConfig } from './core/store/file/file-store.config.js';
 export { RedisStoreConfig } from './distributed/redis-store/redis-store.config.js';
 export { redisStoreModule } from './distributed/redis-store/redis-store.module.js';
+export { distributedModule } from './distributed/distributed.module.js';
 export type { PrunableSessionStore, PruneOptions, RetentionOptions } from './core/store/retention.js';
 export { exportCassette, formatCassette, parseCassette, readCassette, writeCassette, type Cassette } from './core/store/cassette.js';
 export type { LedgerEntry, LedgerState } from './core/tools/tool-ledger.js';
