@@ -81,6 +81,27 @@ describeWithRedis('SessionQueue.submit with a worker in the same process', () =>
     }, 30_000);
   });
 
+  describe('when the handle replaces the state between two requests', () => {
+    it("should have the worker's session publish the new state at the next request's start", async () => {
+      world = await DistributedWorld.start([{ text: 'First.' }, { text: 'Second.' }]);
+      await world.worker();
+      const queue = await world.queue();
+      const handle = await queue.submit({ prompt: 'One.', state: { step: 1 } });
+      const events = lastValueFrom(handle.events$.pipe(toArray()));
+      const results = lastValueFrom(handle.results$.pipe(toArray()));
+      await handle.result;
+
+      await handle.setState({ step: 2 });
+      await handle.message('Two.');
+      await handle.close();
+      await handle.closed;
+
+      expect((await results).map((r) => r.text)).toEqual(['First.', 'Second.']);
+      const snapshots = (await events).flatMap((e) => (e.source === 'agentrx' && e.raw.type === 'agentrx.state_snapshot' ? [e.raw.snapshot] : []));
+      expect(snapshots).toEqual([{ step: 1 }, { step: 2 }]);
+    }, 30_000);
+  });
+
   describe('when a closed session is submitted again with its sessionId', () => {
     it('should resume it on a worker: the model gets the whole history, the log goes on without a gap', async () => {
       world = await DistributedWorld.start([{ text: 'Hello Ada.' }, { text: 'Your name is Ada.' }]);
