@@ -1,6 +1,7 @@
 import { AgentRxError, toAgentRxError } from '../core/errors.js';
 import type { CliIo } from './cli-io.js';
-import { EXIT_OK, exitCodeFor } from './exit-codes.js';
+import { scrubUrl } from '../distributed/redis-link.js';
+import { EXIT_OK, exitCodeFor, isRedisUnreachable } from './exit-codes.js';
 
 /**
  * Reports a command's failure: one line with the cause, one with a hint when there is one.
@@ -57,4 +58,17 @@ function hintFor(err: AgentRxError, baseUrl: string | undefined): string | undef
     return "pass --confirm allow (or --confirm deny) to answer the host's confirmation requests";
   if (/EADDRINUSE/.test(msg)) return 'another process listens on that port: pass another --port (0 picks a free one)';
   return undefined;
+}
+
+/**
+ * Reports a failure of a worker-pool command (`worker`, `workers`) through `say`: the cause with
+ * the Redis URL's credentials scrubbed, and a hint for an unreachable Redis or a bad config.
+ * Returns the exit code.
+ */
+export function reportPoolError(e: unknown, url: string | undefined, say: (line: string) => void): number {
+  const err = toAgentRxError(e);
+  say(`error: ${url !== undefined ? scrubUrl(err.message, url) : err.message}`);
+  if (isRedisUnreachable(err)) say('hint: start Redis (redis-server) or fix store.url in the config');
+  else if (err.code === 'invalid_config') say('hint: fix the fields listed above (see README "Scale out")');
+  return exitCodeFor(err);
 }

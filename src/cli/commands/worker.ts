@@ -2,13 +2,13 @@ import { isAbsolute, resolve } from 'node:path';
 import { AgentRx, type AgentRxConfigInput } from '../../agentrx.js';
 import { configError, configIssue, type ConfigIssue } from '../../core/config/config-issue.js';
 import { readConfigFile } from '../../core/config/read-config-file.js';
-import { AgentRxError, isAgentRxError, toAgentRxError } from '../../core/errors.js';
-import { scrubUrl } from '../../distributed/redis-link.js';
+import { AgentRxError, isAgentRxError } from '../../core/errors.js';
 import { redisStoreConfigOf } from '../../distributed/redis-store/redis-store.config.js';
 import { startWorker, type SessionWorker } from '../../distributed/session-worker.js';
 import { demoToolsModule } from '../../plugins/tools/tools.module.js';
 import type { CliIo, RegisterCommand } from '../cli-io.js';
-import { EXIT_OK, exitCodeFor, isRedisUnreachable } from '../exit-codes.js';
+import { reportPoolError } from '../report.js';
+import { EXIT_OK } from '../exit-codes.js';
 import { collect, DEMO_TOOLS_HELP, MODULE_HELP } from '../flags.js';
 import { untilStopped } from '../until-stopped.js';
 import { loadUserPlugins } from '../user-modules.js';
@@ -142,11 +142,7 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
     worker = undefined;
     return EXIT_OK;
   } catch (e) {
-    const err = toAgentRxError(e);
-    say(`error: ${url !== undefined ? scrubUrl(err.message, url) : err.message}`);
-    if (isRedisUnreachable(err)) say('hint: start Redis (redis-server) or fix store.url in the config');
-    else if (err.code === 'invalid_config') say('hint: fix the fields listed above (see README "Scale out")');
-    return exitCodeFor(err);
+    return reportPoolError(e, url, say);
   } finally {
     await worker?.stop({ graceMs: 0 }).catch(() => undefined);
     await rx?.stop().catch(() => undefined);

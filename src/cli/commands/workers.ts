@@ -2,15 +2,14 @@ import { isAbsolute, resolve } from 'node:path';
 import { configError, configIssue } from '../../core/config/config-issue.js';
 import { validateConfig } from '../../core/config/load-config.js';
 import { readConfigFile } from '../../core/config/read-config-file.js';
-import { toAgentRxError } from '../../core/errors.js';
 import { coreStores } from '../../core/store/core-stores.js';
 import { RedisStoreConfig } from '../../distributed/redis-store/redis-store.config.js';
 import { redisStoreModule } from '../../distributed/redis-store/redis-store.module.js';
 import { PoolMonitor } from '../../distributed/pool-monitor.js';
 import type { PoolStatus } from '../../distributed/pool-status.types.js';
-import { scrubUrl } from '../../distributed/redis-link.js';
 import type { CliIo, RegisterCommand } from '../cli-io.js';
-import { EXIT_OK, exitCodeFor, isRedisUnreachable } from '../exit-codes.js';
+import { reportPoolError } from '../report.js';
+import { EXIT_OK } from '../exit-codes.js';
 
 /** Flags of `agentrx workers`. */
 export interface WorkersCommandFlags {
@@ -76,11 +75,7 @@ export async function runWorkersCommand(flags: WorkersCommandFlags, io: CliIo): 
     io.out.write(flags.json ? `${JSON.stringify(status)}\n` : formatPoolStatus(status));
     return EXIT_OK;
   } catch (e) {
-    const err = toAgentRxError(e);
-    say(`error: ${url !== undefined ? scrubUrl(err.message, url) : err.message}`);
-    if (isRedisUnreachable(err)) say('hint: start Redis (redis-server) or fix store.url in the config');
-    else if (err.code === 'invalid_config') say('hint: fix the fields listed above (see README "Scale out")');
-    return exitCodeFor(err);
+    return reportPoolError(e, url, say);
   } finally {
     await monitor?.close();
   }
