@@ -1,25 +1,13 @@
-import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackBody } from '../../support/loopback-body.js';
 import { readBodyText } from '../../../src/core/http/read-body-text.js';
 
 describe('readBodyText', () => {
-  let server: Server | undefined;
+  const loopback = new LoopbackBody();
+  afterEach(() => loopback.close());
 
-  afterEach(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    server = undefined;
-  });
-
-  async function body(handler: (res: ServerResponse) => void): Promise<IncomingMessage> {
-    server = createServer((_req, res) => {
-      res.writeHead(500, { 'content-type': 'application/json' });
-      handler(res);
-    });
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', () => resolve()));
-    const { port } = server.address() as AddressInfo;
-    return new Promise((resolve) => get(`http://127.0.0.1:${port}/`, resolve));
-  }
+  /** Serves `handler` as a 500 JSON response and returns its body. */
+  const body = (handler: (res: ServerResponse) => void): Promise<IncomingMessage> => loopback.body(handler, { status: 500, contentType: 'application/json' });
 
   describe('when the body is longer than maxChars', () => {
     it('should resolve with its first maxChars characters, a split UTF-8 character kept whole', async () => {

@@ -1,19 +1,7 @@
-import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackBody, ManualScheduler } from '../../support/loopback-body.js';
 import type { SseMessage } from '../../../src/core/http/sse-frame-decoder.js';
 import { readSse, type SseRead, type SseReadOptions, type SseStop } from '../../../src/core/http/sse-reader.js';
-import type { TaskScheduler } from '../../../src/core/util/time-slice-scheduler.js';
-
-/** A scheduler that runs its tasks only when told to. */
-class ManualScheduler implements TaskScheduler {
-  readonly tasks: (() => void)[] = [];
-  schedule(task: () => void): void {
-    this.tasks.push(task);
-  }
-  runAll(): void {
-    while (this.tasks.length > 0) this.tasks.shift()!();
-  }
-}
 
 /** What one read reported, in order: frames, comments, the stop it was asked about, then its outcome. */
 interface Recorded {
@@ -58,30 +46,11 @@ function record(body: IncomingMessage, overrides: ReadOverrides = {}): { read: S
 }
 
 describe('readSse', () => {
-  let server: Server | undefined;
-  /** Resolves when the server's response closes (the client destroyed the body, or it ended). */
-  let responseClosed: Promise<void>;
+  const loopback = new LoopbackBody();
+  afterEach(() => loopback.close());
 
-  afterEach(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    server = undefined;
-  });
-
-  /** Serves `handler` on loopback and returns the response body of one GET. */
-  async function body(handler: (res: ServerResponse) => void): Promise<IncomingMessage> {
-    let closed!: () => void;
-    responseClosed = new Promise<void>((resolve) => (closed = resolve));
-    server = createServer((_req, res) => {
-      res.on('close', closed);
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.flushHeaders();
-      handler(res);
-    });
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', () => resolve()));
-    const { port } = server.address() as AddressInfo;
-    return new Promise((resolve) => get(`http://127.0.0.1:${port}/`, resolve));
-  }
+  /** Serves `handler` on loopback (head flushed at once) and returns the response body of one GET. */
+  const body = (handler: (res: ServerResponse) => void): Promise<IncomingMessage> => loopback.body(handler, { flushHeaders: true });
 
   const write = (res: ServerResponse, chunk: string | Buffer): Promise<void> => new Promise((resolve) => res.write(chunk, () => resolve()));
 
@@ -120,7 +89,7 @@ describe('readSse', () => {
       expect(await rec.done).toMatchObject({ message: 'idle' });
       expect(rec.stops).toEqual([{ kind: 'idle', idleTimeoutMs: 60 }]);
       expect(rec.log).toEqual(['message:a', 'stop:idle', 'failed:idle']);
-      await responseClosed;
+      await loopback.responseClosed;
       expect(res.destroyed).toBe(true);
     });
   });
@@ -138,7 +107,7 @@ describe('readSse', () => {
       });
       expect(await rec.done).toMatchObject({ message: 'aborted' });
       expect(rec.log).toEqual(['message:a', 'stop:aborted', 'failed:aborted']);
-      await responseClosed;
+      await loopback.responseClosed;
     });
   });
 
@@ -149,7 +118,7 @@ describe('readSse', () => {
       const res = await body((r) => void write(r, 'data: a\n\n'));
       const { rec } = record(res, { signal: controller.signal });
       expect(rec.log).toEqual(['stop:aborted', 'failed:aborted']);
-      await responseClosed;
+      await loopback.responseClosed;
       expect(rec.messages).toEqual([]);
     });
   });
@@ -162,7 +131,7 @@ describe('readSse', () => {
       expect(await rec.done).toMatchObject({ message: 'oversized' });
       expect(rec.stops).toEqual([{ kind: 'oversized', maxFrameBytes: 64 }]);
       expect(rec.log).toEqual(['message:a', 'stop:oversized', 'failed:oversized']);
-      await responseClosed;
+      await loopback.responseClosed;
     });
   });
 
@@ -193,7 +162,7 @@ describe('readSse', () => {
         },
       });
       expect(await rec.done).toMatchObject({ message: 'bad frame' });
-      await responseClosed;
+      await loopback.responseClosed;
       expect(rec.log).toEqual(['message:bad', 'failed:bad frame']);
     });
   });
@@ -207,7 +176,7 @@ describe('readSse', () => {
       await written;
       read.cancel();
       expect(read.settled).toBe(true);
-      await responseClosed;
+      await loopback.responseClosed;
       await new Promise<void>((resolve) => (res.destroyed ? resolve() : res.once('close', () => resolve())));
       expect(rec.doneCalls()).toBe(0);
       expect(rec.stops).toEqual([]);

@@ -1,42 +1,17 @@
-import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgentRxError } from '../../../../src/core/errors.js';
-import type { TaskScheduler } from '../../../../src/core/util/time-slice-scheduler.js';
+import { LoopbackBody, ManualScheduler } from '../../../support/loopback-body.js';
 import { parseChatCompletion, readChatStream, type WireMap } from '../../../../src/plugins/providers/local/chat-stream.js';
-
-/** A scheduler that runs its tasks only when told to. */
-class ManualScheduler implements TaskScheduler {
-  readonly tasks: (() => void)[] = [];
-  schedule(task: () => void): void {
-    this.tasks.push(task);
-  }
-  runAll(): void {
-    while (this.tasks.length > 0) this.tasks.shift()!();
-  }
-}
 
 const frame = (i: number): string => `data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { content: `t${i}` } }] })}\n\n`;
 const finish = `data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`;
 
 describe('readChatStream', () => {
-  let server: Server | undefined;
-
-  afterEach(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    server = undefined;
-  });
+  const loopback = new LoopbackBody();
+  afterEach(() => loopback.close());
 
   /** Serves `handler` on loopback and returns the response body of one GET. */
-  async function body(handler: (res: ServerResponse) => void): Promise<IncomingMessage> {
-    server = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      handler(res);
-    });
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', () => resolve()));
-    const { port } = server.address() as AddressInfo;
-    return new Promise((resolve) => get(`http://127.0.0.1:${port}/`, resolve));
-  }
+  const body = (handler: (res: ServerResponse) => void): Promise<IncomingMessage> => loopback.body(handler);
 
   const texts = (chunks: WireMap[]): string[] =>
     chunks.map((c) => ((c['choices'] as WireMap[])[0]!['delta'] as WireMap)['content'] as string | undefined).filter((t) => t !== undefined);
