@@ -1,6 +1,5 @@
 import { aguiHttpModule } from './servers/agui-http/agui-http.module.js';
-import { Container, ContainerModule } from './core/util/inversify.js';
-import { ProviderRegistration } from './core/plugin/provider-registration.js';
+import { ContainerModule } from './core/util/inversify.js';
 import { HttpClientFactory, HttpClientFactoryImpl } from './core/http/http-client-factory.js';
 import { mcpModule } from './plugins/mcp/mcp.module.js';
 import { AGENTCORE_PROVIDER_ID, agentCoreProviderModule } from './plugins/providers/bedrock-agentcore/agentcore.module.js';
@@ -9,7 +8,10 @@ import { LOCAL_PROVIDER_ID, localProviderModule } from './plugins/providers/loca
 import { distributedModule } from './distributed/distributed.module.js';
 
 /** The ids of the built-in providers (each declared by its provider's module); `AgentRxConfig.provider` picks one, or the id of a provider the host registers. */
-export type ProviderId = typeof LOCAL_PROVIDER_ID | typeof CMA_PROVIDER_ID | typeof AGENTCORE_PROVIDER_ID;
+export type ProviderId = (typeof BUILTIN_PROVIDER_IDS)[number];
+
+/** The ids the built-in provider modules register (what the CLI offers for `--provider`), each declared by its module. */
+export const BUILTIN_PROVIDER_IDS = [LOCAL_PROVIDER_ID, CMA_PROVIDER_ID, AGENTCORE_PROVIDER_ID] as const;
 
 /** Core services every provider may inject; a host module may bind its own first. */
 export const coreServicesModule = new ContainerModule((options) => {
@@ -26,11 +28,4 @@ export const coreServicesModule = new ContainerModule((options) => {
  */
 export function defaultModules(): ContainerModule[] {
   return [coreServicesModule, localProviderModule, cmaProviderModule, agentCoreProviderModule, mcpModule, aguiHttpModule, distributedModule];
-}
-
-/** The ids of the providers the default modules register, in their order (what the CLI offers for `--provider`). */
-export function builtinProviderIds(): string[] {
-  const container = new Container();
-  container.load(...defaultModules());
-  return container.getAll<ProviderRegistration>(ProviderRegistration).map((r) => r.id);
 }

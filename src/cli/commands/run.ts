@@ -1,7 +1,7 @@
 import { Option } from 'commander';
 import { AgentRx } from '../../agentrx.js';
 import { AgentRxError } from '../../core/errors.js';
-import { builtinProviderIds } from '../../default-modules.js';
+import { BUILTIN_PROVIDER_IDS } from '../../default-modules.js';
 import type { ConsumerContext, EventConsumer } from '../../core/plugin/event-consumer.js';
 import { exportCassette, writeCassette } from '../../core/store/cassette.js';
 import type { CliIo, RegisterCommand } from '../cli-io.js';
@@ -38,7 +38,7 @@ export const registerRunCommand: RegisterCommand = (program, ctx) => {
     .description('run one prompt to its end and print the answer')
     .argument('<prompt>', 'what to ask the agent')
     .option('-c, --config <file>', 'JSON config file (${VAR} interpolation applies)')
-    .option('-p, --provider <id>', `provider id: ${builtinProviderIds().join(', ')}, or one that a --module registers`)
+    .option('-p, --provider <id>', `provider id: ${BUILTIN_PROVIDER_IDS.join(', ')}, or one that a --module registers`)
     .option('-m, --model <model>', 'model id sent to the host')
     .option('-u, --base-url <url>', "the provider's base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)")
     .option('--timeout <ms>', 'run timeout in milliseconds')
