@@ -11,6 +11,7 @@ import { dedupeById, extractTextDeltas, groupTurns } from '../src/core/events/op
 import { withAgUi } from '../src/core/events/translated-event.js';
 import type { EventDraft, ProviderEnvelope, SessionEvent } from '../src/core/events/session-event.js';
 import { defaultEventId } from '../src/core/plugin/agent-provider.js';
+import { NO_HOST_EVENTS } from '../src/core/plugin/host-event.js';
 import { Ingestion } from '../src/core/session/ingestion.js';
 import { LimitsConfig } from '../src/core/config/agentrx.config.js';
 import { ConsumerHub } from '../src/core/session/consumer-hub.js';
@@ -112,8 +113,9 @@ async function viaIngestion(events: RawEvent[]): Promise<{ ms: number; delivered
     providerId: 'bench',
     eventId: defaultEventId,
     decode: (e) => {
+      // As a provider decodes: one literal per event, the shared empty array for an event that says nothing.
       const d = textDelta(e);
-      return d ? [{ kind: 'text', ...d }] : [];
+      return d ? [{ kind: 'text', text: d.text, messageId: d.messageId }] : NO_HOST_EVENTS;
     },
     dedupeWindow: WINDOW,
     retainEvents: false,

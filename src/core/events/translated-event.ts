@@ -1,7 +1,6 @@
-import { defer, map, tap, type OperatorFunction } from 'rxjs';
+import { Observable, map, type OperatorFunction } from 'rxjs';
 import type { AgUiEvent } from './agui-event.js';
-import { EnvelopeSources } from './envelope-sources.js';
-import { toAgUi } from './operators/to-ag-ui.js';
+import { AgUiTranslator } from './operators/to-ag-ui.js';
 import type { SessionEvent } from './session-event.js';
 
 /**
@@ -38,16 +37,29 @@ export interface TranslatedEvent {
  * @returns A function that returns an Observable of translated events.
  */
 export function withAgUi(): OperatorFunction<SessionEvent, TranslatedEvent> {
-  // A tap in front of toAgUi rather than a translator of its own: toAgUi translates each envelope
-  // synchronously, so the envelope just seen is the source of what it emits (one light hop).
+  // toAgUi's own translator, driven here rather than a tap and a map around toAgUi: it translates
+  // each envelope synchronously, so each event is paired as it is returned (bench/pipeline).
   return (source) =>
-    defer(() => {
-      const sources = new EnvelopeSources();
-      return source.pipe(
-        tap({ next: (envelope) => sources.see(envelope), error: () => sources.end(), complete: () => sources.end() }),
-        toAgUi(),
-        map((event): TranslatedEvent => ({ event, envelope: sources.of(event) })),
-      );
+    new Observable<TranslatedEvent>((subscriber) => {
+      const translator = new AgUiTranslator(false);
+      const synthesized = (events: readonly AgUiEvent[]): void => {
+        for (const event of events) subscriber.next({ event, envelope: undefined });
+      };
+      return source.subscribe({
+        next: (envelope) => {
+          const out = translator.translate(envelope);
+          if (!Array.isArray(out)) subscriber.next({ event: out as AgUiEvent, envelope });
+          else for (const event of out as readonly AgUiEvent[]) subscriber.next({ event, envelope: translator.sourceOf(event, envelope) });
+        },
+        error: (err: unknown) => {
+          synthesized(translator.fail(err));
+          subscriber.error(err);
+        },
+        complete: () => {
+          synthesized(translator.complete());
+          subscriber.complete();
+        },
+      });
     });
 }
 

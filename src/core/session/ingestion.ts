@@ -23,12 +23,6 @@ export interface IngestionOptions {
   readonly retainEvents: boolean;
 }
 
-/** One ingested (not duplicate) provider event and what its provider decoded of it. */
-export interface Decoded {
-  readonly raw: RawEvent;
-  readonly host: readonly HostEvent[];
-}
-
 /**
  * The ingestion pipeline of one session: drafts → dedupe by id → decode (the provider's
  * `HostEvent`s) → the agentrx events they carry → `seq` → `events$`. What a provider event carries
@@ -43,12 +37,9 @@ export interface Decoded {
 export class Ingestion {
   /** Every envelope, in `seq` order. Completes on `complete()`. */
   readonly events$: Observable<SessionEvent>;
-  /** Every ingested provider event with its HostEvents, right after their envelopes. Completes on `complete()`. */
-  readonly decoded$: Observable<Decoded>;
   /** The provider-side session id stamped on envelopes (set once the session is open). */
   sessionId: string | undefined;
   private readonly bus = new Subject<SessionEvent>();
-  private readonly decodedBus = new Subject<Decoded>();
   /** Ids of the most recently ingested provider events (bounded by `dedupeWindow`). */
   private readonly seen: RecentKeys;
   private seq = 0;
@@ -71,7 +62,6 @@ export class Ingestion {
   constructor(private readonly opts: IngestionOptions) {
     this.seen = new RecentKeys(opts.dedupeWindow);
     this.events$ = this.bus.asObservable();
-    this.decoded$ = this.decodedBus.asObservable();
   }
 
   /** The turn within the current request: 0 before its first turn closes. */
@@ -120,18 +110,26 @@ export class Ingestion {
 
   /** Feeds one provider event (it belongs to the turn in progress). Returns false for a duplicate. */
   ingest(raw: RawEvent): boolean {
-    if (this.done) return false;
+    return this.ingestDecoded(raw) !== undefined;
+  }
+
+  /**
+   * Feeds one provider event like `ingest`, and returns what its provider decoded of it (undefined
+   * for a duplicate, or after `complete()`): for a caller that reads the HostEvents, which are
+   * decoded once.
+   */
+  ingestDecoded(raw: RawEvent): readonly HostEvent[] | undefined {
+    if (this.done) return undefined;
     const id = this.opts.eventId(raw);
     if (typeof id === 'string') {
-      if (this.seen.has(id)) return false;
+      if (this.seen.has(id)) return undefined;
       this.seen.add(id);
     }
     const turn = this.turnNo + 1;
     this.stamp(id !== undefined ? { source: 'provider', id, raw, turn } : { source: 'provider', raw, turn });
     const host = this.decode(raw);
     if (host.length > 0) this.derive(host, turn);
-    this.decodedBus.next({ raw, host });
-    return true;
+    return host;
   }
 
   /** Publishes one of the Session's own events (it belongs to the last closed turn). */
@@ -148,7 +146,6 @@ export class Ingestion {
   complete(): void {
     this.done = true;
     this.bus.complete();
-    this.decodedBus.complete();
   }
 
   /** The provider's HostEvents of `raw`; a throw or a malformed answer is nothing. */

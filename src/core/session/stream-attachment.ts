@@ -1,13 +1,13 @@
 import type { Subscription } from 'rxjs';
 import { AgentRxError, toAgentRxError } from '../errors.js';
-import { groupTurns } from '../events/operators/index.js';
 import type { RawEvent } from '../model.js';
 import type { Reconnected, StreamItem, StreamingProvider } from '../plugin/agent-provider.js';
 import { abortReason, abortable, sleep } from '../util/async.js';
 import { backoffDelay } from '../util/backoff.js';
 import type { Logger } from '../logger.js';
 import { releaseConn, type HostLink, type HostLinkEvents } from './host-link.js';
-import type { Decoded, Ingestion } from './ingestion.js';
+import type { HostEvent } from '../plugin/host-event.js';
+import type { Ingestion } from './ingestion.js';
 
 /** Reconnect settings of a {@link StreamAttachment}. */
 export interface StreamAttachmentOptions {
@@ -31,7 +31,8 @@ export class StreamAttachment implements HostLink {
   private midTurn = false;
   private generation = 0;
   private sub: Subscription | undefined;
-  private readonly turns: Subscription;
+  /** The provider events of the turn in progress (since the last `turn_end`). */
+  private turn: RawEvent[] = [];
   private attempt = 0;
   private reconnecting = false;
   private closed = false;
@@ -50,14 +51,7 @@ export class StreamAttachment implements HostLink {
     /** The session's signal: aborting it stops attaching and reconnecting. */
     private readonly signal: AbortSignal,
     private readonly logger: Logger,
-  ) {
-    // A turn closes on the event its provider decodes as `turn_end`.
-    this.turns = ingestion.decoded$.pipe(groupTurns(endsTurn)).subscribe((decoded) => {
-      // A closed turn ends any turn the host was running when the stream was (re)attached.
-      this.midTurn = false;
-      events.turn(decoded.map((d) => d.raw));
-    });
-  }
+  ) {}
 
   /**
    * `reconnect` said the host is in the middle of a turn (a resume or a re-attach while it runs).
@@ -87,7 +81,7 @@ export class StreamAttachment implements HostLink {
     this.closed = true;
     this.generation++;
     this.sub?.unsubscribe();
-    this.turns.unsubscribe();
+    this.turn = [];
     const conn = this.conn();
     if (interrupt && this.provider.interrupt && conn !== undefined) {
       await this.provider
@@ -103,11 +97,27 @@ export class StreamAttachment implements HostLink {
       ? await abortable(this.provider.reconnect(this.conn(), this.ingestion.cursor(), signal), signal)
       : { missed: [], pending: [] };
     if (rec.midTurn === true) this.midTurn = true;
-    for (const ev of rec.missed) this.ingestion.ingest(ev);
+    for (const ev of rec.missed) this.feed(ev);
     const held = this.holding ?? [];
     this.holding = undefined;
-    for (const ev of held) this.ingestion.ingest(ev);
+    for (const ev of held) this.feed(ev);
     return rec;
+  }
+
+  /**
+   * Ingests one provider event into the turn in progress; the event its provider decodes as
+   * `turn_end` closes the turn (a duplicate belongs to none).
+   */
+  private feed(raw: RawEvent): void {
+    const host = this.ingestion.ingestDecoded(raw);
+    if (host === undefined || this.closed) return;
+    this.turn.push(raw);
+    if (!endsTurn(host)) return;
+    const events = this.turn;
+    this.turn = [];
+    // A closed turn ends any turn the host was running when the stream was (re)attached.
+    this.midTurn = false;
+    this.events.turn(events);
   }
 
   /** Attaches a new stream generation and waits until it is open. */
@@ -136,7 +146,7 @@ export class StreamAttachment implements HostLink {
             resolve();
           } else if (item.kind === 'event') {
             if (this.holding) this.holding.push(item.event);
-            else this.ingestion.ingest(item.event);
+            else this.feed(item.event);
           } else this.ingestion.emit({ type: 'agentrx.diagnostic', message: item.message });
         },
         error: (e: unknown) => dropped(toAgentRxError(e, 'stream_error').message),
@@ -191,6 +201,7 @@ export class StreamAttachment implements HostLink {
 }
 
 /** True for an event its provider decoded as the end of a turn. */
-function endsTurn(d: Decoded): boolean {
-  return d.host.some((h) => h.kind === 'turn_end');
+function endsTurn(host: readonly HostEvent[]): boolean {
+  for (const h of host) if (h?.kind === 'turn_end') return true;
+  return false;
 }

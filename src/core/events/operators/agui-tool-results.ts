@@ -1,6 +1,6 @@
 import type { AgUiEvent } from '../agui-event.js';
 import { stamp } from '../agui-streams.js';
-import type { HostToolResultEvent, ToolResultEvent } from '../session-event.js';
+import type { HostToolResultEvent, SessionEvent, ToolResultEvent } from '../session-event.js';
 
 /** Host-run tool results held for a call not announced yet, per run; beyond this the oldest is dropped. */
 export const MAX_HELD_RESULTS = 1_000;
@@ -19,6 +19,11 @@ export class AgUiToolResults {
   private readonly announced = new Map<string, boolean>();
   /** Host-run results that came before their call was announced, by call id (insertion order: oldest first). */
   private readonly held = new Map<string, { readonly ev: HostToolResultEvent; readonly content: string; readonly at: number | undefined }>();
+  /**
+   * The envelope each held result came in (keyed by its event, which becomes the TOOL_CALL_RESULT's
+   * `rawEvent`): what a held result's AG-UI event was translated from. Weak: an entry goes with its result.
+   */
+  private readonly heldIn = new WeakMap<object, SessionEvent>();
 
   /** Whether this run announced `toolCallId`. */
   isAnnounced(toolCallId: string): boolean {
@@ -46,7 +51,7 @@ export class AgUiToolResults {
    * The TOOL_CALL_RESULT of a host-run tool's result when its call is announced and has none yet;
    * otherwise nothing, the result being held (call not announced yet) or dropped.
    */
-  host(ev: HostToolResultEvent, at: number | undefined): AgUiEvent[] {
+  host(ev: HostToolResultEvent, at: number | undefined, envelope?: SessionEvent): AgUiEvent[] {
     const fields = fieldsOf(ev);
     if (fields === undefined) return NONE;
     const { toolCallId, content } = fields;
@@ -60,7 +65,13 @@ export class AgUiToolResults {
     if (this.held.has(toolCallId)) return NONE;
     if (this.held.size >= MAX_HELD_RESULTS) this.held.delete(this.held.keys().next().value as string);
     this.held.set(toolCallId, { ev, content, at });
+    if (envelope !== undefined) this.heldIn.set(ev, envelope);
     return NONE;
+  }
+
+  /** The envelope a held result (the `rawEvent` of a TOOL_CALL_RESULT emitted at its call's announcement) came in. */
+  envelopeOf(rawEvent: unknown): SessionEvent | undefined {
+    return typeof rawEvent === 'object' && rawEvent !== null ? this.heldIn.get(rawEvent) : undefined;
   }
 
   /** Forgets the run: the calls it announced, and the results never announced. */

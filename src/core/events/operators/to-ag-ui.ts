@@ -121,7 +121,7 @@ export function toAgUi(opts: ToAgUiOptions = {}): OperatorFunction<SessionEvent,
 const NONE: AgUiEvent[] = [];
 
 /** One event (the common case: a text delta, with no array allocated) or several, in order. */
-type Translated = AgUiEvent | readonly AgUiEvent[];
+export type Translated = AgUiEvent | readonly AgUiEvent[];
 
 interface OpenRun {
   readonly threadId: string;
@@ -130,8 +130,8 @@ interface OpenRun {
 
 type Fields = { readonly [key: string]: unknown };
 
-/** The per-subscription state machine behind {@link toAgUi}. */
-class AgUiTranslator {
+/** The per-subscription state machine behind {@link toAgUi} (and `withAgUi`, which pairs its events with their envelopes). */
+export class AgUiTranslator {
   private run: OpenRun | undefined;
   /** Open text message ids; a Set iterates in insertion (open) order. */
   private readonly openMessages = new Set<string>();
@@ -152,6 +152,16 @@ class AgUiTranslator {
       // A hostile envelope (throwing getter…) is dropped like any other malformed one.
       return NONE;
     }
+  }
+
+  /**
+   * The envelope `event`, just returned by `translate(envelope)`, was translated from: `envelope`,
+   * except for a host-run tool's TOOL_CALL_RESULT held until its call was announced, which comes
+   * from the envelope that carried the result.
+   */
+  sourceOf(event: AgUiEvent, envelope: SessionEvent): SessionEvent | undefined {
+    if (event.type !== 'TOOL_CALL_RESULT' || event.rawEvent === envelope.raw) return envelope;
+    return this.results.envelopeOf(event.rawEvent);
   }
 
   fail(err: unknown): AgUiEvent[] {
@@ -195,7 +205,7 @@ class AgUiTranslator {
       case 'agentrx.tool_result':
         return this.results.local(ev, at);
       case 'agentrx.host_tool_result':
-        return this.results.host(ev, at);
+        return this.results.host(ev, at, env);
       case 'agentrx.state_snapshot':
         return isObject(ev.snapshot) ? [stamp({ type: 'STATE_SNAPSHOT', snapshot: ev.snapshot }, at)] : NONE;
       case 'agentrx.state_delta':
