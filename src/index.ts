@@ -159,6 +159,7 @@ export { FileStoreConfig } from './core/store/file/file-store.config.js';
 export { RedisStoreConfig } from './distributed/redis-store/redis-store.config.js';
 export { redisStoreModule } from './distributed/redis-store/redis-store.module.js';
 export { distributedModule } from './distributed/distributed.module.js';
+export { RUNTIME_MODES, RuntimeConfig, RuntimeConfigToken, runtimeConfigSection, type RuntimeMode } from './distributed/runtime.config.js';
 export type { PrunableSessionStore, PruneOptions, RetentionOptions } from './core/store/retention.js';
 export { exportCassette, formatCassette, parseCassette, readCassette, writeCassette, type Cassette } from './core/store/cassette.js';
 export type { LedgerEntry, LedgerState } from './core/tools/tool-ledger.js';

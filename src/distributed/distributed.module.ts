@@ -10,6 +10,8 @@ import { QueueLink } from './queue-link.js';
 import { redisStoreConfigOf } from './redis-store/redis-store.config.js';
 import { redisStoreModule } from './redis-store/redis-store.module.js';
 import { StoreRegistration } from '../core/store/store-registration.js';
+import { ConfigSections } from '../core/config/config-tokens.js';
+import { RuntimeConfigToken, runtimeConfigSection, type RuntimeConfig } from './runtime.config.js';
 
 /** DI token of the instance's link to the worker pool's queue ({@link RemoteSessions}: `rx.submit`, `rx.remote`). */
 export const RemoteSessionsToken = Symbol('RemoteSessions');
@@ -38,13 +40,15 @@ function notDistributed(): AgentRxError {
  */
 export const distributedModule = new ContainerModule((options) => {
   options.bind<StoreRegistration>(StoreRegistration).toConstantValue(redisStoreModule.registration);
+  options.bind(ConfigSections).toConstantValue(runtimeConfigSection);
   if (!options.isBound(RemoteSessionsToken)) {
     options
       .bind<RemoteSessions & { close(): Promise<void> }>(RemoteSessionsToken)
       .toDynamicValue((ctx) => {
+        const runtime = ctx.get<RuntimeConfig>(RuntimeConfigToken);
+        if (runtime.mode !== 'distributed') return EMBEDDED;
         const config = ctx.get<AgentRxConfig>(AgentRxConfigToken);
-        if (config.runtime.mode !== 'distributed') return EMBEDDED;
-        return new QueueLink(redisStoreConfigOf(config.store, "runtime.mode 'distributed'"), ctx.get<SessionStore>(SessionStore), config.runtime.queueName);
+        return new QueueLink(redisStoreConfigOf(config.store, "runtime.mode 'distributed'"), ctx.get<SessionStore>(SessionStore), runtime.queueName);
       })
       .inSingletonScope()
       .onDeactivation((link) => link.close());
@@ -53,10 +57,10 @@ export const distributedModule = new ContainerModule((options) => {
     options
       .bind<SessionPlacement>(SessionPlacementToken)
       .toDynamicValue((ctx) => {
-        const config = ctx.get<AgentRxConfig>(AgentRxConfigToken);
         const store = ctx.get<SessionStore>(SessionStore);
-        if (config.runtime.mode !== 'distributed') return new InProcessPlacement(ctx.get<SessionFactory>(SessionFactoryToken), store);
-        const redis = redisStoreConfigOf(config.store, "runtime.mode 'distributed'");
+        if (ctx.get<RuntimeConfig>(RuntimeConfigToken).mode !== 'distributed')
+          return new InProcessPlacement(ctx.get<SessionFactory>(SessionFactoryToken), store);
+        const redis = redisStoreConfigOf(ctx.get<AgentRxConfig>(AgentRxConfigToken).store, "runtime.mode 'distributed'");
         return new DistributedPlacement({
           sessions: ctx.get<RemoteSessions>(RemoteSessionsToken),
           store,

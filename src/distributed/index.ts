@@ -8,3 +8,4 @@ export { registerPoolMetrics, type PoolMetrics, type PoolMetricsOptions, type Po
 export { PoolMonitor, type PoolMonitorOptions } from './pool-monitor.js';
 export type { PoolStatus, QueueDepth, WorkerHeartbeat, WorkerSessionStatus, WorkerStatus } from './pool-status.types.js';
 export { DistributedPlacement, type DistributedPlacementOptions, type RemoteSessions } from './distributed-placement.js';
+export { RUNTIME_MODES, RuntimeConfig, RuntimeConfigToken, runtimeConfigOf, runtimeConfigSection, type RuntimeMode } from './runtime.config.js';

@@ -10,6 +10,7 @@ import type { PoolMetrics } from '../../distributed/distributed-metrics.js';
 import { PoolMonitor } from '../../distributed/pool-monitor.js';
 import { redactUrl } from '../../distributed/redis-link.js';
 import { redisStoreConfigOf } from '../../distributed/redis-store/redis-store.config.js';
+import { RuntimeConfigToken, type RuntimeConfig } from '../../distributed/runtime.config.js';
 import { AgUiHttpOptions } from '../../servers/agui-http/agui-http.config.js';
 import { startAgUiServer, type AgUiServer } from '../../servers/agui-http/agui-http.server.js';
 import type { OpenAiEmulator } from '../../testing/openai-emulator.js';
@@ -103,10 +104,11 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
           );
         }
       : undefined;
-    const distributed = rx.config.runtime.mode === 'distributed';
+    const runtime = rx.container.get<RuntimeConfig>(RuntimeConfigToken);
+    const distributed = runtime.mode === 'distributed';
     if (distributed) {
       // The pool's gauges (queue depth, live workers and their sessions) on the global MeterProvider.
-      monitor = await PoolMonitor.connect({ redis: redisStoreConfigOf(rx.config.store, 'agentrx serve'), queueName: rx.config.runtime.queueName });
+      monitor = await PoolMonitor.connect({ redis: redisStoreConfigOf(rx.config.store, 'agentrx serve'), queueName: runtime.queueName });
       gauges = monitor.registerMetrics();
     }
     const fromConfig = rx.container.isBound(AgUiHttpOptions) ? rx.container.get<AgUiHttpOptions>(AgUiHttpOptions) : undefined;
@@ -125,7 +127,7 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
     const opts = server.handler.options;
     io.out.write(`${server.url}\n`);
     const pool = distributed
-      ? `, sessions on the worker pool (queue ${rx.config.runtime.queueName} on ${redactUrl(redisStoreConfigOf(rx.config.store, 'agentrx serve').url)}; agentrx worker runs them)`
+      ? `, sessions on the worker pool (queue ${runtime.queueName} on ${redactUrl(redisStoreConfigOf(rx.config.store, 'agentrx serve').url)}; agentrx worker runs them)`
       : '';
     io.err.write(
       `agentrx serve: chat page ${server.url}, AG-UI endpoint POST ${server.url}agent${emulator ? `, demo model on ${emulator.baseUrl}` : ''}${opts.token ? ', bearer token required' : ''}${runStore?.durable ? `, sessions in ${runStore.where}` : ''}${pool}; Ctrl+C stops\n`,

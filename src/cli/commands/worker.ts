@@ -5,6 +5,7 @@ import { readConfigFile } from '../../core/config/read-config-file.js';
 import { AgentRxError, isAgentRxError } from '../../core/errors.js';
 import { redisStoreConfigOf } from '../../distributed/redis-store/redis-store.config.js';
 import { startWorker, type SessionWorker } from '../../distributed/session-worker.js';
+import { RuntimeConfigToken, type RuntimeConfig } from '../../distributed/runtime.config.js';
 import { demoToolsModule } from '../../plugins/tools/tools.module.js';
 import type { CliIo, RegisterCommand } from '../cli-io.js';
 import { reportPoolError } from '../report.js';
@@ -121,7 +122,8 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
       throw e;
     }
     if (notRedis.length > 0) throw configError(notRedis, flags.configFile);
-    const { store, runtime } = rx.config;
+    const { store } = rx.config;
+    const runtime = rx.container.get<RuntimeConfig>(RuntimeConfigToken);
     const redis = redisStoreConfigOf(store, 'agentrx worker');
     url = redis.url;
     worker = await startWorker({

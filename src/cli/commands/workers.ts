@@ -7,6 +7,7 @@ import { RedisStoreConfig } from '../../distributed/redis-store/redis-store.conf
 import { redisStoreModule } from '../../distributed/redis-store/redis-store.module.js';
 import { PoolMonitor } from '../../distributed/pool-monitor.js';
 import type { PoolStatus } from '../../distributed/pool-status.types.js';
+import { runtimeConfigOf, runtimeConfigSection } from '../../distributed/runtime.config.js';
 import type { CliIo, RegisterCommand } from '../cli-io.js';
 import { reportPoolError } from '../report.js';
 import { EXIT_OK } from '../exit-codes.js';
@@ -48,9 +49,9 @@ export async function runWorkersCommand(flags: WorkersCommandFlags, io: CliIo): 
     const raw = (await readConfigFile(file)) as { store?: unknown; runtime?: unknown };
     // Only the sections this command uses are validated (with ${VAR} interpolation): the rest is the workers' business.
     const stores = [...coreStores, redisStoreModule.registration];
-    const { config } = validateConfig(
+    const { config, sections } = validateConfig(
       { ...(raw.store !== undefined ? { store: raw.store } : {}), ...(raw.runtime !== undefined ? { runtime: raw.runtime } : {}) },
-      [],
+      [runtimeConfigSection],
       io.env,
       undefined,
       stores,
@@ -70,7 +71,7 @@ export async function runWorkersCommand(flags: WorkersCommandFlags, io: CliIo): 
       );
     }
     url = config.store.url;
-    monitor = await PoolMonitor.connect({ redis: { url, keyPrefix: config.store.keyPrefix }, queueName: config.runtime.queueName });
+    monitor = await PoolMonitor.connect({ redis: { url, keyPrefix: config.store.keyPrefix }, queueName: runtimeConfigOf(sections).queueName });
     const status = await monitor.status();
     io.out.write(flags.json ? `${JSON.stringify(status)}\n` : formatPoolStatus(status));
     return EXIT_OK;

@@ -6,16 +6,12 @@ import type { LogLevel } from '../logger.js';
 import { CoerceBoolean, CoerceNumber } from './config-section.js';
 import { redactedView } from './secret.js';
 import { StoreConfig } from './store-config.js';
-import { MAX_TIMEOUT_MS, TimeoutMs } from './timeout-ms.js';
+import { TimeoutMs } from './timeout-ms.js';
 
 export { STORE_TYPES, StoreConfig, StoreRetentionConfig, type StoreType } from './store-config.js';
 export { MAX_TIMEOUT_MS } from './timeout-ms.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly LogLevel[];
-
-/** `runtime.mode`: sessions run in this process, or on a pool of workers (`agentrx worker`) placed through BullMQ. */
-export const RUNTIME_MODES = ['embedded', 'distributed'] as const;
-export type RuntimeMode = (typeof RUNTIME_MODES)[number];
 
 const AGENT_NAME = /^[a-zA-Z0-9_-]+$/;
 
@@ -175,49 +171,6 @@ export class TimeoutsConfig {
 }
 
 /**
- * Where sessions run. `embedded` (default): in the process that starts them. `distributed`:
- * `rx.submit()` and `agentrx serve` enqueue session requests on Redis (BullMQ) and any
- * `agentrx worker` runs them; needs `store.type: 'redis'` (the queue lives on the same server).
- */
-export class RuntimeConfig {
-  @IsIn(RUNTIME_MODES)
-  mode: RuntimeMode = 'embedded';
-
-  /** `distributed`: the BullMQ queue the session requests go to (workers of one deployment share it). Default `agentrx-sessions`. */
-  @IsString()
-  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { context: { expected: 'a queue name of 1 to 64 letters, digits, "_" or "-"' } })
-  queueName: string = 'agentrx-sessions';
-
-  /** `agentrx worker`: sessions one worker runs at once (`--concurrency` overrides it). Default 10. */
-  @CoerceNumber()
-  @IsInt()
-  @Min(1)
-  @Max(10_000)
-  concurrency: number = 10;
-
-  /** `agentrx worker`: a live session with no request and no input for this long is closed (ms). Default 10 minutes. */
-  @CoerceNumber()
-  @IsInt()
-  @Min(1_000)
-  @Max(MAX_TIMEOUT_MS)
-  idleMs: number = 600_000;
-
-  /** `agentrx worker`: how often (ms) a worker announces itself in Redis (`agentrx workers`); it expires after three missed beats. Default 5,000. */
-  @CoerceNumber()
-  @IsInt()
-  @Min(100)
-  @Max(MAX_TIMEOUT_MS)
-  heartbeatMs: number = 5_000;
-
-  /** `agentrx worker`: on SIGTERM, running requests may finish for this long (ms) before they are handed back. Default 30 s. */
-  @CoerceNumber()
-  @IsInt()
-  @Min(0)
-  @Max(MAX_TIMEOUT_MS)
-  graceMs: number = 30_000;
-}
-
-/**
  * The whole agentrx configuration, as validated by `loadConfig`/`validateConfig`. Every field
  * has a default, so `{}` is a valid config; a provider section its plugin requires (the selected
  * provider's) is then validated from `{}`, with that section's own defaults. Unknown keys are
@@ -259,11 +212,6 @@ export class AgentRxConfig {
   @ValidateNested()
   @Type(() => TimeoutsConfig)
   timeouts: TimeoutsConfig = new TimeoutsConfig();
-
-  @IsObject()
-  @ValidateNested()
-  @Type(() => RuntimeConfig)
-  runtime: RuntimeConfig = new RuntimeConfig();
 
   /** Keep raw provider events in `SessionResult.events`. */
   @CoerceBoolean()

@@ -1,6 +1,7 @@
 import { Transform } from 'class-transformer';
 import { ValidateBy, buildMessage } from 'class-validator';
 import type { AgentRxConfig } from './agentrx.config.js';
+import type { ConfigIssue } from './config-issue.js';
 
 /**
  * How a plugin contributes validated options without core importing the plugin (Nest's
@@ -44,6 +45,12 @@ export interface ConfigSection<T extends object = object> {
   required?: (config: AgentRxConfig) => boolean;
   /** `'providers'` (default): the value is `providers.<key>`. `'root'`: the top-level `<key>`. */
   scope?: ConfigSectionScope;
+  /**
+   * What the section's valid value asks of the rest of the config (e.g. a mode that needs a
+   * store engine): the issues, reported in the same list as every other one. Called only when
+   * neither the section nor the core config has an issue of its own.
+   */
+  check?(value: T, config: AgentRxConfig): readonly ConfigIssue[];
 }
 
 /** Where a ConfigSection's raw value lives. */

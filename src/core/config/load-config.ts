@@ -100,26 +100,13 @@ function validate(
   const config = plainToInstance(AgentRxConfig, coreRaw, { exposeDefaultValues: true });
   collectIssues(validateSync(config, CONFIG_VALIDATOR_OPTIONS), '', issues, [...rootKeys]);
   config.store = validateStoreSection(raw.store, stores, issues);
-  if (
-    config.runtime?.mode === 'distributed' &&
-    config.store?.type !== 'redis' &&
-    !issues.some((i) => i.path.startsWith('runtime') || i.path.startsWith('store'))
-  ) {
-    issues.push(
-      configIssue(
-        'runtime.mode',
-        'mode',
-        "'distributed' needs store.type 'redis' (the queue and the sessions live on that server)",
-        'distributed',
-        "'embedded', or set store: { type: 'redis', url }",
-      ),
-    );
-  }
   // A malformed id is already reported as such; a well-formed one must name a registered plugin.
   if (providerIds !== undefined && !issues.some((i) => i.path === 'provider') && !providerIds.includes(config.provider)) {
     issues.push(unknownProviderIssue(config.provider, providerIds));
   }
 
+  // A section's check of the rest of the config runs only over a core config with no issue.
+  const coreIssues = issues.length;
   const providersRaw = isPlainObject(raw.providers) ? raw.providers : {};
   const validated = new Map<string, object>();
   for (const section of sections) {
@@ -131,8 +118,10 @@ function validate(
       continue;
     }
     const instance = plainToInstance(section.options, value ?? {}, { exposeDefaultValues: true });
+    const before = issues.length;
     collectIssues(validateSync(instance, CONFIG_VALIDATOR_OPTIONS), path, issues);
     validated.set(section.key, instance);
+    if (section.check !== undefined && coreIssues === 0 && issues.length === before) issues.push(...section.check(instance, config));
   }
   for (const [key, value] of Object.entries(providersRaw)) {
     if (!isPlainObject(value) && !sections.some((s) => s.scope !== 'root' && s.key === key)) {

@@ -518,6 +518,34 @@ describe('load-config', () => {
       });
     });
 
+    describe('when a section checks the rest of the config', () => {
+      // The dashboard needs the file store (as the distributed runtime needs the Redis one).
+      const checked: ConfigSection<DashboardOptions> = {
+        ...dashboardSection,
+        check: (_dashboard, config) =>
+          config.store.type === 'file' ? [] : [{ path: 'dashboard', message: 'needs the file store', value: config.store.type, expected: "store.type 'file'" }],
+      };
+
+      it('should report its issue in the one list, when the section and the core config are valid', () => {
+        const error = thrown(() => validateConfig({ dashboard: { port: 9000 } }, [checked], {}, undefined, coreStores));
+        expect(issuesOf(error)).toEqual([expect.objectContaining({ path: 'dashboard', message: 'needs the file store', value: 'memory' })]);
+        expect(
+          validateConfig({ dashboard: {}, store: { type: 'file', dir: '/tmp/x' } }, [checked], {}, undefined, coreStores).sections.get('dashboard'),
+        ).toBeDefined();
+      });
+
+      it('should not check when the section or the core config has an issue of its own', () => {
+        expect(pathsOf(thrown(() => validateConfig({ dashboard: { port: 70000 } }, [checked], {}, undefined, coreStores)))).toEqual(['dashboard.port']);
+        expect(pathsOf(thrown(() => validateConfig({ dashboard: {}, limits: { maxTurns: 0 } }, [checked], {}, undefined, coreStores)))).toEqual([
+          'limits.maxTurns',
+        ]);
+      });
+
+      it('should not check a section the config leaves out', () => {
+        expect(validateConfig({}, [checked], {}, undefined, coreStores).sections.has('dashboard')).toBe(false);
+      });
+    });
+
     describe('when two sections share a key', () => {
       it('should throw duplicate_plugin', () => {
         const error = thrown(() => validateConfig({}, [localSection, { ...localSection, token: Symbol('other') }], {}));
