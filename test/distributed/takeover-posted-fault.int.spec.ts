@@ -9,6 +9,8 @@
  * Deterministic: the worker's Redis connections run through a proxy that stops all its traffic
  * right after the ledger's `posted` transition was sent (see `wire-trap.ts`), then it is killed.
  */
+import { from, lastValueFrom, toArray } from 'rxjs';
+import { toAgUi } from '../../src/core/events/operators/to-ag-ui.js';
 import { describeWithRedis } from '../support/redis-server.js';
 import { until } from './distributed-fixture.js';
 import { FaultWorld, useFaultWorld } from './fault-fixture.js';
@@ -51,6 +53,12 @@ describeWithRedis('a worker killed between posting a tool result and ending its 
     // The new owner replayed the recorded result; the tool ran once, in the killed worker.
     const replays = logs.get(sessionId)!.filter((e) => e.source === 'agentrx' && e.raw.type === 'agentrx.tool_result' && e.raw.replayed);
     expect(replays).toHaveLength(1);
+    // On AG-UI, a reader of the whole log gets one TOOL_CALL_RESULT per call, the replay included.
+    const agui = await lastValueFrom(from(logs.get(sessionId)!).pipe(toAgUi(), toArray()));
+    const calls = agui.flatMap((e) => (e.type === 'TOOL_CALL_END' ? [e.toolCallId] : []));
+    const results = agui.flatMap((e) => (e.type === 'TOOL_CALL_RESULT' ? [e.toolCallId] : []));
+    expect(calls.length).toBeGreaterThan(0);
+    expect(results).toEqual(calls);
     expect(w.executions()).toEqual([{ pid: first.proc.pid, sessionId, toolUseId: expect.any(String) }]);
     expect((await w.outputsOf(handle!.id)).filter((m) => m.kind === 'result')).toHaveLength(1);
   }, 180_000);

@@ -5,16 +5,23 @@ import type { HostToolResultEvent, SessionEvent, ToolResultEvent } from '../sess
 /** Host-run tool results held for a call not announced yet, per run; beyond this the oldest is dropped. */
 export const MAX_HELD_RESULTS = 1_000;
 
+/** Tool calls whose TOOL_CALL_RESULT went out, remembered across runs (the most recent this many). */
+export const RESULTED_WINDOW = 10_000;
+
 /** Shared empty result: a held or dropped result translates to nothing. */
 const NONE: AgUiEvent[] = [];
 
 /**
  * The tool-result half of `toAgUi`, per subscription: local results become TOOL_CALL_RESULT at
- * once; a host-run result goes out only after its call's TOOL_CALL_END, and only once. The host
- * usually reports a result before the turn's end announces its call, so an early result is held
- * until the call is announced, and forgotten with the run if it never is.
+ * once; a host-run result goes out only after its call's TOOL_CALL_END. The host usually reports
+ * a result before the turn's end announces its call, so an early result is held until the call is
+ * announced, and forgotten with the run if it never is. Each announced call gets one TOOL_CALL_RESULT,
+ * across runs: a result the log holds twice (replayed from the ledger after a takeover or a
+ * resume) is not sent again; a call announced again (an id reused) may get one again.
  */
 export class AgUiToolResults {
+  /** Tool calls whose TOOL_CALL_RESULT went out since they were last announced, in any run of the stream (oldest first). */
+  private readonly resulted = new Set<string>();
   /** Tool calls this run announced: true once a host-run result was emitted for it. */
   private readonly announced = new Map<string, boolean>();
   /** Host-run results that came before their call was announced, by call id (insertion order: oldest first). */
@@ -32,19 +39,21 @@ export class AgUiToolResults {
 
   /** Records `toolCallId` as announced in this run and appends a host-run result held for it to `into`. */
   announce(toolCallId: string, at: number | undefined, into: AgUiEvent[]): void {
+    // A call announced again (a new call reusing an id) may get a result again.
+    this.resulted.delete(toolCallId);
     if (!this.announced.has(toolCallId)) this.announced.set(toolCallId, false);
     const early = this.held.get(toolCallId);
     if (early !== undefined) {
       this.held.delete(toolCallId);
       this.announced.set(toolCallId, true);
-      into.push(toolCallResult(early.ev, toolCallId, early.content, at));
+      if (this.once(toolCallId)) into.push(toolCallResult(early.ev, toolCallId, early.content, at));
     }
   }
 
   /** The TOOL_CALL_RESULT of a local tool's result; nothing for a malformed one. */
   local(ev: ToolResultEvent, at: number | undefined): AgUiEvent[] {
     const fields = fieldsOf(ev);
-    return fields === undefined ? NONE : [toolCallResult(ev, fields.toolCallId, fields.content, at)];
+    return fields === undefined || !this.once(fields.toolCallId) ? NONE : [toolCallResult(ev, fields.toolCallId, fields.content, at)];
   }
 
   /**
@@ -59,7 +68,7 @@ export class AgUiToolResults {
     if (resulted === true) return NONE;
     if (resulted === false) {
       this.announced.set(toolCallId, true);
-      return [toolCallResult(ev, toolCallId, content, at)];
+      return this.once(toolCallId) ? [toolCallResult(ev, toolCallId, content, at)] : NONE;
     }
     // Not announced yet (its turn has not ended): held until it is; the first result wins.
     if (this.held.has(toolCallId)) return NONE;
@@ -74,7 +83,15 @@ export class AgUiToolResults {
     return typeof rawEvent === 'object' && rawEvent !== null ? this.heldIn.get(rawEvent) : undefined;
   }
 
-  /** Forgets the run: the calls it announced, and the results never announced. */
+  /** True the first time a TOOL_CALL_RESULT of `toolCallId` goes out. */
+  private once(toolCallId: string): boolean {
+    if (this.resulted.has(toolCallId)) return false;
+    this.resulted.add(toolCallId);
+    if (this.resulted.size > RESULTED_WINDOW) this.resulted.delete(this.resulted.values().next().value as string);
+    return true;
+  }
+
+  /** Forgets the run: the calls it announced, and the results never announced (the calls that got their result are remembered). */
   clear(): void {
     this.announced.clear();
     this.held.clear();

@@ -129,6 +129,34 @@ describe('toAgUi', () => {
     });
   });
 
+  describe('when the log holds a local result twice, the second replayed from the ledger in a later run (a takeover)', () => {
+    it('should emit one TOOL_CALL_RESULT for the call, the first', () => {
+      const lookup = toolUse('tu-1', 'lookup', { q: 'a' });
+      const first = F.toolResult(20, lookup, 'found');
+      const replayed = F.agentrx(
+        { type: 'agentrx.tool_result', toolUse: lookup, result: { toolUseId: 'tu-1', content: 'found', isError: false }, replayed: true, durationMs: 0 },
+        51,
+      );
+      const events = translate([F.runStarted(10), first, F.runFinished(30), F.runStarted(50, 'run-2'), replayed, F.runFinished(60, 'run-2')]);
+      const results = events.filter((e) => e.type === 'TOOL_CALL_RESULT');
+      expect(results).toHaveLength(1);
+      expect(results[0]).toMatchObject({ toolCallId: 'tu-1', timestamp: 20 });
+    });
+  });
+
+  describe('when a host-run result comes for a call a local result already answered', () => {
+    it('should not send a second TOOL_CALL_RESULT for it', () => {
+      const events = translate([
+        F.runStarted(10),
+        F.turnEnd(20, { serverToolUses: [search] }),
+        F.toolResult(30, search, 'local'),
+        F.hostToolResult(31, 'srv-1', 'host'),
+        F.runFinished(40),
+      ]);
+      expect(events.filter((e) => e.type === 'TOOL_CALL_RESULT')).toEqual([expect.objectContaining({ content: 'local', timestamp: 30 })]);
+    });
+  });
+
   describe('when more results are held than the bound', () => {
     it('should drop the oldest held result and keep the newest', () => {
       const held: SessionEvent[] = [];
