@@ -174,7 +174,7 @@ export { ContainerModule, inject, injectable, optional } from './core/util/inver
 export { HttpClientFactory } from './core/http/http-client-factory.js';
 export { localProviderModule } from './plugins/providers/local/local.module.js';
 export type { LocalProviderOptions } from './plugins/providers/local/local.config.js';
-export { demoToolsModule } from './plugins/tools/tools.module.js';
+export { demoAgUiToolsModule, demoToolsModule } from './plugins/tools/tools.module.js';
 export {
   formatMcpProgress,
   mcpModule,

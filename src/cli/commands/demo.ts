@@ -1,5 +1,7 @@
+import { Option } from 'commander';
 import { AgentRx } from '../../agentrx.js';
-import { demoToolsModule } from '../../plugins/tools/tools.module.js';
+import type { ConfirmTool } from '../../core/plugin/session-options.js';
+import { demoAgUiToolsModule, demoToolsModule } from '../../plugins/tools/tools.module.js';
 import type { CliIo, RegisterCommand } from '../cli-io.js';
 import { onDemoModel, startDemoModel } from '../demo-model.js';
 import { EXIT_FAILED, EXIT_OK } from '../exit-codes.js';
@@ -9,6 +11,12 @@ import { consumersFor } from '../run-config.js';
 /** The prompt `agentrx demo` (and `npm start`) runs when none is given. */
 export const DEMO_PROMPT = 'What time is it, what is (17 + 25) * 3, and what does README.md say?';
 
+/** Flags of `agentrx demo`. */
+interface DemoFlags {
+  json?: boolean;
+  confirm?: 'allow' | 'deny';
+}
+
 /** `agentrx demo [prompt]`: one session on the embedded demo model, with the demo tools. */
 export const registerDemoCommand: RegisterCommand = (program, ctx) => {
   program
@@ -16,13 +24,20 @@ export const registerDemoCommand: RegisterCommand = (program, ctx) => {
     .description('run a demo session on an embedded, rule-based model: no keys, no network')
     .argument('[prompt]', 'what to ask the demo model', DEMO_PROMPT)
     .option('--json', 'print AG-UI events as JSON lines instead of text')
-    .action(async (prompt: string, flags: { json?: boolean }) => {
+    .addOption(
+      new Option('--confirm <decision>', 'answer the demo tools that need approval (send_email, which only pretends); default deny').choices(['allow', 'deny']),
+    )
+    .action(async (prompt: string, flags: DemoFlags) => {
       ctx.exit(await demoCommand(prompt, flags, ctx.io));
     });
 };
 
-/** Runs `prompt` on the demo model (started here, closed after); exit code 1 for a terminated run. */
-async function demoCommand(prompt: string, flags: { json?: boolean }, io: CliIo): Promise<number> {
+/**
+ * Runs `prompt` on the demo model (started here, closed after); exit code 1 for a terminated run.
+ * The session starts with an empty shared state, so `add_todo` has somewhere to write (`--json`
+ * shows its STATE_DELTA).
+ */
+async function demoCommand(prompt: string, flags: DemoFlags, io: CliIo): Promise<number> {
   const emulator = await startDemoModel();
   let rx: AgentRx | undefined;
   try {
@@ -30,11 +45,11 @@ async function demoCommand(prompt: string, flags: { json?: boolean }, io: CliIo)
     rx = await AgentRx.create({
       config: onDemoModel({}, emulator.baseUrl),
       env: io.env,
-      modules: [demoToolsModule],
+      modules: [demoToolsModule, demoAgUiToolsModule],
       consumers: consumersFor(flags.json === true, {}, io),
       handleSignals: true,
     });
-    const result = await rx.run({ prompt });
+    const result = await rx.run({ prompt, state: {}, confirmTool: demoConfirmation(flags.confirm, io) });
     return result.terminal === 'terminated' ? EXIT_FAILED : EXIT_OK;
   } catch (e) {
     return report(e, io, emulator.baseUrl);
@@ -42,4 +57,20 @@ async function demoCommand(prompt: string, flags: { json?: boolean }, io: CliIo)
     await rx?.stop();
     await emulator.close();
   }
+}
+
+/**
+ * The demo's answer to a tool that needs approval: `--confirm`'s decision, deny without it (a
+ * one-shot run has nobody to ask). Each decision is noted on stderr, with how to change it.
+ */
+function demoConfirmation(decision: 'allow' | 'deny' | undefined, io: CliIo): ConfirmTool {
+  return (toolUse) => {
+    const allow = decision === 'allow';
+    io.err.write(
+      `agentrx demo: ${toolUse.name} needs approval; ${allow ? 'allowed (--confirm allow)' : `denied (${decision === 'deny' ? '--confirm deny' : 'pass --confirm allow to let it run'})`}\n`,
+    );
+    return allow
+      ? { allow }
+      : { allow, denyMessage: decision === 'deny' ? 'denied with --confirm deny' : 'agentrx demo denies it unless run with --confirm allow' };
+  };
 }

@@ -11,6 +11,7 @@ import { PoolMonitor } from '../../distributed/pool-monitor.js';
 import { redactUrl } from '../../distributed/redis-link.js';
 import { redisStoreConfigOf } from '../../distributed/redis-store/redis-store.config.js';
 import { RuntimeConfigToken, type RuntimeConfig } from '../../distributed/runtime.config.js';
+import { demoAgUiToolsModule } from '../../plugins/tools/tools.module.js';
 import { AgUiHttpOptions } from '../../servers/agui-http/agui-http.config.js';
 import { startAgUiServer, type AgUiServer } from '../../servers/agui-http/agui-http.server.js';
 import type { OpenAiEmulator } from '../../testing/openai-emulator.js';
@@ -59,7 +60,7 @@ export const registerServeCommand: RegisterCommand = (program, ctx) => {
     .option('--store <dir>', STORE_HELP)
     .option('--record <dir>', 'write each session to <dir>/<session id>.json (a cassette) when it closes (see agentrx replay)')
     .option('--module <file>', MODULE_HELP, collect, [])
-    .option('--demo-tools', `${DEMO_TOOLS_HELP} (on with --demo)`)
+    .option('--demo-tools', `${DEMO_TOOLS_HELP}, plus add_todo (changes the shared state) and send_email (asks for approval, only pretends) (on with --demo)`)
     .action(async (flags: ServeFlags) => {
       ctx.exit(await serveCommand(flags, ctx.io));
     });
@@ -86,7 +87,14 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
     }
     const runStore = openRunStore(base, { store: flags.store }, io);
     const user = await loadUserPlugins(flags.module ?? [], base, flags.config, io.cwd);
-    const modules = [...demoTools(flags.demo === true || flags.demoTools), ...user.modules, ...(runStore ? [storeModule(runStore.store)] : [])];
+    // The demo tools, and with them add_todo (shared state) and send_email (approval), which an AG-UI client takes part in.
+    const withDemoTools = flags.demo === true || flags.demoTools === true;
+    const modules = [
+      ...demoTools(withDemoTools),
+      ...(withDemoTools ? [demoAgUiToolsModule] : []),
+      ...user.modules,
+      ...(runStore ? [storeModule(runStore.store)] : []),
+    ];
     rx = await AgentRx.create({ config, env: io.env, modules, tools: user.tools, consumers: user.consumers });
     const store = rx.sessionStore;
     const recordDir = flags.record !== undefined ? pathFrom(io.cwd, flags.record) : undefined;

@@ -1,9 +1,11 @@
 import { bindPlugin } from '../../core/di/bind-plugin.js';
 import { ContainerModule } from '../../core/util/inversify.js';
 import { ToolHandler } from '../../core/plugin/tool-handler.js';
+import { AddTodoToolHandler } from './add-todo.tool.js';
 import { CalculateToolHandler } from './calculate.tool.js';
 import { GetTimeToolHandler } from './get-time.tool.js';
 import { ReadFileToolHandler } from './read-file.tool.js';
+import { SendEmailToolHandler } from './send-email.tool.js';
 import { Clock, ReadFileOptions, systemClock } from './tools.config.js';
 
 /**
@@ -18,4 +20,16 @@ export const demoToolsModule = new ContainerModule((options) => {
   bindPlugin(options, GetTimeToolHandler, ToolHandler);
   bindPlugin(options, CalculateToolHandler, ToolHandler);
   bindPlugin(options, ReadFileToolHandler, ToolHandler);
+});
+
+/**
+ * The demo tools that show what an AG-UI client takes part in: `add_todo`, which changes the
+ * agent state shared with the client (a STATE_DELTA), and `send_email`, which needs the user's
+ * approval before it runs (an interrupt) and only pretends to send. Each is bound as a singleton
+ * and under the `ToolHandler` token; they need no options. `agentrx demo` and `agentrx serve
+ * --demo` / `--demo-tools` load it next to {@link demoToolsModule}.
+ */
+export const demoAgUiToolsModule = new ContainerModule((options) => {
+  bindPlugin(options, AddTodoToolHandler, ToolHandler);
+  bindPlugin(options, SendEmailToolHandler, ToolHandler);
 });
