@@ -6,13 +6,16 @@ import type { Suspensions } from './agui-http.suspension.js';
 import type { Thread } from './agui-http.thread.js';
 import type { ThreadPool } from './agui-http.thread-pool.js';
 import type { TranslatedEnvelope } from './agui-http.translation.js';
+import { clientRunError } from './agui-http.wire-errors.js';
 
 /**
  * What the thread's session emits, on its way to the client: each envelope's side effects on the
  * thread (its log id, its last error, the tools it runs and their answers, the waits on the
  * client), then its client frames, written to the thread's current run in one chunk with the
  * envelope's `seq` as the SSE id of the last frame. A terminal event ends the run; a RUN_ERROR
- * also ends the thread's session for the endpoint (its next request starts another).
+ * also ends the thread's session for the endpoint (its next request starts another), and tells
+ * the client what failed in its own terms (`clientRunError`: the session's message, which may
+ * name the model server, goes to the request log only).
  */
 export class Forwarding {
   constructor(
@@ -59,7 +62,8 @@ export class Forwarding {
     if (!run || run.done) return;
     const out: ClientFrame[] = [];
     let terminal: AgUiEvent | undefined;
-    for (const ev of group.events) {
+    for (const sessionEvent of group.events) {
+      const ev = sessionEvent.type === 'RUN_ERROR' ? clientRunError(sessionEvent) : sessionEvent;
       if (ev.type === 'RUN_STARTED') {
         if (run.started) continue;
         run.started = true;

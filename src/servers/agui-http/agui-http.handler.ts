@@ -12,7 +12,9 @@ import { aguiPage } from './agui-http.page.js';
 import { AgUiReconnects } from './agui-http.reconnect.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
 import { readRunRequest } from './agui-http.request.js';
+import { streamEndOf } from './agui-http.stream.js';
 import { AgUiThreads } from './agui-http.threads.js';
+import { wireVersionOf } from './agui-http.wire-version.js';
 
 /** What the endpoint needs from agentrx: where sessions run, and the store their logs go to (an `AgentRx` instance fits). */
 export interface AgUiSessionHost {
@@ -34,9 +36,17 @@ export interface AgUiHandlerOptions extends AgUiHttpOptionsInput {
   readonly onSession?: (session: LiveSession, threadId: string) => void;
   /**
    * Gets one `info` line per request once its response has closed, `agui request` with fields
-   * `{ method, path, status, durationMs, outcome, threadId?, runId? }` (`outcome`: `completed`,
-   * `refused` for a 4xx/5xx answer, `client_closed` when the client left first). Bind the
-   * project's `Logger` to pino or another structured logger to ship them. Default: none.
+   * `{ method, path, status, durationMs, outcome, code?, error?, threadId?, runId? }`. `outcome`
+   * says what the request really ended with:
+   * - `completed`: the run's RUN_FINISHED (success), or any other answered request;
+   * - `awaiting_tools`: RUN_FINISHED waiting on the client's frontend tools (`pendingToolCallIds`);
+   * - `interrupt`: RUN_FINISHED with the interrupt outcome (tool confirmations the client answers);
+   * - `run_error`: the stream ended with a RUN_ERROR; `code` is its code and `error` the full
+   *   text behind it (the session's message, which the client is not sent: it may name the model
+   *   server), so it is for the operator's log only;
+   * - `client_closed`: the client left before the run's terminal event;
+   * - `refused`: answered 4xx (or 503) before any stream; `failed`: answered 500.
+   * Bind the project's `Logger` to pino or another structured logger to ship them. Default: none.
    */
   readonly logger?: Logger;
   /**
@@ -63,29 +73,36 @@ export interface AgUiHandlerOptions extends AgUiHttpOptionsInput {
  *
  * - `POST /agent`: an AG-UI `RunAgentInput` → the run's AG-UI events, SSE (`text/event-stream`)
  *   or protobuf (`application/vnd.ag-ui.event+proto`, when `Accept` names that type; a wildcard
- *   Accept such as curl's gets SSE), encoded with `@ag-ui/encoder`. The client's `messages` are
- *   the conversation: the first request of a `threadId` this endpoint does not run continues the
- *   thread's stored session when the store has one (after an abort, an error, idle expiry or a
- *   restart: the host, or for Local the stored transcript, holds the conversation), else starts a
- *   live session whose history is the messages before the last user message (real messages for
- *   Local, a delimited block before the prompt for other hosts). A later request on a running
- *   thread sends only its last user message with `session.message()` and streams that next run.
- *   `context` entries go with the message, as a delimited block. RUN_STARTED / RUN_FINISHED carry the client's `threadId` and `runId`. Exactly one
- *   terminal event (RUN_FINISHED or RUN_ERROR) ends every stream; if the session dies first, a
- *   RUN_ERROR with its error code is sent. When the client disconnects before the terminal, the
- *   session is cancelled (provider work aborted) and the thread forgotten: at once, or after
- *   `reconnectGraceMs` if no reconnected client follows the run by then. Errors before the
- *   stream: 400 (invalid input, listing every problem), 401 (bearer token), 403 (origin or Host
- *   not allowed), 408 (the body stalled or took too long), 409 (a run of that thread is still
- *   streaming), 413 (body too large), 415 (not declared as JSON), 429 (too many runs — in all or
- *   for this client — or threads, with `Retry-After`), 503 (closing, or the session could not
- *   start); each with a JSON body `{ error, message, problems? }`.
+ *   Accept such as curl's gets SSE), encoded with `@ag-ui/encoder`, each event in the shape of
+ *   the AG-UI version the client announced in `protocolVersion` (1.0 or later, as `@ag-ui/client`
+ *   1.x sends: the 1.0 events, e.g. RUN_FINISHED `pendingToolCallIds`; nothing, as 0.0.x clients
+ *   such as CopilotKit 1.7x send: only what the 0.0.59 schemas accept). The client's `messages`
+ *   are the conversation: the first request of a `threadId` this endpoint does not run continues
+ *   the thread's stored session when the store has one (after an abort, an error, idle expiry or
+ *   a restart: the host, or for Local the stored transcript, holds the conversation), else starts
+ *   a live session whose history is the messages before the last user message (real messages
+ *   for Local, a delimited block before the prompt for other hosts; a tool call no tool message
+ *   answers is closed with a "no result" tool message first, as model APIs require). A later
+ *   request on a running thread sends only its last user message with `session.message()` and
+ *   streams that next run. `context` entries go with the message, as a delimited block.
+ *   RUN_STARTED / RUN_FINISHED carry the client's `threadId` and `runId`. Exactly one terminal
+ *   event (RUN_FINISHED or RUN_ERROR) ends every stream; if the session dies first, a RUN_ERROR
+ *   with its error code is sent, its message in client terms ("the model server refused the
+ *   request (HTTP 400)"; never the model server's URL or answer, which go to `logger`). When the
+ *   client disconnects before the terminal, the session is cancelled (provider work aborted) and
+ *   the thread forgotten: at once, or after `reconnectGraceMs` if no reconnected client follows
+ *   the run by then. Errors before the stream: 400 (invalid input, listing every problem), 401
+ *   (bearer token), 403 (origin or Host not allowed), 408 (the body stalled or took too long),
+ *   409 (a run of that thread is still streaming), 413 (body too large), 415 (not declared as
+ *   JSON), 429 (too many runs — in all or for this client — or threads, with `Retry-After`), 503
+ *   (closing, or the session could not start); each with a JSON body `{ error, message, problems? }`.
  * - Every SSE frame of a run carries `id: <seq>`, the `seq` of the session-log envelope it was
  *   translated from; frames of one envelope are written together and only the last one carries
  *   the id. Protobuf streams carry no ids.
  * - Reconnect: `POST /agent` with a `Last-Event-ID` header (the same RunAgentInput; no message is
  *   sent to the session), or `GET /threads/:threadId/events` with `Last-Event-ID` or `?after=<id>`
- *   (and `?runId=` for the client's run id): every frame of the thread's session after that id,
+ *   (and `?runId=` for the client's run id, `?protocolVersion=` for its AG-UI version, as in a
+ *   RunAgentInput; none: the 0.0.x shape): every frame of the thread's session after that id,
  *   replayed from the session log, then the live ones until the run's terminal event; without an
  *   id, the thread's current run from its start. The thread may be one another server sharing the
  *   store served. 400 `invalid_last_event_id` (not a decimal id, or beyond the end of the thread's
@@ -191,13 +208,16 @@ class AgUiEndpoint {
   private logRequest(req: IncomingMessage, res: ServerResponse, started: number): void {
     const ids = runIds.get(req);
     const status = res.statusCode;
-    const outcome = !res.writableEnded ? 'client_closed' : status >= 400 ? 'refused' : 'completed';
-    this.logger!.info('agui request', {
+    // A stream's terminal event says how its run ended, even when the client left right after it.
+    const end = streamEndOf(res);
+    const outcome = end?.outcome ?? (!res.writableEnded ? 'client_closed' : status === 500 ? 'failed' : status >= 400 ? 'refused' : 'completed');
+    this.logger?.info('agui request', {
       method: req.method ?? 'GET',
       path: this.localPath(req.url ?? '/') ?? '(outside basePath)',
       status,
       durationMs: Math.round(performance.now() - started),
       outcome,
+      ...(end?.outcome === 'run_error' ? { ...(end.code !== undefined ? { code: end.code } : {}), error: end.detail } : {}),
       ...(ids ? { threadId: ids.threadId, runId: ids.runId } : {}),
     });
   }
@@ -276,7 +296,10 @@ class AgUiEndpoint {
       if (request === undefined || res.destroyed) return;
       runIds.set(req, { threadId: request.threadId, runId: request.runId });
       const lastEventId = lastEventIdOf(req);
-      if (lastEventId !== undefined) return await this.reconnects.follow(req, res, { threadId: request.threadId, runId: request.runId, lastEventId }, cors);
+      if (lastEventId !== undefined) {
+        const reconnect = { threadId: request.threadId, runId: request.runId, lastEventId, wireVersion: request.wireVersion };
+        return await this.reconnects.follow(req, res, reconnect, cors);
+      }
       // A thread this endpoint does not run (after an abort, an error, idle expiry, eviction or a
       // restart) continues its stored session when the store has one: the host, or the stored
       // transcript, holds the conversation. Otherwise the client's history starts a new one.
@@ -313,7 +336,9 @@ class AgUiEndpoint {
       ];
       if (problems.length > 0) return sendJson(res, 400, { error: 'invalid_request', message: 'invalid reconnect', problems }, cors);
       const lastEventId = lastEventIdOf(req) ?? query.get('after') ?? undefined;
-      await this.reconnects.follow(req, res, { threadId, runId, lastEventId }, cors);
+      // A GET carries no RunAgentInput: the client announces its AG-UI version in the query, if at all.
+      const wireVersion = wireVersionOf(query.get('protocolVersion') ?? undefined);
+      await this.reconnects.follow(req, res, { threadId, runId, lastEventId, wireVersion }, cors);
     } catch (e) {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', message: toAgentRxError(e).message }, cors);
       else res.destroy();

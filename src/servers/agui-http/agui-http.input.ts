@@ -1,4 +1,6 @@
 import type { PriorMessage } from '../../core/model.js';
+import { repairHistory } from './agui-http.history-repair.js';
+import { wireVersionOf, type AgUiWireVersion } from './agui-http.wire-version.js';
 
 /** An AG-UI `context` entry: something the client tells the agent for this run. */
 export interface AgUiContextEntry {
@@ -19,7 +21,9 @@ export interface AgUiRunRequest {
   /**
    * The conversation before that message (system/developer, user, assistant with its tool calls,
    * tool results), oldest first; activity and reasoning messages are left out. Carried into a new
-   * session when the server has no session for the thread.
+   * session when the server has no session for the thread. Repaired for the model: every tool call
+   * is answered right after its message, a call the client holds no result for by an explicit "no
+   * result" tool message (`repairHistory`), except the calls the run's tool results answer.
    */
   readonly history: readonly PriorMessage[];
   /** The run's `context` entries (they reach the model with the message). */
@@ -37,6 +41,8 @@ export interface AgUiRunRequest {
   readonly resume: readonly AgUiResumeEntry[];
   /** The request's messages as sent (each an object with an `id` and a known `role`): the run's MESSAGES_SNAPSHOT starts from them. */
   readonly messages: readonly Record<string, unknown>[];
+  /** The AG-UI version the client announced (`protocolVersion`; none: `0.0`): the shape of the events it gets. */
+  readonly wireVersion: AgUiWireVersion;
 }
 
 /** A tool declared in `RunAgentInput.tools`: the client runs it. */
@@ -84,7 +90,8 @@ const ROLES = new Set(['developer', 'system', 'assistant', 'user', 'tool', 'acti
  *   `parentRunId`, `protocolVersion` (when present): strings; `forwardedProps` (when present): an object.
  * `state` (when present): a JSON object, the agent's state. Unknown top-level keys are ignored (forward compatibility).
  * `tools` are the client's frontend tools (`{ name, description, parameters }`), `resume` its
- * answers to interrupts. A request whose messages end with tool messages after an assistant
+ * answers to interrupts; `protocolVersion` (e.g. `1.0.0`, what `@ag-ui/client` 1.x sends) sets
+ * `wireVersion`. A request whose messages end with tool messages after an assistant
  * message's tool calls (no user message after them) answers those calls: `toolResults`, no `text`.
  */
 export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
@@ -159,7 +166,7 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
     problems.push(`state: must be a JSON object (the shared state); got ${kind(body['state'])}`);
   const answering = Array.isArray(messages) && trailingTools > lastUserIndex && lastUserIndex >= 0;
   const historyEnd = answering ? trailingTools : lastUserIndex;
-  const history = Array.isArray(messages) && historyEnd > 0 ? priorMessages(messages.slice(0, historyEnd), problems) : [];
+  const history = Array.isArray(messages) && historyEnd > 0 ? repairHistory(priorMessages(messages.slice(0, historyEnd), problems), answering) : [];
   const toolResults = answering ? toolResultsOf(messages as unknown[], trailingTools, problems) : [];
 
   if (problems.length > 0 || last === undefined) return { ok: false, problems };
@@ -179,6 +186,7 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
       toolResults,
       resume,
       messages: (messages as unknown[]).filter(isRecord),
+      wireVersion: wireVersionOf(typeof body['protocolVersion'] === 'string' ? body['protocolVersion'] : undefined),
     },
   };
 }

@@ -166,7 +166,7 @@ const SCRIPT = `
       }
     };
     try {
-      const body = { threadId, runId, messages: history, tools: [ASK_USER], context: [], state: {}, forwardedProps: {} };
+      const body = { threadId, runId, protocolVersion: '1.0', messages: history, tools: [ASK_USER], context: [], state: {}, forwardedProps: {} };
       if (resume) body.resume = resume;
       const res = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal });
       if (!res.ok) {

@@ -11,6 +11,8 @@ import { AgUiEventStream } from './agui-http.stream.js';
 import type { LocalThread, ThreadSuspension } from './agui-http.thread-view.js';
 import type { AgUiThreads } from './agui-http.threads.js';
 import { logTranslation } from './agui-http.translation.js';
+import { clientRunError } from './agui-http.wire-errors.js';
+import type { AgUiWireVersion } from './agui-http.wire-version.js';
 
 /** A reconnect: which thread, from where, and the client's run id when it sent one. */
 export interface AgUiReconnectRequest {
@@ -19,6 +21,8 @@ export interface AgUiReconnectRequest {
   readonly lastEventId: string | undefined;
   /** The client's run id, put on RUN_STARTED / RUN_FINISHED (else the one this endpoint gave, else the log's). */
   readonly runId?: string | undefined;
+  /** The AG-UI version the client announced (its RunAgentInput's, or a GET's `?protocolVersion=`); default `0.0`. */
+  readonly wireVersion?: AgUiWireVersion | undefined;
 }
 
 const DECIMAL = /^\d{1,15}$/;
@@ -30,7 +34,8 @@ const DECIMAL = /^\d{1,15}$/;
  * then the response ends. The thread is the one this endpoint serves, or one whose log another
  * server wrote to the same store (found by its session id, or the thread id in its record; that
  * needs the store). Answers 400 (`invalid_last_event_id`: not a decimal id, or beyond the end of
- * the thread's log; `unknown_thread`), 429 or 503 before the stream.
+ * the thread's log; `unknown_thread`), 429 or 503 before the stream. A session failure in the log
+ * reaches the client as the live stream told it (`clientRunError`).
  */
 export class AgUiReconnects {
   /** Reconnected readers streaming now. */
@@ -129,7 +134,7 @@ export class AgUiReconnects {
     cors: HeaderMap,
   ): void {
     const { logId, local } = located;
-    const stream = new AgUiEventStream(res, req.headers.accept, this.options.heartbeatMs);
+    const stream = new AgUiEventStream(res, req.headers.accept, this.options.heartbeatMs, request.wireVersion);
     const frames = new ThreadFrames(request.threadId, (logRunId) => request.runId ?? local?.clientRunId(logRunId));
     const releaseLocal = local?.hold();
     // Endpoints sharing a worker pool: the endpoint that streamed the run may be another one.
@@ -166,7 +171,7 @@ export class AgUiReconnects {
         // A stream starts with RUN_STARTED (or is a lone RUN_ERROR); a resumed one goes on mid-run.
         if (after === undefined && !started && ev.type !== 'RUN_STARTED' && ev.type !== 'RUN_ERROR') continue;
         started = true;
-        out.push(ev);
+        out.push(ev.type === 'RUN_ERROR' ? clientRunError(ev) : ev);
         if (isTerminal(ev)) break;
       }
       stream.writeGroup(out, group.seq);
@@ -178,9 +183,11 @@ export class AgUiReconnects {
       pending = undefined;
       for (const g of groups) if (!done) write(g);
     };
-    const stop = (error: { code: string; message: string }): void => {
+    /** Ends the stream with a RUN_ERROR: `error` as it is (the endpoint's own words), or `told` in the client's terms. */
+    const stop = (error: { code: string; message: string }, told = false): void => {
       if (done) return;
-      stream.write({ type: 'RUN_ERROR', ...error, timestamp: Date.now() });
+      const ev = { type: 'RUN_ERROR' as const, ...error, timestamp: Date.now() };
+      stream.write(told ? clientRunError(ev) : ev);
       finish();
     };
     /** The replay reached where the run ended waiting on the client: end it as the live stream did. */
@@ -216,7 +223,8 @@ export class AgUiReconnects {
         if (!done && known.finished && env.seq >= known.end) ended();
       },
       error: (e: unknown) => {
-        stop({ message: `cannot read the session log: ${toAgentRxError(e).message}`, code: 'store_error' });
+        // The store's error may name its files or its server: the client reads that the log failed.
+        stop({ message: `cannot read the session log: ${toAgentRxError(e).message}`, code: 'store_error' }, true);
       },
     });
     subscription.add(following);

@@ -4,6 +4,7 @@ import type { AgUiHttpOptions } from './agui-http.config.js';
 import type { Run } from './agui-http.run.js';
 import type { Thread } from './agui-http.thread.js';
 import type { ThreadPool } from './agui-http.thread-pool.js';
+import { clientRunError } from './agui-http.wire-errors.js';
 
 /**
  * How a run ends: at its terminal event (the session stays for the thread's next run), when its
@@ -34,7 +35,10 @@ export class RunLifecycle {
     this.pool.trimIdle();
   }
 
-  /** The session completed, errored or closed: end an open run with a RUN_ERROR, forget the thread. */
+  /**
+   * The session completed, errored or closed: end an open run with a RUN_ERROR (the session's
+   * error in the client's terms, see `clientRunError`), forget the thread.
+   */
   sessionEnded(thread: Thread): void {
     if (thread.ended) return;
     thread.ended = true;
@@ -42,7 +46,7 @@ export class RunLifecycle {
     const run = thread.run;
     if (run && !run.done) {
       const error = thread.lastError ?? { code: 'session_closed', message: 'the session ended before the run finished' };
-      run.write({ type: 'RUN_ERROR', message: error.message, code: error.code, timestamp: Date.now() });
+      run.write(clientRunError({ type: 'RUN_ERROR', message: error.message, code: error.code, timestamp: Date.now() }));
       this.endRun(thread, run);
     }
     this.pool.forget(thread);

@@ -108,7 +108,7 @@ export class AgUiThreads {
       this.admission.tooMany(res, cors, `${this.pool.size} threads are running (limit ${this.options.maxThreads}); retry later`);
       return;
     }
-    const run = new Run(request.runId, new AgUiEventStream(res, req.headers.accept, this.options.heartbeatMs), client, new RunMessages(request.messages));
+    const run = new Run(request.runId, AgUiEventStream.forRun(req, res, this.options, request.wireVersion), client, new RunMessages(request.messages));
     this.admission.count(run);
     // Finding or opening the session takes a round trip: a second request of the thread meanwhile gets a 409.
     this.opening.add(threadId);

@@ -155,7 +155,9 @@ describe('AG-UI endpoint with the official @ag-ui/client HttpAgent', () => {
       expect(types(run.events)).toEqual(['RUN_STARTED', 'RUN_ERROR']);
       const sessionError = stack.sessions[0]!.errors[0]!;
       expect(sessionError.code).toBe('http_error');
-      expect(run.runErrors).toEqual([{ message: sessionError.message, code: 'http_error' }]);
+      // The client is told what failed in its own terms; the model server's URL and answer stay in the session's error.
+      expect(run.runErrors).toEqual([{ message: 'the model server refused the request (HTTP 400)', code: 'http_error' }]);
+      expect(sessionError.message).toContain('HTTP 400');
       await stack.sessions[0]!.session.closed;
 
       agent.addMessage({ id: 'u2', role: 'user', content: 'try again' });

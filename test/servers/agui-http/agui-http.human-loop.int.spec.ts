@@ -158,7 +158,7 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
   describe('when a run brings what the thread does not wait for', () => {
     it('should answer 400 naming the problem, and keep the waiting run answerable', async () => {
       stack = await startStack({ script: [{ toolCalls: [{ id: 'call_ask', name: 'ask_user', arguments: { question: 'ok?' } }] }, { text: 'Thanks.' }] });
-      const opened = await postJson(stack.endpoint, runInput({ threadId: 'fe-3', runId: 'r1', tools: [CONFIRM_TOOL] }, 'start'));
+      const opened = await postJson(stack.endpoint, runInput({ threadId: 'fe-3', runId: 'r1', tools: [CONFIRM_TOOL], protocolVersion: '1.0' }, 'start'));
       expect(finished(sseEvents(opened.text) as unknown as BaseEvent[])).toMatchObject({ outcome: { pendingToolCallIds: ['call_ask'] } });
       const history = [
         { id: 'u1', role: 'user', content: 'start' },

@@ -31,6 +31,7 @@ describe('parseRunAgentInput', () => {
           toolResults: [],
           resume: [],
           messages: expect.any(Array),
+          wireVersion: '0.0',
         },
       });
     });

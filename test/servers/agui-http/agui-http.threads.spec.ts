@@ -94,7 +94,7 @@ describe('AgUiThreads', () => {
         { type: 'TEXT_MESSAGE_START', messageId: 'm', role: 'assistant', timestamp: expect.any(Number) },
         { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'half', timestamp: expect.any(Number) },
         { type: 'TEXT_MESSAGE_END', messageId: 'm', timestamp: expect.any(Number) },
-        { type: 'RUN_ERROR', message: 'the host went away', code: 'stream_error', timestamp: expect.any(Number) },
+        { type: 'RUN_ERROR', message: "the agent's event stream broke off", code: 'stream_error', timestamp: expect.any(Number) },
       ]);
       expect(server.handler.threadCount).toBe(0);
     });
