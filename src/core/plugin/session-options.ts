@@ -1,4 +1,4 @@
-import type { Outcome, PriorMessage, ToolUse, Usage } from '../model.js';
+import type { Outcome, PriorMessage, ToolConfirmation, ToolUse, Usage } from '../model.js';
 import type { ToolHandler } from './tool-handler.js';
 
 /**
@@ -19,6 +19,22 @@ export type ConfirmTool = (toolUse: ToolUse) => boolean | ToolDecision | Promise
 export interface ToolDecision {
   readonly allow: boolean;
   readonly denyMessage?: string;
+}
+
+/** A client's result of a tool call it ran (a frontend tool): the text the model reads. */
+export interface ClientToolResult {
+  readonly toolUseId: string;
+  readonly content: string;
+  readonly isError?: boolean;
+}
+
+/**
+ * The client's answers to what a stored session waits on (tool uses its ledger holds in state
+ * `awaiting_client`): results of frontend tool calls, and decisions on tools that need approval.
+ */
+export interface ClientAnswers {
+  readonly toolResults?: readonly ClientToolResult[];
+  readonly confirmations?: readonly ToolConfirmation[];
 }
 
 /** Options of one session (`rx.run` / `rx.start`). */
@@ -84,4 +100,13 @@ export interface SessionOptions {
    * Local); a name that is taken by an agent tool, or given twice, is an `invalid_options` error.
    */
   readonly tools?: readonly ToolHandler[];
+  /**
+   * With `sessionId`: the client's answers to the tool uses the stored session waits on (its
+   * ledger's `awaiting_client` entries), e.g. from an AG-UI client whose run answers a wait that
+   * began before its endpoint restarted. Each answer must name a use that waits for that kind of
+   * answer and whose wait has not timed out, else `invalid_options` (the in-process placement
+   * checks before it starts anything). The resumed session records them as it redrives those
+   * uses, then goes on with the host.
+   */
+  readonly clientAnswers?: ClientAnswers;
 }

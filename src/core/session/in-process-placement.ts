@@ -2,6 +2,7 @@ import type { LiveSession } from '../plugin/live-session.js';
 import type { SessionOptions } from '../plugin/session-options.js';
 import type { LogReader, PlacementHealth, SessionFactory, SessionPlacement } from '../plugin/session-placement.js';
 import type { SessionStore } from '../store/session-store.js';
+import { checkClientAnswers } from '../tools/client-answers.js';
 import { attachLog } from './log-attachment.js';
 
 /** Nothing to check: a session of this process depends on nothing a placement holds. */
@@ -22,8 +23,16 @@ export class InProcessPlacement implements SessionPlacement {
     private readonly store: SessionStore,
   ) {}
 
-  /** Starts the session in this process (a refusal of its options rejects, as `start` throws it). */
+  /**
+   * Starts the session in this process (a refusal of its options rejects, as `start` throws it).
+   * The client's answers to a stored session's waits (`clientAnswers`) are checked against its
+   * stored ledger first, so a run that answers nothing waiting is refused before anything starts.
+   */
   async open(opts: SessionOptions): Promise<LiveSession> {
+    if (opts.clientAnswers !== undefined && opts.sessionId !== undefined) {
+      const record = await this.store.load(opts.sessionId);
+      checkClientAnswers(opts.sessionId, record?.ledger ?? [], opts.clientAnswers, Date.now());
+    }
     return this.factory.start(opts);
   }
 

@@ -29,6 +29,11 @@ export class RequestState {
   private timer: NodeJS.Timeout | undefined;
   /** The run timeout was started before the first request (a run times from the call). */
   private armedEarly = false;
+  /** When the run times out (epoch ms) and what it then calls, while its timer is armed. */
+  private armed: { readonly at: number; readonly onTimeout: (error: AgentRxError) => void } | undefined;
+  /** Waits on the client holding the run timeout, and the time it had left when the first began. */
+  private holds = 0;
+  private heldLeftMs = 0;
 
   constructor(private readonly limits: RequestLimits) {}
 
@@ -55,15 +60,37 @@ export class RequestState {
     else this.arm(onTimeout);
   }
 
-  private arm(onTimeout: (error: AgentRxError) => void): void {
+  private arm(onTimeout: (error: AgentRxError) => void, afterMs = this.limits.timeoutMs): void {
     clearTimeout(this.timer);
     const { timeoutMs } = this.limits;
-    this.timer = setTimeout(() => onTimeout(new AgentRxError('timeout', `the run did not finish within ${timeoutMs} ms`, { timeoutMs })), timeoutMs);
+    this.holds = 0;
+    this.armed = { at: Date.now() + afterMs, onTimeout };
+    this.timer = setTimeout(() => onTimeout(new AgentRxError('timeout', `the run did not finish within ${timeoutMs} ms`, { timeoutMs })), afterMs);
+  }
+
+  /**
+   * A tool use waits on the client (which has its own timeout): the run timeout stops until every
+   * such wait released it, then goes on with the time it had left. Returns the release (idempotent).
+   */
+  hold(): () => void {
+    const armed = this.armed;
+    if (!armed) return () => undefined;
+    if (this.holds++ === 0) {
+      clearTimeout(this.timer);
+      this.heldLeftMs = Math.max(0, armed.at - Date.now());
+    }
+    let released = false;
+    return () => {
+      if (released || this.armed !== armed) return;
+      released = true;
+      if (--this.holds === 0) this.arm(armed.onTimeout, this.heldLeftMs);
+    };
   }
 
   /** Stops the run timeout (a terminal, or the session's end). */
   end(): void {
     clearTimeout(this.timer);
+    this.armed = undefined;
   }
 
   /** Adds a closed turn's usage, text and tool uses, and notes a call of the terminal tool. */

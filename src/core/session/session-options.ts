@@ -1,11 +1,11 @@
 import { AgentRxError } from '../errors.js';
 import type { Outcome, PriorMessage } from '../model.js';
-import type { SessionOptions, TurnGuard, ConfirmTool } from '../plugin/session-options.js';
+import type { ClientAnswers, SessionOptions, TurnGuard, ConfirmTool } from '../plugin/session-options.js';
 import type { ToolHandler } from '../plugin/tool-handler.js';
 import { compileToolInput } from '../tools/tool-input.js';
 import { priorMessageProblems } from './prior-conversation.js';
 
-export type { ConfirmTool, SessionOptions, ToolDecision, TurnGuard } from '../plugin/session-options.js';
+export type { ClientAnswers, ClientToolResult, ConfirmTool, SessionOptions, ToolDecision, TurnGuard } from '../plugin/session-options.js';
 
 /** Effective, validated options. */
 export interface ResolvedSessionOptions {
@@ -25,6 +25,7 @@ export interface ResolvedSessionOptions {
   readonly maxReprompts: number;
   readonly retainEvents: boolean;
   readonly tools: readonly ToolHandler[];
+  readonly clientAnswers: ClientAnswers | undefined;
   readonly toolTimeoutMs: number;
   readonly toolConcurrency: number;
   readonly reconnectAttempts: number;
@@ -87,6 +88,7 @@ export function resolveSessionOptions(
     int('outcome.maxIterations', opts.outcome?.maxIterations, 1, 1000);
   }
   problems.push(...sessionToolProblems(opts.tools, ctx));
+  problems.push(...clientAnswersProblems(opts.clientAnswers, opts.sessionId));
   if (problems.length > 0) {
     throw new AgentRxError('invalid_options', `invalid session options:\n${problems.map((p) => `- ${p}`).join('\n')}`, { problems });
   }
@@ -110,6 +112,7 @@ export function resolveSessionOptions(
     maxReprompts: opts.maxReprompts ?? defaults.maxReprompts,
     retainEvents: opts.retainEvents ?? defaults.retainEvents,
     tools: opts.tools ?? [],
+    clientAnswers: opts.clientAnswers,
     toolTimeoutMs: defaults.toolTimeoutMs,
     toolConcurrency: defaults.toolConcurrency,
     reconnectAttempts: defaults.reconnectAttempts,
@@ -141,5 +144,24 @@ function sessionToolProblems(tools: SessionOptions['tools'], ctx: { toolNames: r
       problems.push(`tools[${i}]: ${e instanceof Error ? e.message : String(e)}`);
     }
   });
+  return problems;
+}
+
+/** Problems of the client's answers: given with `sessionId`, as lists of well-formed answers. */
+function clientAnswersProblems(answers: SessionOptions['clientAnswers'], sessionId: string | undefined): string[] {
+  if (answers === undefined) return [];
+  if (typeof answers !== 'object' || answers === null) return ['clientAnswers: must be an object { toolResults?, confirmations? }'];
+  const problems: string[] = [];
+  if (sessionId === undefined) problems.push('clientAnswers: needs sessionId (they answer what a stored session waits on)');
+  const list = <T>(name: string, v: readonly T[] | undefined, ok: (item: T) => boolean, shape: string): void => {
+    if (v === undefined) return;
+    if (!Array.isArray(v)) return void problems.push(`clientAnswers.${name}: must be an array`);
+    v.forEach((item, i) => {
+      if (!ok(item)) problems.push(`clientAnswers.${name}[${i}]: must be ${shape}`);
+    });
+  };
+  const text = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
+  list('toolResults', answers.toolResults, (r) => text(r?.toolUseId) && typeof r.content === 'string', '{ toolUseId, content, isError? } with strings');
+  list('confirmations', answers.confirmations, (c) => text(c?.toolUseId) && typeof c.allow === 'boolean', '{ toolUseId, allow, denyMessage? }');
   return problems;
 }

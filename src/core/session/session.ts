@@ -14,7 +14,7 @@ import type { HostLink, HostLinkEvents } from './host-link.js';
 import { firstInput } from './first-input.js';
 import { Ingestion } from './ingestion.js';
 import { RequestLoop } from './request-loop.js';
-import { isMessage, type InboxItem } from './request-step.js';
+import { isMessage, notMessage, type InboxItem } from './request-step.js';
 import { RequestState } from './request-state.js';
 import { AgentState } from './agent-state.js';
 import { SessionControl } from './session-control.js';
@@ -123,8 +123,9 @@ export class Session implements LiveSession {
             ? this.journal.checkpoint({ transcript: provider.transcript(this.conn) }, { sync: false })
             : Promise.resolve(),
         beforeRecord: () => this.journal.handOver(),
+        holdTimeout: () => this.request$.hold(),
       },
-      { confirmTool: opts.confirmTool, live, toolTimeoutMs: opts.toolTimeoutMs, toolConcurrency: opts.toolConcurrency },
+      { ...opts, live },
     );
     this.loop = new RequestLoop({
       provider,
@@ -295,6 +296,8 @@ export class Session implements LiveSession {
     this.answerer.load(prior);
     // A resume recovers what the host has and queues a redrive of what it waits on, before any prompt.
     await this.link.connect(p.resumed(this.conn), signal);
+    // The client's answers go with a redrive: without one, its run would wait for nothing.
+    this.answerer.checkAnswersTaken(this.opts.prompt !== undefined || this.inbox.has(notMessage));
   }
 
   private queueRedrive(asked: Asked): void {

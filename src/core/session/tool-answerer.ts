@@ -1,15 +1,17 @@
-import { AgentRxError, toAgentRxError } from '../errors.js';
+import { AgentRxError } from '../errors.js';
 import type { AgentRxEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
-import type { ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
+import type { ToolConfirmation, ToolUse, TurnResult } from '../model.js';
 import type { AgentProvider } from '../plugin/agent-provider.js';
 import type { SessionRecord, SessionStore } from '../store/session-store.js';
+import type { ClientAnswers } from '../plugin/session-options.js';
+import { ClientAnswerBook, checkClientAnswers } from '../tools/client-answers.js';
 import type { ToolDispatcher } from '../tools/tool-dispatcher.js';
 import { ToolLedger, type LedgerState } from '../tools/tool-ledger.js';
-import { abortReason, abortable } from '../util/async.js';
 import type { RecoveryEvent } from './host-event-drafts.js';
 import { awaitingConfirmation, pendingToolUses } from './host-history.js';
-import type { ConfirmTool, ToolDecision } from './session-options.js';
+import type { ConfirmTool } from './session-options.js';
+import { ToolApprovals, decideWith } from './tool-approvals.js';
 
 /** What a ToolAnswerer needs from its session. */
 export interface ToolAnswererDeps {
@@ -32,6 +34,8 @@ export interface ToolAnswererDeps {
    * store, so the (synced) ledger write that follows makes it durable too.
    */
   beforeRecord(): Promise<void>;
+  /** A tool use starts waiting on its client: the run timeout is held until the returned release is called. */
+  holdTimeout?(): () => void;
 }
 
 /** The answering policy of a session. */
@@ -41,6 +45,10 @@ export interface ToolAnswererOptions {
   readonly live: boolean;
   readonly toolTimeoutMs: number;
   readonly toolConcurrency: number;
+  /** A resume's answers from the client to the uses the stored ledger holds as `awaiting_client`. */
+  readonly clientAnswers?: ClientAnswers | undefined;
+  /** The run timeout (ms): the deadline of a wait for the caller's approval. */
+  readonly timeoutMs?: number | undefined;
 }
 
 /** The input answering a `requires_action`, with the tool-use ids it answers (marked posted once sent). */
@@ -70,19 +78,50 @@ export class ToolAnswerer {
   private persisting: Promise<void> = Promise.resolve();
   /** Host-run tool uses this session has answered a confirmation for. */
   private readonly confirmed = new Set<string>();
-  /** Local tool uses waiting for the caller's approval (`requireApproval`, answered with `sendEvent`), by id. */
-  private readonly approvals = new Map<string, (decision: ToolConfirmation) => void>();
+  /** The client's answers a resume brought, handed out as the uses they answer are redriven. */
+  private readonly clientAnswers: ClientAnswerBook;
+  /** Local tool uses waiting for the caller's approval (`requireApproval`). */
+  private readonly approvals: ToolApprovals;
 
   constructor(
     private readonly deps: ToolAnswererDeps,
     private readonly opts: ToolAnswererOptions,
-  ) {}
+  ) {
+    this.clientAnswers = new ClientAnswerBook(opts.clientAnswers);
+    this.approvals = new ToolApprovals(
+      {
+        dispatcher: deps.dispatcher,
+        logger: deps.logger,
+        emit: (ev) => deps.emit(ev),
+        ledger: () => this.ledger,
+        persist: () => this.persist(),
+        answers: this.clientAnswers,
+      },
+      opts,
+    );
+  }
 
-  /** Starts from the ledger a stored record kept (a resume, possibly in a new process). */
+  /**
+   * Starts from the ledger a stored record kept (a resume, possibly in a new process). The
+   * client's answers the session was given must answer uses that ledger holds as waiting on the
+   * client: else `invalid_options`, before anything is sent.
+   */
   load(record: SessionRecord | undefined): void {
+    if (this.opts.clientAnswers)
+      checkClientAnswers(record?.sessionId ?? this.deps.sessionId() ?? '(new)', record?.ledger ?? [], this.opts.clientAnswers, Date.now());
     if (!record) return;
     this.ledger = new ToolLedger(record.ledger);
     for (const e of record.ledger) this.stored.set(e.toolUseId, e.state);
+  }
+
+  /**
+   * Called once a resume has connected, `redriving` when it has something to send (a redrive of
+   * what the host waits on, or a prompt): the client's answers are taken by a redrive, so
+   * without one they answer nothing now (the conversation went on): `invalid_options`.
+   */
+  checkAnswersTaken(redriving: boolean): void {
+    if (redriving || !this.clientAnswers.pending) return;
+    throw new AgentRxError('invalid_options', "clientAnswers: the resumed session has no unanswered tool use to give the client's answers to");
   }
 
   /** What a `requires_action` turn asks: confirmations first, then the custom tool uses that remain. */
@@ -136,7 +175,7 @@ export class ToolAnswerer {
     const results = uses.length > 0 ? await this.runTools(uses, signal) : undefined;
     const decisions: ToolConfirmation[] = [];
     for (const toolUse of confirmations) {
-      const decision = await this.decide(decide, toolUse, signal);
+      const decision = await decideWith(decide, toolUse, signal, this.deps.logger);
       this.deps.emit({
         type: 'agentrx.tool_confirmation',
         toolUse,
@@ -155,11 +194,7 @@ export class ToolAnswerer {
    * the host's to take).
    */
   approve(decision: ToolConfirmation): boolean {
-    const settle = this.approvals.get(decision.toolUseId);
-    if (!settle) return false;
-    this.approvals.delete(decision.toolUseId);
-    settle(decision);
-    return true;
+    return this.approvals.approve(decision);
   }
 
   /** True while any of `confirmations` waits for the caller's decision (announced, not answered). */
@@ -176,7 +211,7 @@ export class ToolAnswerer {
   /** Runs tools (ledger-guarded) and returns the resume input. */
   private async runTools(uses: readonly ToolUse[], signal: AbortSignal): Promise<Answer> {
     if (uses.length > 0) await this.deps.beforeTools();
-    const denied = await this.approveLocal(uses, signal);
+    const denied = await this.approvals.approveLocal(uses, signal);
     const run = denied.size > 0 ? uses.filter((u) => !denied.has(u.id)) : uses;
     const ran =
       run.length > 0 || uses.length === 0
@@ -189,6 +224,8 @@ export class ToolAnswerer {
             persist: () => this.persist(),
             onStarted: (toolUse) => this.deps.emit({ type: 'agentrx.tool_started', toolUse }),
             onResult: (toolUse, result, replayed, durationMs) => this.deps.emit({ type: 'agentrx.tool_result', toolUse, result, replayed, durationMs }),
+            clientResult: (id) => this.clientAnswers.takeResult(id),
+            onClientWait: () => this.deps.holdTimeout?.() ?? noop,
             ...(this.deps.state ? { state: this.deps.state } : {}),
           })
         : [];
@@ -201,74 +238,6 @@ export class ToolAnswerer {
       this.deps.provider.resumeInput(uses, results),
       uses.map((u) => u.id),
     );
-  }
-
-  /**
-   * Asks the caller about the uses of tools that need approval (`requireApproval`, e.g. an MCP
-   * server's): `confirmTool` decides; without it a live session announces
-   * `agentrx.confirmation_required` and waits for `sendEvent({ type: 'user.tool_confirmation', … })`;
-   * a run fails before anything runs. A denied use gets an `is_error` result (recorded in the
-   * ledger, so it is never asked again) and is not run. Returns the denied ones' results by id.
-   */
-  private async approveLocal(uses: readonly ToolUse[], signal: AbortSignal): Promise<Map<string, ToolResult>> {
-    const asking = uses.filter((u) => this.deps.dispatcher.requiresApproval?.(u.name) === true && this.ledger.get(u.id) === undefined);
-    const denied = new Map<string, ToolResult>();
-    if (asking.length === 0) return denied;
-    const decide = this.opts.confirmTool;
-    let decisions: ToolConfirmation[];
-    if (decide) {
-      decisions = [];
-      for (const use of asking) decisions.push(await this.decide(decide, use, signal));
-    } else if (this.opts.live) {
-      this.deps.emit({ type: 'agentrx.confirmation_required', toolUses: asking });
-      try {
-        decisions = await abortable(Promise.all(asking.map((u) => new Promise<ToolConfirmation>((resolve) => this.approvals.set(u.id, resolve)))), signal);
-      } finally {
-        for (const u of asking) this.approvals.delete(u.id);
-      }
-    } else {
-      const names = asking.map((u) => `'${u.name}' (${u.id})`).join(', ');
-      throw new AgentRxError(
-        'unresolved_requires_action',
-        `${names} need the caller's approval before running (requireApproval); pass confirmTool in the session options (agentrx run: --confirm allow|deny), or use rx.start() and answer with session.sendEvent({ type: 'user.tool_confirmation', tool_use_id, result: 'allow' | 'deny' })`,
-        { toolUses: asking },
-      );
-    }
-    asking.forEach((toolUse, i) => {
-      const d = decisions[i]!;
-      this.deps.emit({ type: 'agentrx.tool_confirmation', toolUse, allow: d.allow, ...(d.denyMessage !== undefined ? { denyMessage: d.denyMessage } : {}) });
-      if (d.allow) return;
-      const result: ToolResult = {
-        toolUseId: toolUse.id,
-        content: `the caller did not allow tool '${toolUse.name}' to run${d.denyMessage ? `: ${d.denyMessage}` : ''}`,
-        isError: true,
-      };
-      this.ledger.record(toolUse.id, toolUse.name, result);
-      denied.set(toolUse.id, result);
-      this.deps.emit({ type: 'agentrx.tool_result', toolUse, result, replayed: false, durationMs: 0 });
-    });
-    if (denied.size > 0) await this.persist();
-    return denied;
-  }
-
-  /** Calls `confirmTool`; a throw, a rejection or a malformed answer denies the tool. */
-  private async decide(decide: ConfirmTool, toolUse: ToolUse, signal: AbortSignal): Promise<ToolConfirmation> {
-    try {
-      const d: unknown = await abortable(
-        Promise.resolve().then(() => decide(toolUse)),
-        signal,
-      );
-      if (typeof d === 'boolean') return { toolUseId: toolUse.id, allow: d };
-      if (typeof d === 'object' && d !== null && typeof (d as ToolDecision).allow === 'boolean') {
-        const { allow, denyMessage } = d as ToolDecision;
-        return { toolUseId: toolUse.id, allow, ...(!allow && typeof denyMessage === 'string' ? { denyMessage } : {}) };
-      }
-      return { toolUseId: toolUse.id, allow: false, denyMessage: 'confirmTool returned no decision' };
-    } catch (e) {
-      if (signal.aborted) throw abortReason(signal);
-      this.deps.logger.warn('confirmTool failed; the tool use is denied', { toolUseId: toolUse.id, error: toAgentRxError(e).message });
-      return { toolUseId: toolUse.id, allow: false, denyMessage: 'the confirmation failed' };
-    }
   }
 
   /**
@@ -340,6 +309,7 @@ export class ToolAnswerer {
       // is synced before it is posted only to a host that keeps what it is posted: with a
       // client-held conversation (a provider with `transcript`) nothing outside this process
       // has seen it, and losing it leaves the tool as a crash mid-tool would (the ledger's rule).
+      // A wait on the client (`awaiting_client`) is synced: the client is asked only after it.
       const sync = !(
         entry.state === 'posted' ||
         (entry.state === 'executing' && this.deps.dispatcher.isIdempotent(entry.name)) ||
@@ -359,6 +329,8 @@ export class ToolAnswerer {
     if (failed) throw failed.reason;
   }
 }
+
+const noop = (): void => undefined;
 
 function unresolved(turn: TurnResult): AgentRxError {
   return new AgentRxError(

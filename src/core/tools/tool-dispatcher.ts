@@ -1,7 +1,8 @@
 import { AgentRxError } from '../errors.js';
 import type { ToolResult, ToolUse } from '../model.js';
 import { isToolOutcome, type ToolHandler } from '../plugin/tool-handler.js';
-import type { ToolLedger } from './tool-ledger.js';
+import { awaitsClient } from './client-answers.js';
+import type { LedgerEntry, ToolLedger } from './tool-ledger.js';
 import type { ToolLookup } from './tool-registry.js';
 import { compileToolInput } from './tool-input.js';
 import { abortReason, messageOf } from '../util/async.js';
@@ -21,6 +22,13 @@ export interface DispatchOptions {
   onResult?(toolUse: ToolUse, result: ToolResult, replayed: boolean, durationMs: number): void;
   /** The session's shared state, handed to each tool as `ctx.state` (undefined: none). */
   state?(): Record<string, unknown> | undefined;
+  /** The client's result of a use the ledger holds as `awaiting_client` (a resume brought it), once. */
+  clientResult?(toolUseId: string): ToolResult | undefined;
+  /**
+   * Called when a use starts waiting on its client (a frontend tool); returns what is called once
+   * the wait is over (the session holds its run timeout meanwhile: the wait has its own).
+   */
+  onClientWait?(toolUse: ToolUse): () => void;
 }
 
 /**
@@ -29,6 +37,13 @@ export interface DispatchOptions {
  * throw, rejection, timeout, malformed return) an `is_error` result. Throws only `cancelled` when
  * the session signal fires. Tools are looked up when each call runs, so a tool a `ToolSource`
  * added since the session started is found, and one it removed is an unknown tool.
+ *
+ * A use of a tool its client answers ({@link ClientToolHandler}) is recorded `awaiting_client`
+ * with a deadline (the handler's `timeoutMs`) before the client is asked; the session ending
+ * meanwhile leaves it so. A resumed session answers such a use with the client's result
+ * (`clientResult`), or waits for it again through the client's handler until the same deadline;
+ * a wait past its deadline gets an `is_error` result; with neither an answer nor the client's
+ * tool, the dispatch fails with `unresolved_requires_action` (the wait stays for a later resume).
  */
 export class ToolDispatcher {
   private readonly lookup: ToolLookup;
@@ -104,28 +119,76 @@ export class ToolDispatcher {
       opts.onResult?.(use, entry.result, true, 0);
       return entry.result;
     }
+    if (entry?.state === 'awaiting_client' && entry.awaits !== 'confirmation') return this.resumeWait(use, entry, handler, opts);
     if (entry?.state === 'executing' && !handler?.idempotent) {
       // Started before a restart with no recorded result: running it again could repeat a side effect.
       const result = errorResult(
         use,
         `outcome unknown: tool '${use.name}' (${use.id}) started before a restart and recorded no result; it was not re-run because it is not declared idempotent`,
       );
-      opts.ledger.record(use.id, use.name, result);
-      await opts.persist();
-      opts.onResult?.(use, result, false, 0);
-      return result;
+      return this.settle(use, result, opts, 0);
     }
     if (opts.signal.aborted) throw abortReason(opts.signal);
-    if (!entry) opts.ledger.begin(use.id, use.name);
+    if (awaitsClient(handler)) {
+      // The wait is durable before the client is asked: a restart finds it, and its deadline.
+      const deadline = started + (handler.timeoutMs ?? opts.toolTimeoutMs);
+      opts.ledger.awaitClient(use.id, use.name, 'tool', deadline);
+      await opts.persist();
+      return this.waitForClient(use, handler, opts, deadline);
+    }
+    // A use the client allowed to run (it waited for that decision) starts now.
+    if (!entry || entry.state === 'awaiting_client') opts.ledger.begin(use.id, use.name);
     await opts.persist();
     const result = await this.execute(use, handler, opts);
+    return this.settle(use, result, opts, Date.now() - started);
+  }
+
+  /** Records `result` (durably), reports it, and returns it. */
+  private async settle(use: ToolUse, result: ToolResult, opts: DispatchOptions, durationMs: number): Promise<ToolResult> {
     opts.ledger.record(use.id, use.name, result);
     await opts.persist();
-    opts.onResult?.(use, result, false, Date.now() - started);
+    opts.onResult?.(use, result, false, durationMs);
     return result;
   }
 
-  private async execute(use: ToolUse, handler: ToolHandler | undefined, opts: DispatchOptions): Promise<ToolResult> {
+  /**
+   * A use that waited on its client when the session last ran: the client's answer (brought by
+   * the resume) settles it; past its deadline it times out; else the client's tool waits for it
+   * again, for what is left of the wait. Nobody here to answer: fail, leaving the wait as it is.
+   */
+  private async resumeWait(use: ToolUse, entry: LedgerEntry, handler: ToolHandler | undefined, opts: DispatchOptions): Promise<ToolResult> {
+    const answer = opts.clientResult?.(use.id);
+    if (answer) return this.settle(use, { ...answer, toolUseId: use.id }, opts, 0);
+    const deadline = entry.deadline ?? 0;
+    if (deadline <= Date.now())
+      return this.settle(use, errorResult(use, `the client did not answer tool '${use.name}' (${use.id}) before its wait timed out`), opts, 0);
+    if (opts.signal.aborted) throw abortReason(opts.signal);
+    if (awaitsClient(handler)) return this.waitForClient(use, handler, opts, deadline);
+    throw new AgentRxError(
+      'unresolved_requires_action',
+      `tool use ${use.id} ('${use.name}') waits for its client's answer until ${new Date(deadline).toISOString()}; resume the session with the client's result (clientAnswers), or with the client's tool '${use.name}' among the session's tools to wait for it`,
+      { toolUseId: use.id, deadline },
+    );
+  }
+
+  /**
+   * Asks the client (its tool's handler) and waits until `deadline` (epoch ms) for its answer. A
+   * session that ends meanwhile records nothing: the use stays `awaiting_client` for a resume.
+   */
+  private async waitForClient(use: ToolUse, handler: ToolHandler, opts: DispatchOptions, deadline: number): Promise<ToolResult> {
+    const started = Date.now();
+    const release = opts.onClientWait?.(use);
+    let result: ToolResult;
+    try {
+      result = await this.execute(use, handler, opts, Math.max(0, deadline - started));
+    } finally {
+      release?.();
+    }
+    if (opts.signal.aborted) return result;
+    return this.settle(use, result, opts, Date.now() - started);
+  }
+
+  private async execute(use: ToolUse, handler: ToolHandler | undefined, opts: DispatchOptions, timeoutMs?: number): Promise<ToolResult> {
     if (!handler) {
       return errorResult(use, `unknown tool '${use.name}'; available tools: ${this.names.join(', ') || '(none)'}`);
     }
@@ -147,12 +210,12 @@ export class ToolDispatcher {
     }
     // Validation is async: the session may have been cancelled meanwhile.
     if (opts.signal.aborted) return errorResult(use, `tool '${use.name}' was cancelled`);
-    const timeoutMs = handler.timeoutMs ?? opts.toolTimeoutMs;
+    const limitMs = timeoutMs ?? handler.timeoutMs ?? opts.toolTimeoutMs;
     const ctrl = new AbortController();
     const onSessionAbort = (): void => ctrl.abort(opts.signal.reason);
     opts.signal.addEventListener('abort', onSessionAbort, { once: true });
     let timer: NodeJS.Timeout | undefined;
-    const deadline = Date.now() + timeoutMs;
+    const deadline = Date.now() + limitMs;
     let running: Promise<unknown>;
     try {
       running = Promise.resolve(
@@ -174,7 +237,7 @@ export class ToolDispatcher {
       const outcome = await Promise.race([
         running,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new ToolTimeout(timeoutMs)), timeoutMs);
+          timer = setTimeout(() => reject(new ToolTimeout(limitMs)), limitMs);
           if (ctrl.signal.aborted) reject(new ToolAborted());
           ctrl.signal.addEventListener('abort', () => reject(new ToolAborted()), { once: true });
         }),
@@ -183,7 +246,12 @@ export class ToolDispatcher {
     } catch (e) {
       if (e instanceof ToolTimeout) {
         ctrl.abort(new AgentRxError('timeout', e.message));
-        return errorResult(use, `tool '${use.name}' timed out after ${timeoutMs} ms`);
+        return errorResult(
+          use,
+          awaitsClient(handler)
+            ? `the client did not answer tool '${use.name}' (${use.id}) within ${limitMs} ms`
+            : `tool '${use.name}' timed out after ${limitMs} ms`,
+        );
       }
       if (e instanceof ToolAborted || opts.signal.aborted) return errorResult(use, `tool '${use.name}' was cancelled`);
       return errorResult(use, `tool '${use.name}' failed: ${messageOf(e)}`);

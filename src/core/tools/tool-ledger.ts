@@ -3,14 +3,25 @@ import type { ToolResult } from '../model.js';
 /**
  * Where one tool use stands. `executing` is persisted before the handler runs, `executed` with
  * its result as soon as it settles, `posted` once the host accepted the result.
+ * `awaiting_client` is persisted (synced) when the use waits on a client instead: the result of a
+ * frontend tool the client runs (an AG-UI page), or the client's decision to run a tool that needs
+ * approval. Unlike `executing`, a wait is not lost with the process: a resume answers it with the
+ * client's answer (`SessionOptions.clientAnswers`) or waits for it again, until its `deadline`.
  */
-export type LedgerState = 'executing' | 'executed' | 'posted';
+export type LedgerState = 'executing' | 'awaiting_client' | 'executed' | 'posted';
+
+/** What an `awaiting_client` entry waits for: a frontend tool's result, or a decision on running the tool. */
+export type ClientWaitKind = 'tool' | 'confirmation';
 
 export interface LedgerEntry {
   readonly toolUseId: string;
   readonly name: string;
   readonly state: LedgerState;
   readonly result?: ToolResult;
+  /** With `awaiting_client`: what the client is asked for. */
+  readonly awaits?: ClientWaitKind;
+  /** With `awaiting_client`: epoch ms at which the wait ends with an `is_error` result (the wait's own timeout), when it has one. */
+  readonly deadline?: number;
 }
 
 /**
@@ -33,11 +44,35 @@ export class ToolLedger {
     return this.entries.get(toolUseId);
   }
 
-  /** Marks the start of an execution. Returns false if the id is already known (do not run). */
+  /**
+   * Marks the start of an execution. Returns false if the id is already known (do not run),
+   * except for a use that waited for the client's approval (`awaiting_client` `confirmation`):
+   * once allowed, it runs.
+   */
   begin(toolUseId: string, name: string): boolean {
-    if (this.entries.has(toolUseId)) return false;
+    const prev = this.entries.get(toolUseId);
+    if (prev && !(prev.state === 'awaiting_client' && prev.awaits === 'confirmation')) return false;
     this.entries.set(toolUseId, { toolUseId, name, state: 'executing' });
     return true;
+  }
+
+  /**
+   * Marks a use as waiting on the client (`awaits`) until `deadline` (none: as long as the
+   * session waits). Returns false, changing nothing, when the id already has a result or runs; an
+   * entry already waiting keeps its deadline when it waits for the same thing (a wait resumed
+   * after a restart does not start over).
+   */
+  awaitClient(toolUseId: string, name: string, awaits: ClientWaitKind, deadline?: number): boolean {
+    const prev = this.entries.get(toolUseId);
+    if (prev && prev.state !== 'awaiting_client') return false;
+    if (prev?.awaits === awaits) return true;
+    this.entries.set(toolUseId, { toolUseId, name, state: 'awaiting_client', awaits, ...(deadline !== undefined ? { deadline } : {}) });
+    return true;
+  }
+
+  /** The entries waiting on the client, oldest first. */
+  awaiting(): LedgerEntry[] {
+    return [...this.entries.values()].filter((e) => e.state === 'awaiting_client');
   }
 
   /** Records the result of an execution (or of a synthesized answer). */

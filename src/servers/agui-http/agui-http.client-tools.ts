@@ -1,5 +1,6 @@
 import { AgentRxError } from '../../core/errors.js';
 import type { JsonSchema, ToolContext, ToolHandler, ToolOutcome } from '../../core/plugin/tool-handler.js';
+import type { ClientToolHandler } from '../../core/tools/client-answers.js';
 import type { AgUiClientTool, AgUiToolResult } from './agui-http.input.js';
 
 /** Server-answered tool call ids remembered per thread. */
@@ -31,7 +32,7 @@ export class ClientTools {
   onWaiting: () => void = () => undefined;
 
   /**
-   * @param tools The client's tools, as declared on the thread's first run.
+   * @param tools The client's tools, as declared on the run that opened the thread's session.
    * @param timeoutMs How long a call may wait for the client's answer (then it is an error result).
    */
   constructor(tools: readonly AgUiClientTool[], timeoutMs: number) {
@@ -81,6 +82,14 @@ export class ClientTools {
   }
 
   /**
+   * The client answered calls `ids` through the thread's stored session (a resume): it has their
+   * results already (see `clientAnswered`).
+   */
+  answeredByClient(ids: readonly string[]): void {
+    for (const id of ids) this.fromClient.add(id);
+  }
+
+  /**
    * True once for a frontend call the client answered, when its result comes by (the client has
    * the `tool` message already: a TOOL_CALL_RESULT would make it a second one).
    */
@@ -95,7 +104,7 @@ export class ClientTools {
     if (this.answered.size > MAX_ANSWERED) this.answered.delete(this.answered.values().next().value!);
   }
 
-  private handlerOf(tool: AgUiClientTool, timeoutMs: number): ToolHandler {
+  private handlerOf(tool: AgUiClientTool, timeoutMs: number): ClientToolHandler {
     const handle = (_input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> =>
       new Promise<ToolOutcome>((resolve, reject) => {
         const id = ctx.toolUseId;
@@ -111,6 +120,7 @@ export class ClientTools {
       inputSchema: tool.parameters as JsonSchema,
       timeoutMs,
       source: 'ag-ui client',
+      awaitsClient: true,
       handle,
     };
   }

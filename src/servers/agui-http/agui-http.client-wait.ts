@@ -10,8 +10,8 @@ type Outcome = NonNullable<RunFinishedEvent['outcome']>;
 
 /** What the thread's session waits for from the client, between two of its runs. */
 type Suspension =
-  /** Frontend tool calls (`ClientTools.waiting`). */
-  | { readonly kind: 'tools' }
+  /** Frontend tool calls (`ClientTools.waiting`), by id: those not answered yet. */
+  | { readonly kind: 'tools'; readonly calls: Set<string> }
   /** Tool confirmations, by interrupt id (the tool use id). */
   | { readonly kind: 'interrupt'; readonly toolUses: ReadonlyMap<string, ToolUse> };
 
@@ -41,14 +41,23 @@ export class ClientWait {
     this.running.add(toolUseId);
   }
 
+  /**
+   * A tool use got its result. A frontend call the suspension waits for that gets one without the
+   * client (its wait timed out: an error result) is no longer waited for; once none is, the
+   * suspension ends (the session goes on with the model; the client's next run is a new one).
+   */
   toolAnswered(toolUseId: string): void {
     this.running.delete(toolUseId);
+    const s = this.suspension;
+    if (s?.kind !== 'tools' || !s.calls.delete(toolUseId) || s.calls.size > 0) return;
+    this.suspension = undefined;
+    this.at = undefined;
   }
 
   /** Suspends when every running tool waits on the client's frontend tools (`waiting`): the outcome that ends the run, else undefined. */
   waitForTools(waiting: readonly string[]): Outcome | undefined {
     if (this.suspension || waiting.length === 0 || ![...this.running].every((id) => waiting.includes(id))) return undefined;
-    return this.suspend({ kind: 'tools' }, { type: 'success', pendingToolCallIds: [...waiting] });
+    return this.suspend({ kind: 'tools', calls: new Set(waiting) }, { type: 'success', pendingToolCallIds: [...waiting] });
   }
 
   /** Suspends for the confirmation of `toolUses` (one interrupt each, its id the tool use id): the outcome that ends the run. */

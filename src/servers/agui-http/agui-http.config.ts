@@ -176,6 +176,20 @@ export class AgUiHttpOptionsClass {
   threadIdleMs: number = 1_800_000;
 
   /**
+   * How long (ms) a wait on the client lasts: a frontend tool call waiting for the client's
+   * result (the `tool` message of its next run). Past it, the model gets an error result saying
+   * the client did not answer, and the session goes on. The run timeout does not count while a
+   * call waits. The wait is kept in the session's ledger (`awaiting_client`, in the session
+   * store), so the client's answer is taken after the endpoint restarted, or by another endpoint
+   * sharing the store: the thread's stored session resumes with it. Default 10 minutes.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(1_000)
+  @Max(604_800_000)
+  clientWaitMs: number = 600_000;
+
+  /**
    * Live threads (sessions) kept at once. A new thread beyond it closes the least recently used
    * idle one; when every thread is running a run, the request gets 429.
    */

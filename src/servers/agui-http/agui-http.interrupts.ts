@@ -1,6 +1,6 @@
 import { AgentRxError } from '../../core/errors.js';
 import type { AgUiInterrupt } from '../../core/events/agui-event.js';
-import type { ToolUse } from '../../core/model.js';
+import type { ToolConfirmation, ToolUse } from '../../core/model.js';
 import type { AgUiResumeEntry } from './agui-http.input.js';
 
 /** The interrupt reason of a tool the agent asks the client to allow (AG-UI 1.0 `Interrupt.reason`). */
@@ -43,14 +43,24 @@ export function confirmationAnswers(threadId: string, waiting: ReadonlyMap<strin
   const missing = [...waiting.keys()].filter((id) => !resume.some((r) => r.interruptId === id));
   if (missing.length > 0) throw new AgentRxError('invalid_options', `resume: every pending interrupt needs an answer; missing ${missing.join(', ')}`);
   return resume.map((r) => {
-    const payload = typeof r.payload === 'object' && r.payload !== null ? (r.payload as { allow?: unknown; denyMessage?: unknown }) : undefined;
-    const allow = r.status === 'resolved' && (r.payload === true || payload?.allow === true);
-    const denyMessage = r.status === 'cancelled' ? DISMISSED : typeof payload?.denyMessage === 'string' ? payload.denyMessage : undefined;
+    const d = confirmationDecision(r);
     return {
       type: 'user.tool_confirmation',
-      tool_use_id: r.interruptId,
-      result: allow ? 'allow' : 'deny',
-      ...(!allow && denyMessage !== undefined ? { deny_message: denyMessage } : {}),
+      tool_use_id: d.toolUseId,
+      result: d.allow ? 'allow' : 'deny',
+      ...(d.denyMessage !== undefined ? { deny_message: d.denyMessage } : {}),
     };
   });
+}
+
+/**
+ * The decision a `resume` entry gives on the tool use its interrupt names: allowed only for
+ * `resolved` with `payload` `true` or `{ allow: true }`; a `cancelled` entry denies with a
+ * "dismissed" message.
+ */
+export function confirmationDecision(r: AgUiResumeEntry): ToolConfirmation {
+  const payload = typeof r.payload === 'object' && r.payload !== null ? (r.payload as { allow?: unknown; denyMessage?: unknown }) : undefined;
+  const allow = r.status === 'resolved' && (r.payload === true || payload?.allow === true);
+  const denyMessage = r.status === 'cancelled' ? DISMISSED : typeof payload?.denyMessage === 'string' ? payload.denyMessage : undefined;
+  return { toolUseId: r.interruptId, allow, ...(!allow && denyMessage !== undefined ? { denyMessage } : {}) };
 }

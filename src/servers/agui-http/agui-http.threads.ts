@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgentRxError, isAgentRxError, toAgentRxError } from '../../core/errors.js';
 import type { LiveSession } from '../../core/plugin/live-session.js';
-import type { ConfirmTool } from '../../core/plugin/session-options.js';
+import type { ClientAnswers, ConfirmTool } from '../../core/plugin/session-options.js';
 import type { SessionPlacement } from '../../core/plugin/session-placement.js';
 import { RunAdmission } from './agui-http.admission.js';
 import { ClientTools } from './agui-http.client-tools.js';
 import type { AgUiHttpOptions } from './agui-http.config.js';
 import { Forwarding } from './agui-http.forwarding.js';
 import { withContext, type AgUiRunRequest } from './agui-http.input.js';
+import { confirmationDecision } from './agui-http.interrupts.js';
 import { RunMessages } from './agui-http.messages.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
 import { Run } from './agui-http.run.js';
@@ -127,12 +128,16 @@ export class AgUiThreads {
   }
 
   /**
-   * Gives `run` a session: a suspended thread's run answers what it waits for; the thread's live
-   * session gets the message; a thread this endpoint does not serve continues its live session
-   * elsewhere (`find`) or opens one.
+   * Gives `run` a session: a suspended thread's run answers what it waits for; a run answering a
+   * wait of a thread this endpoint does not serve (it restarted, or let go of the thread) resumes
+   * the thread's stored session with the answers, which its ledger must hold as waiting
+   * (`awaiting_client`); the thread's live session gets the message; a thread this endpoint does
+   * not serve continues its live session elsewhere (`find`) or opens one.
    */
   private async attach(request: AgUiRunRequest, run: Run, thread: Thread | undefined, resumeSessionId: string | undefined): Promise<Thread> {
     if (thread?.wait.suspended) return this.suspensions.continueRun(thread, run, request);
+    const answering = request.toolResults.length > 0 || request.resume.length > 0;
+    if (answering && !thread && resumeSessionId !== undefined) return this.open(request, run, resumeSessionId, clientAnswersOf(request));
     if (request.toolResults.length > 0) {
       const ids = request.toolResults.map((r) => r.toolCallId).join(', ');
       throw new AgentRxError(
@@ -176,24 +181,36 @@ export class AgUiThreads {
     }
   }
 
-  /** Opens the thread's session: it continues its stored session, else starts one carrying the client's history. */
-  private async open(request: AgUiRunRequest, run: Run, resumeSessionId: string | undefined): Promise<Thread> {
+  /**
+   * Opens the thread's session: it continues its stored session, else starts one carrying the
+   * client's history. With `answers` (the run answers a wait of the stored session), the stored
+   * session resumes from its own conversation and ledger with them instead of a prompt.
+   */
+  private async open(request: AgUiRunRequest, run: Run, resumeSessionId: string | undefined, answers?: ClientAnswers): Promise<Thread> {
     const confirmTool = this.hooks.confirmTool;
     // Frontend tools go with the session: a placement that runs it where their handlers cannot wait on this thread leaves them out.
-    const clientTools = request.clientTools.length > 0 ? new ClientTools(request.clientTools, this.options.threadIdleMs) : undefined;
-    const session = await this.placement.open({
-      prompt: withContext(request.text, request.context),
-      threadId: request.threadId,
-      // A stored session goes on (its log, ledger and the host's history); the client's messages come
-      // too, for a host whose conversation the client holds (Local takes them instead of its stored copy).
-      ...(resumeSessionId !== undefined ? { sessionId: resumeSessionId } : {}),
-      ...(request.history.length > 0 ? { history: request.history } : {}),
-      ...(request.state !== undefined ? { state: request.state } : {}),
-      ...(confirmTool ? { confirmTool } : {}),
-      ...(clientTools ? { tools: clientTools.tools } : {}),
-      // The endpoint never reads a result's raw provider events: an idle thread need not keep them.
-      retainEvents: false,
-    });
+    const clientTools = request.clientTools.length > 0 || answers ? new ClientTools(request.clientTools, this.options.clientWaitMs) : undefined;
+    // The client holds its own results: the session's TOOL_CALL_RESULT of them is not sent back to it.
+    clientTools?.answeredByClient(answers?.toolResults?.map((r) => r.toolUseId) ?? []);
+    const session = await this.placement
+      .open({
+        threadId: request.threadId,
+        // A stored session goes on (its log, ledger and the host's history); the client's messages come
+        // too, for a host whose conversation the client holds (Local takes them instead of its stored
+        // copy) — except with answers: the stored conversation is the one whose tool calls they answer.
+        ...(answers ? { clientAnswers: answers } : { prompt: withContext(request.text, request.context) }),
+        ...(resumeSessionId !== undefined ? { sessionId: resumeSessionId } : {}),
+        ...(request.history.length > 0 && !answers ? { history: request.history } : {}),
+        ...(request.state !== undefined ? { state: request.state } : {}),
+        ...(confirmTool ? { confirmTool } : {}),
+        ...(clientTools && clientTools.tools.length > 0 ? { tools: clientTools.tools } : {}),
+        // The endpoint never reads a result's raw provider events: an idle thread need not keep them.
+        retainEvents: false,
+      })
+      .catch((e: unknown) => {
+        if (!answers || !isAgentRxError(e, 'invalid_options')) throw e;
+        throw new AgentRxError('invalid_options', `thread ${request.threadId}: its stored session cannot take this run's answers: ${e.message}`);
+      });
     this.checkOpen(session);
     const thread = this.adopt(request.threadId, session, clientTools);
     thread.run = run;
@@ -310,4 +327,12 @@ export class AgUiThreads {
     }
     this.pool.forget(thread);
   }
+}
+
+/** What a run answering a wait brings: its tool messages' results and its interrupt answers. */
+function clientAnswersOf(request: AgUiRunRequest): ClientAnswers {
+  return {
+    toolResults: request.toolResults.map((r) => ({ toolUseId: r.toolCallId, content: r.content })),
+    confirmations: request.resume.map(confirmationDecision),
+  };
 }

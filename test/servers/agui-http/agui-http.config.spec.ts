@@ -17,6 +17,7 @@ describe('resolveAgUiHttpOptions', () => {
         retryAfterSeconds: 1,
         maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
         threadIdleMs: 1_800_000,
+        clientWaitMs: 600_000,
         heartbeatMs: 15_000,
         reconnectGraceMs: 0,
         maxThreads: 1_000,
