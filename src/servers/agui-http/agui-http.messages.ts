@@ -30,11 +30,14 @@ export type ClientFrame = AgUiEvent | MessagesSnapshotEvent;
  * ids and the order are the client's own, the snapshot replaces nothing the client would reorder.
  */
 export class RunMessages {
+  /** The request's messages as the run started with them (what a reattaching client is sent first). */
+  readonly input: readonly Record<string, unknown>[];
   private readonly messages: Message[];
 
   /** @param input The request's `messages` (validated: objects with an `id` and a `role`). */
   constructor(input: readonly Record<string, unknown>[]) {
     this.messages = input.filter((m) => m['role'] !== 'activity').map((m) => structuredClone(m) as Message);
+    this.input = structuredClone(this.messages);
   }
 
   /** Applies one event the client receives. */

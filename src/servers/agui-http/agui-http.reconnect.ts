@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Subscription } from 'rxjs';
 import { toAgentRxError } from '../../core/errors.js';
-import type { AgUiEvent } from '../../core/events/agui-event.js';
 import type { SessionPlacement } from '../../core/plugin/session-placement.js';
 import type { SessionStore } from '../../core/store/session-store.js';
 import type { AgUiHttpOptions } from './agui-http.config.js';
 import { ThreadFrames, isTerminal, type FrameGroup } from './agui-http.frames.js';
 import { sendJson, type HeaderMap } from './agui-http.reply.js';
+import type { ClientFrame, RunMessages } from './agui-http.messages.js';
 import { AgUiEventStream } from './agui-http.stream.js';
 import type { LocalThread, ThreadSuspension } from './agui-http.thread-view.js';
 import type { AgUiThreads } from './agui-http.threads.js';
@@ -156,6 +156,19 @@ export class AgUiReconnects {
 
     /** Set once the thread's run ended waiting on the client: that end is not in the log. */
     let suspension: ThreadSuspension | undefined;
+    /**
+     * The replayed run's conversation, when this endpoint streamed it: the client's messages it
+     * started with, then its events. A reattaching client (a reloaded page) gets it as the live
+     * stream gave it: a MESSAGES_SNAPSHOT of the messages after RUN_STARTED, the whole one before
+     * the run's end.
+     */
+    let conversation: RunMessages | undefined;
+    const track = (group: FrameGroup): void => {
+      for (const ev of group.events) {
+        if (ev.type === 'RUN_STARTED') conversation = local?.conversationOf(ev.runId);
+        else conversation?.apply(ev);
+      }
+    };
     const finish = (): void => {
       if (done) return;
       done = true;
@@ -166,16 +179,21 @@ export class AgUiReconnects {
       stream.end();
     };
     const write = (group: FrameGroup): void => {
-      const out: AgUiEvent[] = [];
+      const out: ClientFrame[] = [];
+      let input: ClientFrame | undefined;
       for (const ev of group.events) {
         // A stream starts with RUN_STARTED (or is a lone RUN_ERROR); a resumed one goes on mid-run.
         if (after === undefined && !started && ev.type !== 'RUN_STARTED' && ev.type !== 'RUN_ERROR') continue;
         started = true;
+        if (ev.type === 'RUN_FINISHED' && conversation) out.push(conversation.snapshot(ev.timestamp ?? Date.now()));
         out.push(ev.type === 'RUN_ERROR' ? clientRunError(ev) : ev);
+        if (ev.type === 'RUN_STARTED') input = local?.conversationOf(ev.runId)?.snapshot(ev.timestamp ?? Date.now());
         if (isTerminal(ev)) break;
       }
       stream.writeGroup(out, group.seq);
-      if (out.some(isTerminal)) finish();
+      // After the envelope's frames (whose id it does not take): the conversation the run started with.
+      if (input) stream.writeGroup([input], undefined);
+      if (out.some((f) => f.type !== 'MESSAGES_SNAPSHOT' && isTerminal(f))) finish();
     };
     const catchUp = (): void => {
       caughtUp = true;
@@ -194,6 +212,8 @@ export class AgUiReconnects {
     const endIfSuspended = (): void => {
       if (done || !suspension || position < suspension.seq || (after === undefined && !caughtUp)) return;
       const runId = request.runId ?? frames.currentRunId ?? logId;
+      const now = Date.now();
+      if (conversation) stream.writeGroup([conversation.snapshot(now)], undefined);
       stream.writeGroup([{ type: 'RUN_FINISHED', threadId: request.threadId, runId, outcome: suspension.outcome, timestamp: Date.now() }], undefined);
       finish();
     };
@@ -211,6 +231,7 @@ export class AgUiReconnects {
         if (done || env === undefined) return;
         position = env.seq;
         const group = frames.push(translated);
+        track(group);
         if (after !== undefined) {
           if (env.seq > after) write(group);
         } else if (!caughtUp) {

@@ -1,4 +1,5 @@
 import type { RunFinishedEvent } from '../../core/events/agui-event.js';
+import type { RunMessages } from './agui-http.messages.js';
 
 /*
  * What the endpoint's parts know of a thread beyond their own: a reconnect's view of a thread this
@@ -13,6 +14,8 @@ export interface LocalThread {
   readonly lastSeq: number;
   /** The client's run id for one of the session's run ids, when this endpoint streamed that run. */
   clientRunId(logRunId: string): string | undefined;
+  /** The conversation the client's run `runId` started with, when this endpoint streamed it (to apply the run's events to). */
+  conversationOf(runId: string): RunMessages | undefined;
   /** Resolves once the session has closed (its log is then complete in the store). */
   readonly closed: Promise<void>;
   /**

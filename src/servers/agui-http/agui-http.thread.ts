@@ -11,6 +11,8 @@ export class Thread {
   readonly frames: ThreadFrames;
   /** The session's run ids → the client's (for replays on this server). */
   readonly clientRunIds = new Map<string, string>();
+  /** The client's run ids → the messages its request started with (for replays on this server; the most recent runs). */
+  readonly runInputs = new Map<string, readonly Record<string, unknown>[]>();
   /** What the session waits for from the client between two of its runs. */
   readonly wait: ClientWait;
   /** The store key of the session's log (known from its first `run_started`). */
@@ -38,12 +40,22 @@ export class Thread {
     this.wait = new ClientWait(id);
     this.frames = new ThreadFrames(id, (logRunId) => {
       // The run a session starts now is the one the client's request is waiting for.
-      const runId = this.run?.runId;
-      if (runId !== undefined) this.clientRunIds.set(logRunId, runId);
-      return runId;
+      const run = this.run;
+      if (run !== undefined) this.runStarted(logRunId, run);
+      return run?.runId;
     });
   }
+
+  /** The session's run `logRunId` streams as the client's `run`: replays on this server map it and know its conversation. */
+  runStarted(logRunId: string, run: Run): void {
+    this.clientRunIds.set(logRunId, run.runId);
+    this.runInputs.set(run.runId, run.messages.input);
+    if (this.runInputs.size > MAX_RUN_INPUTS) this.runInputs.delete(this.runInputs.keys().next().value as string);
+  }
 }
+
+/** Runs whose starting conversation a thread keeps for replays. */
+const MAX_RUN_INPUTS = 8;
 
 /** Calls a session input whose failure does not matter (the session is being let go of): a sync throw or a rejection is ignored. */
 export function quietly(call: () => void | Promise<void>): void {

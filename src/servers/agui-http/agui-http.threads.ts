@@ -257,7 +257,7 @@ export class AgUiThreads {
       run.started = true;
       const logRunId = thread.frames.continueAs(run.runId);
       // A reader reconnecting to the run from now on sees the client's new run id.
-      if (logRunId !== undefined) thread.clientRunIds.set(logRunId, run.runId);
+      if (logRunId !== undefined) thread.runStarted(logRunId, run);
       run.writeGroup([{ type: 'RUN_STARTED', threadId: thread.id, runId: run.runId, timestamp: Date.now() }], undefined);
       answer();
     }
@@ -285,6 +285,10 @@ export class AgUiThreads {
         return thread.lastSeq;
       },
       clientRunId: (logRunId) => thread.clientRunIds.get(logRunId),
+      conversationOf: (runId) => {
+        const input = thread.runInputs.get(runId);
+        return input !== undefined ? new RunMessages(input) : undefined;
+      },
       closed: thread.session.closed,
       hold: () => this.runs.hold(thread),
       onSuspended: (listener) => thread.wait.onSuspended(listener),

@@ -51,6 +51,8 @@ describe('AgUiReconnects', () => {
           ['TEXT_MESSAGE_START', undefined],
           ['TEXT_MESSAGE_CONTENT', '2'],
           ['TEXT_MESSAGE_END', undefined],
+          // The run's conversation before its end, as the live stream sends it.
+          ['MESSAGES_SNAPSHOT', undefined],
           ['RUN_FINISHED', '3'],
         ]);
         expect(sseFrames(r.text).at(-1)!.event).toMatchObject({ threadId: 'thread-1', runId: 'client-run' });
@@ -107,7 +109,10 @@ describe('AgUiReconnects', () => {
       await new Promise((resolve) => setTimeout(resolve, 400));
       expect(open.sessions[0]!.cancels).toBe(0);
       open.sessions[0]!.emit({ type: 'RUN_FINISHED', threadId: 'x', runId: 'x:run-1' });
-      expect(sseFrames(await reading).map((f) => [f.event.type, f.id])).toEqual([['RUN_FINISHED', '2']]);
+      expect(sseFrames(await reading).map((f) => [f.event.type, f.id])).toEqual([
+        ['MESSAGES_SNAPSHOT', undefined],
+        ['RUN_FINISHED', '2'],
+      ]);
       expect(open.sessions[0]!.cancels).toBe(0);
       expect(graced.handler.activeRuns).toBe(0);
     });
@@ -122,6 +127,7 @@ describe('AgUiReconnects', () => {
         expect(byQuery.status).toBe(200);
         expect(sseFrames(byQuery.text).map((f) => [f.event.type, f.id])).toEqual([
           ['TEXT_MESSAGE_END', undefined],
+          ['MESSAGES_SNAPSHOT', undefined],
           ['RUN_FINISHED', '3'],
         ]);
         expect(byHeader.text).toBe(byQuery.text);
@@ -136,14 +142,25 @@ describe('AgUiReconnects', () => {
         expect(r.status).toBe(200);
         expect(sseFrames(r.text).map((f) => [f.event.type, f.id])).toEqual([
           ['RUN_STARTED', '4'],
+          // A reader from the run's start (a reloaded page) gets the conversation the run started with.
+          ['MESSAGES_SNAPSHOT', undefined],
           ['TEXT_MESSAGE_START', undefined],
           ['TEXT_MESSAGE_CONTENT', '5'],
           ['TEXT_MESSAGE_END', undefined],
+          ['MESSAGES_SNAPSHOT', undefined],
           ['RUN_FINISHED', '6'],
         ]);
-        expect(sseFrames(r.text)[0]!.event).toMatchObject({ runId: 'r2' });
+        const frames = sseFrames(r.text);
+        expect(frames[0]!.event).toMatchObject({ runId: 'r2' });
+        expect(frames[1]!.event).toMatchObject({ messages: [expect.objectContaining({ role: 'user', content: 'two' })] });
         // The same message id as in run r1: renamed as on the live stream.
-        expect(sseFrames(r.text)[2]!.event).toMatchObject({ messageId: 'm@r2', delta: 'answer to two' });
+        expect(frames[3]!.event).toMatchObject({ messageId: 'm@r2', delta: 'answer to two' });
+        expect(frames[5]!.event).toMatchObject({
+          messages: [
+            expect.objectContaining({ role: 'user', content: 'two' }),
+            expect.objectContaining({ id: 'm@r2', role: 'assistant', content: 'answer to two' }),
+          ],
+        });
       });
     });
 
