@@ -27,7 +27,8 @@ export interface StoreRegistration extends StoreSection {
 export interface StoreOpenOptions {
   /**
    * Called (synchronously, must not throw) when the engine repaired something it found (a torn
-   * journal line, a lock or lease of a dead owner): `where` names the file or key. Default: ignored.
+   * journal line, a lock or lease of a dead owner) or left a session it cannot read out of
+   * `list()` (a record of the wrong shape): `where` names the file or key. Default: ignored.
    */
   readonly onRepair?: (where: string, what: string) => void;
 }

@@ -11,6 +11,7 @@ import { lockHeld, OwnerFile, ownerState, readOwner, takeLock } from './owner-lo
 import { selectForPrune, type PrunableSessionStore, type PruneOptions } from '../retention.js';
 import { FolderSyncs, KeyedQueue, type NewName } from './journal-io.js';
 import { fileStoreTuning, type FileSessionStoreOptions } from './file-session-store-options.js';
+import { listRecords } from './list-records.js';
 import { SessionJournalFile } from './session-journal-file.js';
 import { quickRecord, writeSnapshot } from './session-record-file.js';
 import type { SessionRecord, SessionStore, StoreLease, WriteOptions } from '../session-store.js';
@@ -121,12 +122,11 @@ export class FileSessionStore implements SessionStore, PrunableSessionStore {
   }
 
   async list(): Promise<SessionRecord[]> {
-    const records: SessionRecord[] = [];
-    for (const sessionId of await sessionIds(this.dir)) {
-      const record = await this.summary(sessionId);
-      if (record) records.push(record);
-    }
-    return records.sort((a, b) => b.updatedAt - a.updatedAt);
+    return listRecords(
+      await sessionIds(this.dir),
+      { summary: (id) => this.summary(id), load: (id) => this.load(id), fileOf: (id) => join(folderOf(this.dir, id), JOURNAL) },
+      this.onRepair,
+    );
   }
 
   async transition(sessionId: string, expected: LedgerState | undefined, entry: LedgerEntry, options: WriteOptions = {}): Promise<boolean> {

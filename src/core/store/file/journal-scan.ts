@@ -1,5 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
+import { AgentRxError } from '../../errors.js';
+import { lineShapeProblem } from './journal-shape.js';
 import { storeError } from './store-error.js';
 
 /** How much of a journal is read at a time. */
@@ -16,8 +18,11 @@ export interface TornTail {
  * Reads a journal's complete lines from `offset` up to `size`, handing each to `accept` (which
  * folds it, or returns why it does not parse). A line that does not parse is a torn tail when it is
  * the last one, and a `store_error` when more lines follow it (the journal cannot be trusted past
- * it). Returns the torn tail, if any: it is left out of what was accepted, so a later scan looks at
- * it again. `nextLine` gives the number of the next line to accept.
+ * it). A line that is JSON but not of a journal line's shape (a line edited by hand: a record
+ * field of the wrong type, a ledger that is not a list) is a `store_error` naming the file and the
+ * line wherever it is (no crash leaves one), as is anything `accept` throws that is not an
+ * AgentRxError. Returns the torn tail, if any: it is left out of what was accepted, so a later
+ * scan looks at it again. `nextLine` gives the number of the next line to accept.
  */
 export async function scanLines(
   fh: FileHandle,
@@ -44,7 +49,7 @@ export async function scanLines(
           undefined,
           { line: bad.line },
         );
-      const reason = accept(buf.toString('utf8', 0, nl), offset, nl);
+      const reason = acceptChecked(file, buf.toString('utf8', 0, nl), offset, nl, nextLine(), accept);
       if (reason) bad = { at: offset, line: nextLine(), reason };
       offset += nl + 1;
       buf = buf.subarray(nl + 1);
@@ -54,6 +59,25 @@ export async function scanLines(
   if (bad) return { at: bad.at, bytes: size - bad.at, line: bad.line };
   if (carry.length > 0) return { at: offset, bytes: carry.length, line: nextLine() };
   return undefined;
+}
+
+/** `accept(text, …)` after the shape check of a line past the header; what either finds wrong is a `store_error` naming `line`. */
+function acceptChecked(
+  file: string,
+  text: string,
+  offset: number,
+  bytes: number,
+  line: number,
+  accept: (text: string, offset: number, bytes: number) => string | undefined,
+): string | undefined {
+  const shape = offset === 0 ? undefined : lineShapeProblem(text);
+  if (shape) throw storeError(file, `line ${line} ${shape}; fix or remove the line, or delete the session`, undefined, { line });
+  try {
+    return accept(text, offset, bytes);
+  } catch (e) {
+    if (e instanceof AgentRxError) throw e;
+    throw storeError(file, `line ${line} cannot be read (${e instanceof Error ? e.message : String(e)})`, undefined, { line });
+  }
 }
 
 /** Truncates `file` at the start of its torn tail (a crash mid-write). */

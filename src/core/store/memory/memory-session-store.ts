@@ -4,6 +4,7 @@ import type { SessionEvent } from '../../events/session-event.js';
 import type { LedgerEntry, LedgerState } from '../../tools/tool-ledger.js';
 import { selectForPrune, type PrunableSessionStore, type PruneOptions } from '../retention.js';
 import type { SessionRecord, SessionStore, StoreLease } from '../session-store.js';
+import { malformedRecordError } from '../record-shape.js';
 
 interface Stored {
   record: SessionRecord | undefined;
@@ -48,6 +49,8 @@ export class MemorySessionStore implements SessionStore, PrunableSessionStore {
   }
 
   async save(record: SessionRecord): Promise<void> {
+    const malformed = malformedRecordError(record);
+    if (malformed) throw malformed;
     const s = this.of(record.sessionId);
     const added = s.record === undefined;
     s.record = record;
