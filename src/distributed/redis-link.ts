@@ -1,6 +1,15 @@
 import type { Redis } from 'ioredis';
 import type { RedisLocation, StreamEntry } from './distributed-keys.js';
-import { loadIoredis, redactUrl, redisStoreError } from './redis-store/redis-connection.js';
+import {
+  databaseOf,
+  DEFAULT_REDIS_CONNECT_TIMEOUT_MS,
+  firstConnection,
+  loadIoredis,
+  redactUrl,
+  type RedisConnectOptions,
+  redisStoreError,
+  selectDatabase,
+} from './redis-store/redis-connection.js';
 
 export { redactUrl };
 export type { RedisLocation, StreamEntry };
@@ -23,21 +32,32 @@ export function scrubUrl(message: string, url: string): string {
 /**
  * A connected client for `url` with `maxRetriesPerRequest: null` (what BullMQ needs, and what a
  * blocking XREAD needs: a command waits through a reconnect instead of failing). The first
- * connection is awaited: a failure is a `store_error` naming the redacted URL.
+ * connection is awaited: a failure is a `store_error` naming the redacted URL; so is a server
+ * that does not answer within `connectTimeoutMs` (default 10 s; naming its host and port), and a
+ * database index the server does not have. `signal` abandons the attempt (its socket closed).
  */
-export async function openRedis(url: string, name: string): Promise<Redis> {
+export async function openRedis(url: string, name: string, options: RedisConnectOptions = {}): Promise<Redis> {
   const Redis = await loadIoredis();
+  const db = databaseOf(url);
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_REDIS_CONNECT_TIMEOUT_MS;
   let client: Redis;
   try {
     // No retry for the first connection: a Redis that is not there is reported at once.
-    client = new Redis(url, { lazyConnect: true, connectionName: name, maxRetriesPerRequest: null, retryStrategy: () => null });
+    client = new Redis(url, {
+      lazyConnect: true,
+      connectionName: name,
+      connectTimeout: connectTimeoutMs,
+      maxRetriesPerRequest: null,
+      retryStrategy: () => null,
+    });
   } catch (e) {
     throw redisStoreError(url, 'invalid Redis URL', e);
   }
   // Without a listener ioredis prints every connection error (with the URL); callers see them on the calls.
   client.on('error', () => undefined);
   try {
-    await client.connect();
+    await firstConnection(client, url, { ...options, connectTimeoutMs });
+    await selectDatabase(client, url, db);
   } catch (e) {
     // Ended already (no retry): disconnecting it again would leave ioredis's 2 s close timer behind.
     if (client.status !== 'end') client.disconnect();

@@ -82,19 +82,41 @@ export function redisStoreError(url: string, what: string, e: unknown, details: 
   return new AgentRxError('store_error', `${what} (Redis at ${redactUrl(url)}): ${reason}`, { url: redactUrl(url), ...details });
 }
 
+/** How long a first connection may take (TCP connect, handshake, ready check) by default, in ms. */
+export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
+
+/** How a first connection is made. */
+export interface RedisConnectOptions {
+  /**
+   * The server must have answered (the handshake and ready check done) within this many ms, or
+   * the connection is closed and the call fails with a `store_error`. Default 10,000.
+   */
+  readonly connectTimeoutMs?: number;
+  /** Aborting it while the connection is made closes its socket; the call fails with a `store_error`. */
+  readonly signal?: AbortSignal;
+  /** The config option that sets the timeout, named by the error (`connectRedis`: `store.connectTimeoutMs` unless given). */
+  readonly timeoutOption?: string;
+}
+
 /**
  * A connected client for `url`: the first connection is awaited (a failure is a `store_error`
- * naming the redacted URL, and the client is dropped); later drops reconnect on their own, and
- * commands sent meanwhile wait in the offline queue.
+ * naming the redacted URL, and the client is dropped), bounded by `connectTimeoutMs` (a server
+ * that accepts the connection and never answers is a `store_error` naming its host and port) and
+ * abandoned when `signal` aborts; the database of the URL's path is selected (one the server does
+ * not have is a `store_error` naming the index and the server's range). Later drops reconnect on
+ * their own, and commands sent meanwhile wait in the offline queue.
  */
-export async function connectRedis(url: string, name: string): Promise<Redis> {
+export async function connectRedis(url: string, name: string, options: RedisConnectOptions = {}): Promise<Redis> {
   const Redis = await loadIoredis();
+  const db = databaseOf(url);
+  const timeoutMs = options.connectTimeoutMs ?? DEFAULT_REDIS_CONNECT_TIMEOUT_MS;
   let client: Redis;
   let ready = false;
   try {
     client = new Redis(url, {
       lazyConnect: true,
       connectionName: name,
+      connectTimeout: timeoutMs,
       maxRetriesPerRequest: 20,
       // Reconnect (backing off up to 2 s) once connected; a first connection that fails ends the client.
       retryStrategy: (times) => (ready ? Math.min(times * 50, 2_000) : null),
@@ -109,15 +131,119 @@ export async function connectRedis(url: string, name: string): Promise<Redis> {
     lastError = e;
   };
   client.on('error', remember);
+  const what = 'cannot connect to Redis for the session store; check store.url, its credentials, and that Redis is running';
   try {
-    await client.connect();
+    await firstConnection(client, url, { ...options, connectTimeoutMs: timeoutMs, timeoutOption: options.timeoutOption ?? 'store.connectTimeoutMs' });
+    await selectDatabase(client, url, db);
     ready = true;
   } catch (e) {
     if (client.status !== 'end') client.disconnect();
     // connect() only says "Connection is closed"; the error event before it says why (refused, WRONGPASS…).
-    throw redisStoreError(url, 'cannot connect to Redis for the session store; check store.url, its credentials, and that Redis is running', lastError ?? e);
+    throw e instanceof AgentRxError ? e : redisStoreError(url, what, lastError ?? e);
   } finally {
     client.off('error', remember);
   }
   return client;
+}
+
+/**
+ * Awaits `client.connect()` within `connectTimeoutMs`, or until `signal` aborts: either one ends
+ * the attempt with a `store_error` (the caller closes the client). A server that does not answer
+ * at all (a listener that accepts and stays silent) never fails the connect by itself.
+ */
+export async function firstConnection(client: Redis, url: string, options: RedisConnectOptions): Promise<void> {
+  const timeoutMs = options.connectTimeoutMs ?? DEFAULT_REDIS_CONNECT_TIMEOUT_MS;
+  const signal = options.signal;
+  if (signal?.aborted) throw redisStoreError(url, 'cannot connect to Redis', new Error('the store was closed before it connected'));
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const connecting = client.connect();
+  // Settled after the race is lost (the socket closed under it): nothing left to report.
+  connecting.catch(() => undefined);
+  const stopped = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const raise = options.timeoutOption ? ` (or raise ${options.timeoutOption})` : '';
+      reject(
+        redisStoreError(
+          url,
+          'cannot connect to Redis',
+          new Error(`the server at ${hostPortOf(url)} did not answer within ${timeoutMs} ms; check that it is a Redis server that is up${raise}`),
+          { timeoutMs },
+        ),
+      );
+    }, timeoutMs);
+    onAbort = () => reject(redisStoreError(url, 'cannot connect to Redis', new Error('the store was closed while it was connecting')));
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([connecting, stopped]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** `host:port` of a Redis URL (never its credentials); the default port is 6379. */
+export function hostPortOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '6379'}`;
+  } catch {
+    return redactUrl(url);
+  }
+}
+
+/**
+ * The database index in the path of `url` (`redis://host:6379/3` → 3; no path → 0); a path that
+ * is not a whole number is a `store_error` (the config refuses it first, see `RedisStoreConfig`).
+ */
+export function databaseOf(url: string): number {
+  let path = '';
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    return 0; // ioredis reports the URL itself
+  }
+  if (path === '' || path === '/') return 0;
+  const index = path.slice(1);
+  if (!/^\d{1,9}$/.test(index)) {
+    throw new AgentRxError(
+      'store_error',
+      `the Redis URL ${redactUrl(url)} names database '${index}', which is not a database index (a whole number, 0–15 on a default server)`,
+      {
+        url: redactUrl(url),
+      },
+    );
+  }
+  return Number(index);
+}
+
+/**
+ * Selects database `db` on `client` (ioredis selects it at connect, but goes on in database 0
+ * when the server refuses): a server without that database is a `store_error` naming the index
+ * and the server's range (from its `databases` setting, when CONFIG may be read).
+ */
+export async function selectDatabase(client: Redis, url: string, db: number): Promise<void> {
+  if (db === 0) return;
+  try {
+    await client.select(db);
+  } catch (e) {
+    const count = await client.config('GET', 'databases').then(
+      (reply) => Number((reply as string[])[1]),
+      () => NaN,
+    );
+    const range =
+      Number.isInteger(count) && count > 0
+        ? `it has databases 0–${count - 1} (its 'databases' setting is ${count})`
+        : `its databases run from 0 to its 'databases' setting less one (0–15 by default)`;
+    throw redisStoreError(
+      url,
+      `Redis database ${db} (the path of the URL) does not exist on the server at ${hostPortOf(url)}`,
+      new Error(`${range}: ${e instanceof Error ? e.message : String(e)}`),
+      {
+        db,
+        ...(Number.isInteger(count) && count > 0 ? { databases: count } : {}),
+      },
+    );
+  }
 }

@@ -1,6 +1,7 @@
 import { AgentRxError } from '../../core/errors.js';
 import type { SessionEvent } from '../../core/events/session-event.js';
 import type { LedgerEntry } from '../../core/tools/tool-ledger.js';
+import { recordProblem } from '../../core/store/record-shape.js';
 import { SESSION_LOG_VERSION, type SessionRecord } from '../../core/store/session-store.js';
 
 /*
@@ -19,7 +20,14 @@ export function decodeRecord(sessionId: string, key: string, flatRecord: string[
       throw new Error(`it has version ${String(data.version)}, this build reads up to ${SESSION_LOG_VERSION}; upgrade agentrx`);
     }
     const ledger = order.flatMap((id) => (ledgerHash[id] === undefined ? [] : [JSON.parse(ledgerHash[id]) as LedgerEntry]));
-    return { ...data, updatedAt: Number(hash.updatedAt), ledger } as SessionRecord;
+    // Kept as written when it is not a number, so the error shows what the hash holds.
+    const updatedAt =
+      hash.updatedAt !== undefined && hash.updatedAt !== '' && Number.isFinite(Number(hash.updatedAt)) ? Number(hash.updatedAt) : hash.updatedAt;
+    const record: unknown = { ...data, updatedAt, ledger };
+    // A hash edited by hand (updatedAt "yesterday", status 42) must not reach a session or a listing.
+    const problem = recordProblem(record);
+    if (problem !== undefined) throw new Error(problem);
+    return record as SessionRecord;
   } catch (e) {
     throw new AgentRxError(
       'store_error',

@@ -9,7 +9,7 @@ import { decodeEnvelope, decodeRecord } from './redis-records.js';
 import { followLog } from '../../core/store/follow-log.js';
 import { selectForPrune, type PrunableSessionStore, type PruneOptions } from '../../core/store/retention.js';
 import type { SessionRecord, SessionStore, WriteOptions } from '../../core/store/session-store.js';
-import { connectRedis, redactUrl, redisStoreError } from './redis-connection.js';
+import { connectRedis, redactUrl, type RedisConnectOptions, redisStoreError } from './redis-connection.js';
 import { RedisLease, type LosableStoreLease } from './redis-lease.js';
 import { defineScripts, RedisKeys, scriptedPipeline, type ScriptedRedis } from './redis-scripts.js';
 import { RedisStreamReader } from './redis-stream-reader.js';
@@ -28,6 +28,8 @@ export interface RedisSessionStoreOptions {
   readonly owner?: string;
   /** How often a `tail` re-reads its log besides the wake-ups of the shared reader (a safety net). Default 5,000 ms. */
   readonly tailPollMs?: number;
+  /** How long the server has to answer a new connection before it is a `store_error`. Default 10,000 ms. */
+  readonly connectTimeoutMs?: number;
 }
 
 /** Default `keyPrefix`. */
@@ -64,6 +66,9 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
   private readonly held = new Map<string, RedisLease>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private closed = false;
+  /** Aborted by `close`: a connection being made is abandoned (its socket closed). */
+  private readonly closing = new AbortController();
+  private readonly connectOptions: RedisConnectOptions;
 
   constructor(options: RedisSessionStoreOptions) {
     this.url = options.url;
@@ -72,6 +77,7 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
     this.owner = options.owner ?? `${hostname()}:${process.pid}`;
     this.tailPollMs = options.tailPollMs ?? 5_000;
     this.onRepair = options.onRepair ?? (() => undefined);
+    this.connectOptions = { connectTimeoutMs: options.connectTimeoutMs, signal: this.closing.signal };
     if (/[{}]/.test(this.keys.prefix)) {
       throw new AgentRxError(
         'invalid_config',
@@ -280,6 +286,7 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
    */
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     for (const lease of this.held.values()) lease.abandon();
     this.held.clear();
     await this.reader?.close();
@@ -290,7 +297,7 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
 
   private connected(): Promise<ScriptedRedis> {
     if (this.closed) return Promise.reject(new AgentRxError('store_error', `the Redis session store (${this.redactedUrl}) is closed`));
-    this.client ??= connectRedis(this.url, 'agentrx-store').then(defineScripts, (e: unknown) => {
+    this.client ??= connectRedis(this.url, 'agentrx-store', this.connectOptions).then(defineScripts, (e: unknown) => {
       this.client = undefined; // the next call tries again
       throw e;
     });
@@ -299,7 +306,7 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
 
   private sharedReader(main: Redis): RedisStreamReader {
     this.reader ??= new RedisStreamReader(
-      () => connectRedis(this.url, 'agentrx-store-tail'),
+      () => connectRedis(this.url, 'agentrx-store-tail', this.connectOptions),
       (id) => main.client('UNBLOCK', id),
     );
     return this.reader;
@@ -365,8 +372,14 @@ export class RedisSessionStore implements SessionStore, PrunableSessionStore {
     ids.forEach((id, i) => {
       const [err, value] = res![i]!;
       if (err) throw redisStoreError(this.url, `session '${id}': cannot load the record`, err, { sessionId: id });
-      const r = decodeRecord(id, this.keys.of(id).record, ...(value as [string[], string[], string[]]));
-      if (r) out.push(r);
+      const key = this.keys.of(id).record;
+      try {
+        const r = decodeRecord(id, key, ...(value as [string[], string[], string[]]));
+        if (r) out.push(r);
+      } catch (e) {
+        // One unreadable record (a hash edited by hand) does not hide the others; opening it reports it.
+        this.onRepair(key, `session '${id}' is left out of the list: ${(e as Error).message}`);
+      }
     });
     return out;
   }

@@ -8,6 +8,7 @@ import { RedisSessionStore } from './redis-session-store.js';
  */
 export const redisStoreModule = bindStore(
   'redis',
-  (section, { onRepair }) => new RedisSessionStore({ url: section.url, keyPrefix: section.keyPrefix, leaseMs: section.leaseMs, onRepair }),
+  (section, { onRepair }) =>
+    new RedisSessionStore({ url: section.url, keyPrefix: section.keyPrefix, leaseMs: section.leaseMs, connectTimeoutMs: section.connectTimeoutMs, onRepair }),
   RedisStoreConfig,
 );
