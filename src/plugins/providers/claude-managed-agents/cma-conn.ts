@@ -1,5 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { RawEvent } from '../../../core/model.js';
+import { CmaToolBatches } from './cma-batches.js';
 import { CmaTextDeltas, isCmaTurnBoundary } from './cma-normalize.js';
 import { idOf, typeOf } from './cma-wire.js';
 
@@ -30,14 +31,26 @@ export interface CmaConn {
   readonly attachments: Set<Subscription>;
   /** This session's text-delta tracker (`decode`): its unfinished previews, emptied by `close`. */
   readonly deltas: CmaTextDeltas;
+  /** This session's custom tool uses and the batches idles ask them in (`decode`), emptied by `close`. */
+  readonly batches: CmaToolBatches;
 }
 
 /**
  * A new conn for the Managed Agents session `sessionId` (what `open` returns): no stream attached,
- * its own text-delta tracker, and, when `resumed`, live events held until the first `reconnect`.
+ * its own text-delta and tool-use trackers, and, when `resumed`, live events held until the first `reconnect`.
  */
 export function newCmaConn(sessionId: string, resumed: boolean): CmaConn {
-  return { sessionId, resumed, closed: false, old: undefined, gated: resumed, flushers: new Set(), attachments: new Set(), deltas: new CmaTextDeltas() };
+  return {
+    sessionId,
+    resumed,
+    closed: false,
+    old: undefined,
+    gated: resumed,
+    flushers: new Set(),
+    attachments: new Set(),
+    deltas: new CmaTextDeltas(),
+    batches: new CmaToolBatches(),
+  };
 }
 
 /** Closes every stream attached to `conn` and drops their release functions (`close`/`interrupt`). */

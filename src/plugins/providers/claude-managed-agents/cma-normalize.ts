@@ -43,13 +43,14 @@ export function isCmaTurnBoundary(event: RawEvent): boolean {
  *   `span.outcome_evaluation_end` reports `failed` (then `terminated`);
  * - idle `requires_action` → `requires_action`, custom tool uses taken from
  *   `stop_reason.event_ids` in that order (uses of the batch only; other custom tool uses are not
- *   ours); the ids are also returned as `requestedToolUseIds`;
+ *   ours): from the turn's events, else from `earlier(idle)` (the uses the idle names that came
+ *   in an earlier turn, as its caller tracked them); the ids are also returned as `requestedToolUseIds`;
  * - any other idle reason, a null/absent/typeless stop reason, terminated, deleted, error, or no
  *   status event at all → `terminated`.
  * `stopReason` is the raw `stop_reason` of the idle (verbatim), the raw `error` of a
  * `session.error`, or the status event's type otherwise. Pure; never throws on odd input.
  */
-export function normalizeCmaTurn(events: readonly RawEvent[]): TurnResult {
+export function normalizeCmaTurn(events: readonly RawEvent[], earlier: (idle: RawEvent) => readonly ToolUse[] | undefined = () => undefined): TurnResult {
   const status = lastStatus(events);
   const base = {
     text: turnText(events),
@@ -71,13 +72,15 @@ export function normalizeCmaTurn(events: readonly RawEvent[]): TurnResult {
       const id = idOf(e);
       if (typeOf(e) === CmaEventType.agentCustomToolUse && id !== undefined && !uses.has(id)) uses.set(id, e);
     }
+    const before = new Map((earlier(status) ?? []).map((u) => [u.id, u]));
     const seen = new Set<string>();
     const customToolUses: ToolUse[] = [];
     for (const id of ids) {
       const use = uses.get(id);
-      if (use && !seen.has(id)) {
+      const found = use ? toToolUse(use) : before.get(id);
+      if (found && !seen.has(id)) {
         seen.add(id);
-        customToolUses.push(toToolUse(use));
+        customToolUses.push(found);
       }
     }
     const confirmationToolUses = awaitingConfirmation(events, ids);

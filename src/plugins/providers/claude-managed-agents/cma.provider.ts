@@ -68,6 +68,13 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
 
   private readonly client: CmaClient | undefined;
   private readonly idleTimeoutMs: number;
+  /**
+   * The custom tool uses each `requires_action` idle asks for, by idle event, as `decode` found
+   * them in its session's conn (a use may have come in an earlier turn): `normalize` lists them in
+   * the idle's turn. Keyed by the event objects, so an entry goes with its event and no session
+   * sees another's.
+   */
+  private readonly askedUses = new WeakMap<RawEvent, readonly ToolUse[]>();
 
   /**
    * Built once by the container. Never throws and does no I/O: without valid options (the section
@@ -285,17 +292,23 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
 
   // ── normalization ──────────────────────────────────────────────────────────────────────────
 
-  /** See `normalizeCmaTurn`. Pure. */
+  /**
+   * See `normalizeCmaTurn`; a `requires_action` idle's uses that came in an earlier turn of its
+   * session (a batch split across idles) are taken from what `decode` saw of it.
+   */
   normalize(events: readonly RawEvent[]): TurnResult {
-    return normalizeCmaTurn(events);
+    return normalizeCmaTurn(events, (idle) => this.askedUses.get(idle));
   }
 
   /**
    * What one event says to the Session (see `decodeCmaEvent`): text, tool uses and their answers,
    * host-run tools' results, turn ends. Text previews are joined by the conn's own tracker, so
-   * sessions never evict or answer for each other's previews. Synchronous; never throws.
+   * sessions never evict or answer for each other's previews; the conn also tracks the custom
+   * tool uses each idle asks for (see `normalize`). Synchronous; never throws.
    */
   decode(conn: CmaConn, event: RawEvent): readonly HostEvent[] {
+    const asked = conn.batches.observe(event);
+    if (asked) this.askedUses.set(event, asked);
     return decodeCmaEvent(conn.deltas, event);
   }
 
@@ -312,6 +325,7 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
     conn.closed = true;
     detachAll(conn);
     conn.deltas.clear();
+    conn.batches.clear();
   }
 
   private requireClient(): CmaClient {
