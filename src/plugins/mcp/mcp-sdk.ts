@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { PaginatedResultSchema, ToolListChangedNotificationSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AgentRxError } from '../../core/errors.js';
 import { messageOf } from '../../core/util/async.js';
 import type { McpSdkImporter } from './mcp.source.js';
@@ -12,6 +12,10 @@ export interface McpSdk {
   readonly StdioClientTransport: typeof StdioClientTransport;
   readonly StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
   readonly ToolListChangedNotificationSchema: typeof ToolListChangedNotificationSchema;
+  /** One tool of a `tools/list` result, to check tools one by one when a list does not pass as a whole. */
+  readonly ToolSchema: typeof ToolSchema;
+  /** A `tools/list` result read loosely (its tools unchecked). */
+  readonly PaginatedResultSchema: typeof PaginatedResultSchema;
 }
 
 const defaultImporter: McpSdkImporter = (specifier) => import(specifier) as Promise<Record<string, unknown>>;
@@ -51,6 +55,8 @@ export async function loadMcpSdk(importer: McpSdkImporter = defaultImporter): Pr
     StdioClientTransport: stdio.StdioClientTransport,
     StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
+    ToolSchema: types.ToolSchema,
+    PaginatedResultSchema: types.PaginatedResultSchema,
   };
   const missing = Object.entries(found)
     .filter(([, v]) => v === undefined)
@@ -62,5 +68,7 @@ export async function loadMcpSdk(importer: McpSdkImporter = defaultImporter): Pr
     StdioClientTransport: found.StdioClientTransport as McpSdk['StdioClientTransport'],
     StreamableHTTPClientTransport: found.StreamableHTTPClientTransport as McpSdk['StreamableHTTPClientTransport'],
     ToolListChangedNotificationSchema: found.ToolListChangedNotificationSchema as McpSdk['ToolListChangedNotificationSchema'],
+    ToolSchema: found.ToolSchema as McpSdk['ToolSchema'],
+    PaginatedResultSchema: found.PaginatedResultSchema as McpSdk['PaginatedResultSchema'],
   };
 }

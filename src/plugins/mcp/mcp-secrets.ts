@@ -11,11 +11,46 @@ const TARGET_CHARS = 120;
  */
 export function redactSecrets(options: McpServerOptions, text: string): string {
   let out = text;
-  const secrets = [...Object.values(options.env ?? {}), ...Object.values(options.headers ?? {})].map((s) => s.reveal()).concat(urlSecrets(options.url));
-  for (const v of secrets) {
-    if (v.length >= 4) out = out.split(v).join(REDACTED);
-  }
+  for (const v of secretsOf(options)) out = out.split(v).join(REDACTED);
   return out;
+}
+
+/** The values `redactSecrets` hides (those of 4 characters or more), longest first. */
+function secretsOf(options: McpServerOptions): string[] {
+  const all = [...Object.values(options.env ?? {}), ...Object.values(options.headers ?? {})].map((s) => s.reveal()).concat(urlSecrets(options.url));
+  return all.filter((v) => v.length >= 4).sort((a, b) => b.length - a.length);
+}
+
+/**
+ * The last output of a server kept for its start-up errors: `keep` characters, plus enough more
+ * that a secret ending in those characters is held whole (the longest secret's length), so
+ * `redactedTail` can redact it before cutting.
+ */
+export function appendTail(options: McpServerOptions, tail: string, chunk: string, keep: number): string {
+  const margin = secretsOf(options)[0]?.length ?? 0;
+  return (tail + chunk).slice(-(keep + margin));
+}
+
+/**
+ * The last `keep` characters of `raw` (from `appendTail`) with the server's secrets redacted,
+ * redacted before the cut; a secret the cut (or the start of `raw`) splits is not shown in part:
+ * a start of the tail that is the end of a secret becomes `…`.
+ */
+export function redactedTail(options: McpServerOptions, raw: string, keep: number): string {
+  const secrets = secretsOf(options);
+  const redacted = redactSecrets(options, raw);
+  let tail = redacted.slice(-keep);
+  // Uncut (all the output there was, whole): nothing can start inside a secret.
+  if (raw.length < keep + (secrets[0]?.length ?? 0) && redacted.length <= keep) return tail;
+  for (const secret of secrets) {
+    for (let k = Math.min(secret.length - 1, tail.length); k > 0; k--) {
+      if (tail.startsWith(secret.slice(secret.length - k))) {
+        tail = `…${tail.slice(k)}`;
+        break;
+      }
+    }
+  }
+  return tail;
 }
 
 /** What `starting` shows of a server: its command line (shortened; secrets redacted) or its URL without query. */

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { AgentRxError } from '../../core/errors.js';
@@ -9,8 +10,8 @@ import type { McpServerOptions } from './mcp.config.js';
 import { DEFAULT_MCP_QUIET_MS, type McpProgressEvent } from './mcp-progress.js';
 import { toToolOutcome, type McpCallResult } from './mcp-result.js';
 import type { McpSdk } from './mcp-sdk.js';
-import { describeTarget, redactSecrets } from './mcp-secrets.js';
-import { mcpToolHandlers, type McpListedTool } from './mcp-tools.js';
+import { appendTail, describeTarget, redactedTail, redactSecrets } from './mcp-secrets.js';
+import { listPage, mcpToolHandlers, type McpListedTool } from './mcp-tools.js';
 
 /** How much of a server's stderr is kept for start-up errors (characters). */
 const STDERR_TAIL_CHARS = 2_000;
@@ -232,7 +233,7 @@ export class McpServer {
       stderr: 'pipe',
     });
     transport.stderr?.on('data', (chunk: Buffer | string) => {
-      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_TAIL_CHARS);
+      this.stderrTail = appendTail(o, this.stderrTail, chunk.toString(), STDERR_TAIL_CHARS);
     });
     return transport;
   }
@@ -241,16 +242,21 @@ export class McpServer {
     const code = (e as { code?: unknown }).code;
     const status = typeof code === 'number' && code >= 400 && code < 600 ? code : undefined;
     const hint = status === 401 || status === 403 ? ` (check mcp.servers.${this.name}.headers)` : '';
-    const what =
-      code === 'ENOENT'
+    const cwd = this.options.cwd;
+    // A spawn in a missing folder fails with ENOENT too, naming the command.
+    const noCwd = code === 'ENOENT' && cwd !== undefined && !statSync(cwd, { throwIfNoEntry: false })?.isDirectory();
+    const what = noCwd
+      ? `cannot be started: its cwd '${cwd}' does not exist or is not a folder (mcp.servers.${this.name}.cwd)`
+      : code === 'ENOENT'
         ? `command '${this.options.command}' was not found (is it installed and on PATH?)`
         : e instanceof AgentRxError
           ? e.message
           : status !== undefined
             ? `could not be started: HTTP ${status}${hint}: ${messageOf(e)}`
             : `could not be started: ${messageOf(e)}`;
-    const tail = this.stderrTail.trim();
-    const message = redactSecrets(this.options, `MCP server ${this.name} ${what}${tail ? `; its stderr ended with:\n${tail}` : ''}`);
+    // Redacted before it is cut to its last characters, so no secret shows in part.
+    const tail = redactedTail(this.options, this.stderrTail, STDERR_TAIL_CHARS).trim();
+    const message = `${redactSecrets(this.options, `MCP server ${this.name} ${what}`)}${tail ? `; its stderr ended with:\n${tail}` : ''}`;
     return new AgentRxError(e instanceof AgentRxError ? e.code : code === 'ENOENT' ? 'invalid_config' : 'provider_error', message, { server: this.name });
   }
 
@@ -259,8 +265,8 @@ export class McpServer {
     const listed: McpListedTool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await conn.client.listTools(cursor === undefined ? undefined : { cursor }, timeoutMs === undefined ? undefined : { timeout: timeoutMs });
-      listed.push(...(page.tools as McpListedTool[]));
+      const page = await listPage(conn.client, this.sdk, cursor, timeoutMs, (what) => this.warnOnce(what));
+      listed.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor !== undefined && listed.length < 10_000);
     return mcpToolHandlers(this.name, this.options, listed, { call: (tool, input, ctx) => this.call(tool, input, ctx), warn: (what) => this.warnOnce(what) });
