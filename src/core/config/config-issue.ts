@@ -20,7 +20,7 @@ import {
   type ValidationError,
 } from 'class-validator';
 import { AgentRxError } from '../errors.js';
-import { IS_SECRET, isSecretKey, REDACTED, redactedView, redactUrlCredentials, Secret } from './secret.js';
+import { IS_SECRET, isSecretKey, REDACTED, redactedView, redactSecretText, Secret } from './secret.js';
 
 /**
  * One problem found in a configuration. Secret-free: the value of a secret-looking field is
@@ -45,6 +45,11 @@ const MAX_VALUE_CHARS = 60;
  */
 export function configError(issues: ConfigIssue[], source: string | undefined): AgentRxError {
   const head = `invalid configuration${inSource(source)} (${issues.length} issue${issues.length === 1 ? '' : 's'}):`;
+  // Issues may come from anywhere (a section's own check): what looks like a secret goes, whatever the field.
+  for (const i of issues) {
+    i.message = redactSecretText(i.message);
+    if (typeof i.value === 'string') i.value = redactSecretText(i.value);
+  }
   const lines = issues.map((i) => `- ${i.path || '(root)'}: ${i.message}; got ${shownValues.get(i) ?? render(i.value)}; expected ${i.expected}`);
   return new AgentRxError('invalid_config', [head, ...lines].join('\n'), { ...(source ? { source } : {}), issues });
 }
@@ -98,16 +103,18 @@ function whatsWrong(e: ValidationError, names: string[]): string {
 }
 
 /**
- * One issue, made safe to show: a secret-looking key or a Secret value is `[redacted]`, and a
- * URL-shaped value under any key loses its credentials (`https://[redacted]@host`).
+ * One issue, made safe to show: a secret-looking key or a Secret value is `[redacted]`, and under
+ * any key a URL loses its credentials (`https://[redacted]@host`) and what looks like a secret
+ * (`sk-…`, `Bearer …`, a long random token: a key pasted into the wrong field) is `[redacted]`,
+ * in the value and in the message.
  */
 export function configIssue(path: string, key: string, message: string, value: unknown, expected: string): ConfigIssue {
   const secret = (isSecretKey(key) && value !== undefined) || value instanceof Secret;
-  const hidden = typeof value === 'string' && value.length > 0 ? (secret ? REDACTED : redactUrlCredentials(value)) : undefined;
+  const hidden = typeof value === 'string' && value.length > 0 ? (secret ? REDACTED : redactSecretText(value)) : undefined;
   return shown(
     {
       path,
-      message: hidden !== undefined && hidden !== value ? message.split(value as string).join(hidden) : message,
+      message: redactSecretText(hidden !== undefined && hidden !== value ? message.split(value as string).join(hidden) : message),
       value: secret ? REDACTED : safeValue(value),
       expected,
     },
@@ -227,7 +234,7 @@ function redactStrings(value: unknown): unknown {
 
 function safeValue(value: unknown): unknown {
   if (value === undefined || value === null || typeof value === 'number' || typeof value === 'boolean') return value;
-  if (typeof value === 'string') return truncate(redactUrlCredentials(value));
+  if (typeof value === 'string') return truncate(redactSecretText(value));
   if (value instanceof Secret) return REDACTED;
   if (typeof value === 'object') {
     try {
@@ -252,7 +259,7 @@ function render(value: unknown): string {
   if (value === undefined) return 'undefined';
   if (value instanceof Secret) return REDACTED;
   if (value === REDACTED) return REDACTED;
-  if (typeof value === 'string') return truncate(JSON.stringify(redactUrlCredentials(value)));
+  if (typeof value === 'string') return truncate(JSON.stringify(redactSecretText(value)));
   const safe = safeValue(value);
   return typeof safe === 'string' ? safe : String(safe);
 }

@@ -115,9 +115,54 @@ export function redactUrlCredentials(text: string): string {
 }
 
 /**
+ * Credentials with a recognisable form: provider API keys (`sk-…`, `sk_live_…`), GitHub, Slack,
+ * GitLab and Google tokens, AWS access key ids, JWTs.
+ */
+const KNOWN_TOKENS =
+  /\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}|\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{8,}|\bgh[pousr]_[A-Za-z0-9]{16,}|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bglpat-[A-Za-z0-9_-]{16,}|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{30,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g;
+/** An HTTP authorization value (`Bearer <token>`, `Basic <base64>`): the scheme stays, the credentials go. */
+const AUTH_VALUE = /\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=-]{6,}/gi;
+/** A run of token characters long enough to be a key; `looksRandom` decides. */
+const LONG_RUN = /(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{24,}(?![A-Za-z0-9+/=_-])/g;
+
+/**
+ * True for a run of token characters that reads as random rather than as words: letters and
+ * digits mixed, the character class (upper, lower, digit) changing often, few letters in word-like
+ * runs (`Session`, `agent`), high entropy per character; or a long hex string. Paths, model ids
+ * (`claude-sonnet-4-5-20250929`) and identifiers made of words are not.
+ */
+function looksRandom(run: string): boolean {
+  const alnum = run.replace(/[^A-Za-z0-9]/g, '');
+  if (!/[0-9]/.test(alnum) || !/[A-Za-z]/.test(alnum)) return false;
+  if (alnum.length >= 32 && alnum.length === run.length && /^(?:[0-9a-f]+|[0-9A-F]+)$/.test(alnum)) return true;
+  const cls = (c: string): number => (c >= '0' && c <= '9' ? 0 : c >= 'a' && c <= 'z' ? 1 : 2);
+  let changes = 0;
+  for (let i = 1; i < alnum.length; i++) if (cls(alnum[i]!) !== cls(alnum[i - 1]!)) changes++;
+  const wordy = (alnum.match(/[A-Z]?[a-z]{4,}|[A-Z]{4,}/g) ?? []).reduce((n, w) => n + w.length, 0);
+  if (changes < alnum.length * 0.3 || wordy > alnum.length * 0.4) return false;
+  const counts = new Map<string, number>();
+  for (const c of run) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let bits = 0;
+  for (const n of counts.values()) bits -= (n / run.length) * Math.log2(n / run.length);
+  return bits >= 3.5;
+}
+
+/**
+ * `text` with what looks like a secret replaced by `[redacted]`, whatever field it was typed in:
+ * URL credentials ({@link redactUrlCredentials}), well-known key formats (`sk-…`, `ghp_…`,
+ * `AKIA…`, JWTs), the credentials of `Bearer …`/`Basic …`, and long random-looking tokens.
+ */
+export function redactSecretText(text: string): string {
+  let out = redactUrlCredentials(text);
+  out = out.replace(AUTH_VALUE, (_all, scheme: string, space: string) => `${scheme}${space}${REDACTED}`);
+  out = out.replace(KNOWN_TOKENS, REDACTED);
+  return out.replace(LONG_RUN, (run) => (looksRandom(run) ? REDACTED : run));
+}
+
+/**
  * A deep copy of `value` for showing (inspect, JSON): Secrets stay Secrets, and a string,
  * number or boolean under a secret-looking key becomes a placeholder Secret, so both render as
- * `[redacted]`; any other string has its URL credentials redacted ({@link redactUrlCredentials}).
+ * `[redacted]`; any other string has what looks like a secret redacted ({@link redactSecretText}).
  * Arrays, plain objects and class instances are copied (class instances keep their
  * prototype, so inspect still names the class); other built-ins (Date, Map…) are kept as they are.
  */
@@ -126,7 +171,7 @@ export function redactedView(value: unknown, key = '', seen: WeakMap<object, unk
   if (value === null || typeof value !== 'object') {
     const shown = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint';
     if (shown && isSecretKey(key)) return new Secret(REDACTED);
-    return typeof value === 'string' ? redactUrlCredentials(value) : value;
+    return typeof value === 'string' ? redactSecretText(value) : value;
   }
   const known = seen.get(value);
   if (known !== undefined) return known;
