@@ -4,6 +4,7 @@ import { configError, configIssue } from '../../../src/core/config/config-issue.
 import { type ConfigIssue, type ConfigSection, REDACTED, validateConfig } from '../../../src/core/config/index.js';
 import { redactSecretText } from '../../../src/core/config/secret.js';
 import { AgentRxError } from '../../../src/core/errors.js';
+import { thrown } from '../../support/agentrx-errors.js';
 
 /** What a user pastes into the wrong field: distinctive, so a leak is found by a substring search. */
 const API_KEY = 'sk-proj-Q7vX2mL9pR4tW8zK1bN6';
@@ -22,16 +23,6 @@ class EndpointOptions {
 }
 
 const endpointSection: ConfigSection<EndpointOptions> = { key: 'endpoint', options: EndpointOptions, token: Symbol('EndpointOptions'), scope: 'root' };
-
-function thrown(fn: () => unknown): AgentRxError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof AgentRxError) return e;
-    throw e;
-  }
-  throw new Error('expected an AgentRxError, nothing was thrown');
-}
 
 const issuesOf = (e: AgentRxError): ConfigIssue[] => (e.details?.issues as ConfigIssue[] | undefined) ?? [];
 

@@ -21,6 +21,7 @@ import {
 import { AgentRxError, isAgentRxError } from '../../../src/core/errors.js';
 import { coreStores } from '../../../src/core/store/core-stores.js';
 import { tempDir } from '../../support/temp-dir.js';
+import { thrown } from '../../support/agentrx-errors.js';
 
 /** Distinctive, so a leak anywhere is found by a plain substring search. */
 const SECRET = 'sk-LEAKCHECK-93fd1a7e-DO-NOT-PRINT';
@@ -75,17 +76,6 @@ const dashboardSection: ConfigSection<DashboardOptions> = {
 };
 
 const validLocal = { baseUrl: 'http://localhost:11434/v1', apiKey: SECRET };
-
-/** Runs `fn`, which must throw an AgentRxError; returns it. */
-function thrown(fn: () => unknown): AgentRxError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof AgentRxError) return e;
-    throw e;
-  }
-  throw new Error('expected an AgentRxError, nothing was thrown');
-}
 
 async function rejected(p: Promise<unknown>): Promise<AgentRxError> {
   try {

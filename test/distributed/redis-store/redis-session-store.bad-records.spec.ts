@@ -1,19 +1,12 @@
-import { type AgentRxError, isAgentRxError } from '../../../src/core/errors.js';
+import type { AgentRxError } from '../../../src/core/errors.js';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisSessionStore } from '../../../src/distributed/redis-store/redis-session-store.js';
 import { describeWithRedis, startRedisServer, type RedisServer } from '../../support/redis-server.js';
 import { SessionStoreFixtures as F } from '../../core/store/session-store.fixtures.js';
+import { rejectedWith } from '../../support/agentrx-errors.js';
 
-/** The `store_error` `p` rejects with (fails the test if it resolves or rejects with anything else). */
-async function storeErrorOf(p: Promise<unknown>): Promise<AgentRxError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!isAgentRxError(e, 'store_error')) throw new Error(`expected a store_error, got ${String(e)}`);
-  return e;
-}
+const storeError = (p: Promise<unknown>): Promise<AgentRxError> => rejectedWith('store_error', p);
 
 describeWithRedis('RedisSessionStore with a record hash edited by hand', () => {
   let server: RedisServer;
@@ -56,7 +49,7 @@ describeWithRedis('RedisSessionStore with a record hash edited by hand', () => {
     });
 
     it('should make loading it a store_error naming the session, the key and the field', async () => {
-      const e = await storeErrorOf(store.load('bad'));
+      const e = await storeError(store.load('bad'));
       expect(e.message).toMatch(/^session 'bad': the record in Redis is unreadable \(/);
       expect(e.message).toMatch(expected);
       expect(e.details).toMatchObject({ sessionId: 'bad', key: recordKey('bad') });

@@ -11,6 +11,9 @@ import { RedisSessionStore } from '../../../src/distributed/redis-store/redis-se
 import { RedisStoreConfig } from '../../../src/distributed/redis-store/redis-store.config.js';
 import { redisStoreModule } from '../../../src/distributed/redis-store/redis-store.module.js';
 import { describeWithRedis, startRedisServer, type RedisServer } from '../../support/redis-server.js';
+import { rejectedWith } from '../../support/agentrx-errors.js';
+
+const storeError = (p: Promise<unknown>): Promise<AgentRxError> => rejectedWith('store_error', p);
 
 const PASSWORD = 'hunter2-SILENT-PW';
 
@@ -43,15 +46,6 @@ async function startSilentListener(): Promise<SilentListener> {
       await once(server, 'close');
     },
   };
-}
-
-async function storeErrorOf(p: Promise<unknown>): Promise<AgentRxError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!isAgentRxError(e, 'store_error')) throw new Error(`expected a store_error, got ${String(e)}`);
-  return e;
 }
 
 /** The validated store section of `store`, or the invalid_config it gives. */
@@ -97,7 +91,7 @@ describe('the Redis store with bad input', () => {
       it('should fail with a store_error saying the server did not answer, naming host:port, without the password, and close the socket', async () => {
         const store = new RedisSessionStore({ url: `redis://me:${PASSWORD}@127.0.0.1:${listener.port}`, connectTimeoutMs: 200 });
         const accepted = listener.nextConnection();
-        const e = await storeErrorOf(store.load('s1'));
+        const e = await storeError(store.load('s1'));
         expect(e.message).toContain(`the server at 127.0.0.1:${listener.port} did not answer within 200 ms`);
         expect(e.message).toContain('store.connectTimeoutMs');
         expect(JSON.stringify([e.message, e.details])).not.toContain(PASSWORD);
@@ -111,7 +105,7 @@ describe('the Redis store with bad input', () => {
       it('should close the socket at once and fail the pending call with a store_error', async () => {
         const store = new RedisSessionStore({ url: `redis://127.0.0.1:${listener.port}`, connectTimeoutMs: 60_000 });
         const accepted = listener.nextConnection();
-        const pending = storeErrorOf(store.load('s1'));
+        const pending = storeError(store.load('s1'));
         const socket = await accepted;
         await store.close();
         expect((await pending).message).toContain('closed while it was connecting');
@@ -131,7 +125,7 @@ describe('the Redis store with bad input', () => {
           },
           modules: [new ContainerModule((o) => void o.bind(Logger).toConstantValue(logger))],
         });
-        const e = await storeErrorOf(rx.run({ prompt: 'hi' }));
+        const e = await storeError(rx.run({ prompt: 'hi' }));
         expect(e.message).toContain('did not answer within 200 ms');
         // A second session is stopped while its store connection is being made.
         const accepted = listener.nextConnection();
@@ -157,7 +151,7 @@ describeWithRedis('the Redis store with a database the server does not have', ()
   describe('when store.url names database 9999 of a server with 16', () => {
     it('should fail with a store_error naming the index and the range, and write nothing to database 0', async () => {
       const store = new RedisSessionStore({ url: `${server.url}/9999` });
-      const e = await storeErrorOf(
+      const e = await storeError(
         store.save({ version: 2, sessionId: 's1', provider: 'p', threadId: 't', status: 'idle', createdAt: 1, updatedAt: 1, ledger: [] }),
       );
       expect(e.message).toMatch(

@@ -1,20 +1,13 @@
-import { type AgentRxError, isAgentRxError } from '../../../../src/core/errors.js';
+import type { AgentRxError } from '../../../../src/core/errors.js';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileSessionStore } from '../../../../src/core/store/file/file-session-store.js';
 import { JOURNAL_VERSION } from '../../../../src/core/store/file/journal-lines.js';
 import { SessionStoreFixtures as F } from '../session-store.fixtures.js';
+import { rejectedWith } from '../../../support/agentrx-errors.js';
 
-/** The `store_error` `p` rejects with (fails the test if it resolves or rejects with anything else). */
-async function storeErrorOf(p: Promise<unknown>): Promise<AgentRxError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!isAgentRxError(e, 'store_error')) throw new Error(`expected a store_error, got ${String(e)}`);
-  return e;
-}
+const storeError = (p: Promise<unknown>): Promise<AgentRxError> => rejectedWith('store_error', p);
 
 const lines = (...values: unknown[]): string => values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)) + '\n').join('');
 const header = (id: string): { version: number; sessionId: string } => ({ version: JOURNAL_VERSION, sessionId: id });
@@ -61,11 +54,11 @@ describe('FileSessionStore with journals edited by hand', () => {
 
       it('should make opening it a store_error naming the file and the line, leaving the line in place', async () => {
         const before = await readFile(journalOf('bad'), 'utf8');
-        const e = await storeErrorOf(store.load('bad'));
+        const e = await storeError(store.load('bad'));
         expect(e.message).toMatch(expected);
         expect(e.message).toContain(journalOf('bad'));
         expect(e.details).toMatchObject({ file: journalOf('bad'), line: 3 });
-        await storeErrorOf(store.acquire('bad'));
+        await storeError(store.acquire('bad'));
         expect(await readFile(journalOf('bad'), 'utf8')).toBe(before);
       });
 
@@ -87,10 +80,10 @@ describe('FileSessionStore with journals edited by hand', () => {
       });
 
       it('should make opening it a store_error naming the line and the field', async () => {
-        const e = await storeErrorOf(store.load('bad'));
+        const e = await storeError(store.load('bad'));
         expect(e.message).toMatch(expected);
         expect(e.details).toMatchObject({ line: 2 });
-        await storeErrorOf(store.read('bad', 0));
+        await storeError(store.read('bad', 0));
       });
 
       it('should list the other sessions and leave it out with a warning naming it, the line and the field', async () => {
