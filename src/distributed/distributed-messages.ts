@@ -1,6 +1,7 @@
 import { AgentRxError } from '../core/errors.js';
 import type { LiveResult } from '../core/plugin/live-session.js';
 import type { RawEvent, SessionResult } from '../core/model.js';
+import type { ClientAnswers } from '../core/plugin/session-options.js';
 
 /**
  * A request's result as it travels through Redis: the SessionResult without `events` and
@@ -21,6 +22,8 @@ export type InputMessage =
   | { readonly kind: 'event'; readonly event: RawEvent }
   /** Replaces the agent's state before the session's next request (`LiveSession.setState`). */
   | { readonly kind: 'state'; readonly state: Readonly<Record<string, unknown>> }
+  /** The client's answers to what the running request waits on (`LiveSession.answerClient`). */
+  | { readonly kind: 'answer'; readonly answers: ClientAnswers }
   | { readonly kind: 'cancel' }
   | { readonly kind: 'close' };
 

@@ -5,6 +5,8 @@ import type { LiveSession } from '../core/plugin/live-session.js';
 import type { SessionOptions } from '../core/plugin/session-options.js';
 import type { LogReader, PlacementHealth, SessionPlacement } from '../core/plugin/session-placement.js';
 import { attachLog } from '../core/session/log-attachment.js';
+import { awaitsClient } from '../core/tools/client-answers.js';
+import { clientToolDeclaration } from '../core/tools/client-tool.js';
 import { loadIoredis } from './redis-store/redis-connection.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import { DEFAULT_KEY_PREFIX, DistributedKeys, type RedisLocation } from './distributed-keys.js';
@@ -72,13 +74,16 @@ export class DistributedPlacement implements SessionPlacement {
 
   /**
    * Enqueues the session and, with a `threadId`, records it as the thread's live session. Refuses
-   * `confirmTool`, `turnGuard` and `signal` (`invalid_options` naming them); leaves out `tools`
-   * (their handlers run in this process, the session in a worker).
+   * `confirmTool`, `turnGuard` and `signal` (`invalid_options` naming them). Of `tools`, those its
+   * client answers (frontend tools) travel as their declarations: the worker offers them and the
+   * client's answers reach their calls through `answerClient`; other handlers are left out (they
+   * run in this process, the session in a worker).
    */
   async open(opts: SessionOptions): Promise<LiveSession> {
     this.checkOptions(opts);
-    const { confirmTool: _confirm, signal: _signal, turnGuard: _guard, tools: _tools, ...travels } = opts;
-    const handle = await this.opts.sessions.submit(travels);
+    const { confirmTool: _confirm, signal: _signal, turnGuard: _guard, tools, ...travels } = opts;
+    const clientTools = (tools ?? []).filter(awaitsClient).map(clientToolDeclaration);
+    const handle = await this.opts.sessions.submit({ ...travels, ...(clientTools.length > 0 ? { clientTools } : {}) });
     if (opts.threadId !== undefined) {
       try {
         await (await this.redis()).set(this.keys.thread(opts.threadId), handle.id, 'PX', this.threadTtlMs);

@@ -9,7 +9,7 @@ import { decodeEntry, toRemoteResult, toWireError, type InputMessage, type Outpu
 import { loggedResults } from './logged-results.js';
 import type { StreamEntry } from './redis-link.js';
 import { SubmissionWriter, type SubmissionRedis, type SubmissionWrite } from './submission-writer.js';
-import type { SessionJobData } from './submit-options.js';
+import { sessionOptionsOf, type SessionJobData } from './submit-options.js';
 
 /** What a job runner needs from its worker. */
 export interface JobRunnerDeps {
@@ -112,9 +112,10 @@ export class JobRunner {
     // A takeover resumes: the host's history (or Local's stored transcript) has the prompt, unless
     // the dead worker was killed before anything was stored — then the session starts from it.
     const prompt = this.data.options.prompt;
+    const submitted = sessionOptionsOf(this.data.options);
     const opts: SessionOptions = takeover
-      ? { ...this.data.options, prompt: undefined, sessionId: storeId, ...(prompt !== undefined ? { freshPrompt: prompt } : {}) }
-      : this.data.options;
+      ? { ...submitted, prompt: undefined, sessionId: storeId, ...(prompt !== undefined ? { freshPrompt: prompt } : {}) }
+      : submitted;
     let session: LiveSession;
     try {
       session = this.deps.sessions.start(opts);
@@ -265,6 +266,10 @@ export class JobRunner {
         // Sent before the session opened (the handle cannot know): posted once it is.
         await this.ready;
         return session.sendEvent(input.event);
+      case 'answer':
+        // The calls it answers wait in the session's client-answered tools (built from the submitted declarations).
+        await this.ready;
+        return session.answerClient(input.answers);
       case 'cancel':
         this.cause ??= 'client';
         return session.cancel();

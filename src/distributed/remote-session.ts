@@ -4,6 +4,7 @@ import type { AgUiEvent } from '../core/events/agui-event.js';
 import type { SessionEvent } from '../core/events/session-event.js';
 import type { RawEvent } from '../core/model.js';
 import type { LiveSession } from '../core/plugin/live-session.js';
+import type { ClientAnswers } from '../core/plugin/session-options.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import { decodeEntry, fromWireError, type InputMessage, type OutputMessage, type RemoteResult } from './distributed-messages.js';
 import type { StreamEntry, SubmissionKeys } from './distributed-keys.js';
@@ -35,7 +36,7 @@ interface Ending {
  * - `results$` gives every request's result as the owner worker published it (a re-opened handle
  *   replays them from the first), then completes, or errors with the AgentRxError of a failed or
  *   cancelled session;
- * - `message`, `setState`, `sendEvent`, `cancel` and `close` go on the submission's input stream,
+ * - `message`, `setState`, `sendEvent`, `answerClient`, `cancel` and `close` go on the submission's input stream,
  *   read by whichever worker owns the session now (inputs sent before a worker took the job wait
  *   there);
  * - `release()` and `leave()` only stop reading: the session goes on in its worker, which closes
@@ -126,6 +127,19 @@ export class RemoteSession implements LiveSession {
     if (typeof event !== 'object' || event === null) throw new AgentRxError('invalid_options', 'sendEvent(event): event must be an object');
     this.checkOpen();
     const input = await this.deps.send(this.deps.keys.inputs, { kind: 'event', event });
+    const ack = await this.ackOf(input);
+    if (ack.error) throw ack.error;
+  }
+
+  /**
+   * Hands the client's answers to the session's waiting client-answered calls (frontend tools) and
+   * decisions. Resolves once the owner worker handed them; rejects with its error (`invalid_options`
+   * when a result names no waiting call, `session_closed`, …).
+   */
+  async answerClient(answers: ClientAnswers): Promise<void> {
+    if (typeof answers !== 'object' || answers === null) throw new AgentRxError('invalid_options', 'answerClient(answers): answers must be an object');
+    this.checkOpen();
+    const input = await this.deps.send(this.deps.keys.inputs, { kind: 'answer', answers });
     const ack = await this.ackOf(input);
     if (ack.error) throw ack.error;
   }

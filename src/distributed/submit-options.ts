@@ -1,12 +1,21 @@
 import { AgentRxError } from '../core/errors.js';
 import { resolveSessionOptions, type SessionOptions } from '../core/session/session-options.js';
+import { ClientCalls, type ClientToolDeclaration } from '../core/tools/client-tool.js';
 
 /**
  * Options of `SessionQueue.submit`: the options of `rx.start` that can travel to a worker in
  * another process as JSON. Functions and signals cannot: `confirmTool` (answer confirmations with
- * `handle.sendEvent`), `turnGuard` (use `maxTurns`/`timeoutMs`) and `signal` (use `handle.cancel()`).
+ * `handle.sendEvent`), `turnGuard` (use `maxTurns`/`timeoutMs`), `signal` (use `handle.cancel()`)
+ * and `tools` (handlers); a client's own tools travel as their declarations (`clientTools`).
  */
-export type SubmitOptions = Omit<SessionOptions, 'signal' | 'turnGuard' | 'confirmTool'>;
+export type SubmitOptions = Omit<SessionOptions, 'signal' | 'turnGuard' | 'confirmTool' | 'tools'> & {
+  /**
+   * Tools the session's client answers (an AG-UI client's frontend tools), as declared: the worker
+   * offers them as session tools whose calls wait for the client (`handle.answerClient`). Needs a
+   * provider that takes its tools with every model call (Local).
+   */
+  readonly clientTools?: readonly ClientToolDeclaration[];
+};
 
 /** The options a job carries. */
 const SERIALIZABLE: readonly (keyof SubmitOptions)[] = [
@@ -23,6 +32,8 @@ const SERIALIZABLE: readonly (keyof SubmitOptions)[] = [
   'terminalTool',
   'maxReprompts',
   'retainEvents',
+  'clientTools',
+  'clientAnswers',
 ];
 
 /** Why each non-serializable option of `start` is refused, and what to use instead. */
@@ -31,6 +42,7 @@ const REFUSED: Readonly<Record<string, string>> = {
     'a function cannot travel to a worker in another process; answer confirmation requests with handle.sendEvent({ type: "user.tool_confirmation", … })',
   turnGuard: 'a function cannot travel to a worker in another process; bound the run with maxTurns and timeoutMs',
   signal: 'an AbortSignal cannot travel to a worker in another process; call handle.cancel() instead',
+  tools: 'tool handlers cannot travel to a worker in another process; register tools with the workers, or declare client-answered tools in clientTools',
 };
 
 /** The data of a session job: version, submission id and the options. */
@@ -57,16 +69,45 @@ export function checkSubmitOptions(opts: unknown): SubmitOptions {
     else if (!isJson(value)) problems.push(`${key}: must be plain JSON (strings, numbers, booleans, arrays, objects) to travel to a worker`);
     else copy[key] = value;
   }
+  problems.push(...declarationProblems(copy['clientTools']));
   if (problems.length > 0) throw new AgentRxError('invalid_options', `invalid submit options:\n${problems.map((p) => `- ${p}`).join('\n')}`, { problems });
   const submitted = copy as SubmitOptions;
   // Types and ranges as `start` checks them; the worker checks the rest against its registry.
   const terminal = submitted.terminalTool;
-  resolveSessionOptions(submitted, DEFAULTS, {
+  resolveSessionOptions(sessionOptionsOf(submitted), DEFAULTS, {
     toolNames: typeof terminal === 'string' ? [terminal] : [],
     supportsOutcomes: true,
     providerId: submitted.provider ?? 'the configured provider',
+    toolsPerCall: true,
   });
   return submitted;
+}
+
+/**
+ * The options a worker starts a submitted session with: the client's tool declarations become
+ * client-answered session tools (their calls wait for `answerClient`, see `ClientCalls`).
+ */
+export function sessionOptionsOf(options: SubmitOptions): SessionOptions {
+  const { clientTools, ...rest } = options;
+  if (clientTools === undefined || clientTools.length === 0) return rest;
+  return { ...rest, tools: new ClientCalls().handlers(clientTools, 'client (submitted)') };
+}
+
+/** What is wrong with `clientTools` (a list of `{ name, description?, parameters?, timeoutMs? }`). */
+function declarationProblems(tools: unknown): string[] {
+  if (tools === undefined) return [];
+  if (!Array.isArray(tools)) return ['clientTools: must be an array of { name, description?, parameters?, timeoutMs? }'];
+  return tools.flatMap((t: unknown, i) => {
+    if (typeof t !== 'object' || t === null || Array.isArray(t)) return [`clientTools[${i}]: must be an object`];
+    const { name, description, parameters, timeoutMs } = t as Record<string, unknown>;
+    const problems: string[] = [];
+    if (typeof name !== 'string' || name === '') problems.push(`clientTools[${i}].name: must be a non-empty string`);
+    if (description !== undefined && typeof description !== 'string') problems.push(`clientTools[${i}].description: must be a string`);
+    if (parameters !== undefined && (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)))
+      problems.push(`clientTools[${i}].parameters: must be a JSON Schema object`);
+    if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !(timeoutMs > 0))) problems.push(`clientTools[${i}].timeoutMs: must be a positive number`);
+    return problems;
+  });
 }
 
 const DEFAULTS = {

@@ -158,6 +158,30 @@ describe('RemoteSession', () => {
     });
   });
 
+  describe('.answerClient', () => {
+    describe('when the owner worker acknowledges the answer', () => {
+      it('should send it on the input stream and resolve', async () => {
+        const handle = h.handle();
+        const answers = { toolResults: [{ toolUseId: 'call_ask', content: 'yes' }] };
+        const answered = handle.answerClient(answers);
+        await Promise.resolve();
+        h.publish({ kind: 'ack', input: '1-0' });
+        await expect(answered).resolves.toBeUndefined();
+        expect(h.sent).toEqual([{ kind: 'answer', answers }]);
+      });
+    });
+
+    describe('when the owner worker refuses the answer', () => {
+      it("should reject with the worker's error", async () => {
+        const handle = h.handle();
+        const answered = handle.answerClient({ toolResults: [{ toolUseId: 'call_x', content: 'no' }] });
+        await Promise.resolve();
+        h.publish({ kind: 'ack', input: '1-0', error: { code: 'invalid_options', message: "no call waits for 'call_x'" } });
+        await expect(answered).rejects.toMatchObject({ code: 'invalid_options', message: "no call waits for 'call_x'" });
+      });
+    });
+  });
+
   describe('.release and .leave', () => {
     it.each(['release', 'leave'] as const)('%s should stop reading the output stream and send nothing', async (method) => {
       const handle = h.handle();

@@ -37,6 +37,17 @@ describe('checkSubmitOptions', () => {
     });
   });
 
+  describe('when given client tool declarations and tool handlers', () => {
+    it('should keep the declarations, refuse the handlers and list what is wrong with a declaration', () => {
+      const ask = { name: 'ask_user', description: 'Asks.', parameters: { type: 'object', properties: {} }, timeoutMs: 1_000 };
+      expect(checkSubmitOptions({ prompt: 'x', clientTools: [ask] })).toEqual({ prompt: 'x', clientTools: [ask] });
+      expect(() => checkSubmitOptions({ prompt: 'x', tools: [] } as never)).toThrow(/tools: not accepted by submit: tool handlers cannot travel .*clientTools/);
+      expect(() => checkSubmitOptions({ clientTools: [{ name: '' }, { name: 'b', parameters: [], timeoutMs: -1 }] } as never)).toThrow(
+        /clientTools\[0\]\.name: must be a non-empty string[\s\S]*clientTools\[1\]\.parameters: must be a JSON Schema object[\s\S]*clientTools\[1\]\.timeoutMs: must be a positive number/,
+      );
+    });
+  });
+
   describe('when given serializable options', () => {
     it('should return a plain copy without undefined values', () => {
       expect(checkSubmitOptions({ prompt: 'hi', maxTurns: 3, sessionId: undefined })).toEqual({ prompt: 'hi', maxTurns: 3 });

@@ -2,6 +2,7 @@ import type { Observable } from 'rxjs';
 import type { AgUiEvent } from '../events/agui-event.js';
 import type { SessionEvent } from '../events/session-event.js';
 import type { RawEvent, SessionResult } from '../model.js';
+import type { ClientAnswers } from './session-options.js';
 
 /**
  * A request's result as every live session gives it: a session of this process adds the raw
@@ -34,6 +35,14 @@ export interface LiveSession {
   setState(state: Readonly<Record<string, unknown>>): void | Promise<void>;
   /** Posts a raw user event (a tool confirmation); rejects `unsupported` on a host without raw input. */
   sendEvent(event: RawEvent): Promise<void>;
+  /**
+   * Hands the client's answers to what the running request waits on: tool results to the waiting
+   * calls of its client-answered session tools (`SessionOptions.tools` built by `ClientCalls`, as
+   * the AG-UI endpoint's and a worker's frontend tools are), decisions as `user.tool_confirmation`
+   * events (`sendEvent`). Resolves once handed; rejects `invalid_options` (nothing handed) when a result names
+   * no waiting call, or with the error of posting a decision.
+   */
+  answerClient(answers: ClientAnswers): Promise<void>;
   /** Cancels the session now ('cancelled'). */
   cancel(): void | Promise<void>;
   /** Ends the session once its running request and the messages queued before are answered. */

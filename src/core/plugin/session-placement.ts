@@ -23,8 +23,9 @@ export interface PlacementHealth {
 export interface SessionPlacement {
   /**
    * Opens a session (the prompt is its first request). Options that cannot travel where the
-   * placement runs sessions are refused with `invalid_options` naming them, except `tools`
-   * (frontend tools, whose handlers run here): a placement elsewhere leaves them out.
+   * placement runs sessions are refused with `invalid_options` naming them, except `tools`: a
+   * placement elsewhere sends those its client answers (frontend tools) as their declarations,
+   * whose calls the client answers through `LiveSession.answerClient`, and leaves out the others.
    */
   open(opts: SessionOptions): Promise<LiveSession>;
   /**

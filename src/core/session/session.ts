@@ -7,6 +7,8 @@ import type { AgentRxEvent, SessionEvent } from '../events/session-event.js';
 import type { RawEvent, SessionResult } from '../model.js';
 import { toolConfirmationOf } from '../plugin/host-event.js';
 import type { LiveSession } from '../plugin/live-session.js';
+import type { ClientAnswers } from '../plugin/session-options.js';
+import { answerClientWith } from '../tools/client-tool.js';
 import { stopReasonForCode, type StopReason } from '../plugin/event-consumer.js';
 import { AsyncQueue, abortReason, abortable, followAbort } from '../util/async.js';
 import type { ConsumerAttachment } from './consumer-hub.js';
@@ -191,6 +193,11 @@ export class Session implements LiveSession {
     if (this.control.closed) throw new AgentRxError('session_closed', 'the session is closed');
     if (this.conn === undefined) throw new AgentRxError('unsupported', 'the session is not open yet; wait for the first event before sendEvent');
     await p.pushInput(this.conn, p.rawInput(event), this.control.signal);
+  }
+
+  /** Hands the client's answers to the calls of its client-answered tools waiting for them (see `LiveSession.answerClient`). */
+  answerClient(answers: ClientAnswers): Promise<void> {
+    return answerClientWith(this.opts.tools, answers, (ev) => this.sendEvent(ev));
   }
 
   /** Cancels the session now: aborts in-flight work, interrupts the host, stops consumers ('cancelled'). */

@@ -1,7 +1,7 @@
 import { AgentRxError } from '../errors.js';
 import type { ToolConfirmation, ToolResult } from '../model.js';
 import type { ClientAnswers } from '../plugin/session-options.js';
-import type { ToolHandler } from '../plugin/tool-handler.js';
+import type { ToolHandler, ToolOutcome } from '../plugin/tool-handler.js';
 import type { ClientWaitKind, LedgerEntry } from './tool-ledger.js';
 
 /**
@@ -13,6 +13,13 @@ import type { ClientWaitKind, LedgerEntry } from './tool-ledger.js';
  */
 export interface ClientToolHandler extends ToolHandler {
   readonly awaitsClient: true;
+  /** True while tool use `id` of this tool waits for the client's answer (handlers of `ClientCalls`). */
+  readonly isWaiting?: (id: string) => boolean;
+  /**
+   * Hands the client's answer to tool use `id` while it waits (`LiveSession.answerClient`); false
+   * when no call of this tool waits with that id. Synchronous; never throws.
+   */
+  readonly giveAnswer?: (id: string, outcome: ToolOutcome) => boolean;
 }
 
 /** True when `handler` is a {@link ClientToolHandler}. */

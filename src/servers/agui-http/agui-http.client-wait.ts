@@ -1,6 +1,7 @@
 import { AgentRxError } from '../../core/errors.js';
 import type { RunFinishedEvent } from '../../core/events/agui-event.js';
 import type { ToolUse } from '../../core/model.js';
+import type { ClientToolResult } from '../../core/plugin/session-options.js';
 import type { ClientTools } from './agui-http.client-tools.js';
 import type { AgUiRunRequest } from './agui-http.input.js';
 import { confirmationAnswers, confirmationInterrupts } from './agui-http.interrupts.js';
@@ -78,9 +79,15 @@ export class ClientWait {
    * Takes the client's answer to the suspension (its frontend tool results, or `resume` for the
    * interrupts) and ends it: returns what hands the answer to the session once the new run's
    * stream is open. A mismatch throws `invalid_options` (answered 400) and the thread keeps
-   * waiting. `post` sends confirmation events to the session.
+   * waiting. `post` sends confirmation events to the session, `toSession` the results of frontend
+   * calls of a session that runs elsewhere (`LiveSession.answerClient`).
    */
-  answer(request: AgUiRunRequest, clientTools: ClientTools | undefined, post: (events: Record<string, unknown>[]) => void): () => void {
+  answer(
+    request: AgUiRunRequest,
+    clientTools: ClientTools | undefined,
+    post: (events: Record<string, unknown>[]) => void,
+    toSession: (results: readonly ClientToolResult[]) => void,
+  ): () => void {
     const suspension = this.suspension!;
     let answer: () => void;
     if (suspension.kind === 'tools') {
@@ -89,7 +96,7 @@ export class ClientWait {
           'invalid_options',
           `resume: thread ${this.threadId} waits for frontend tool results (tool messages for ${clientTools!.waiting.join(', ')}), not for interrupts`,
         );
-      answer = clientTools!.prepare(request.toolResults);
+      answer = clientTools!.prepare(request.toolResults, toSession);
     } else {
       if (request.toolResults.length > 0)
         throw new AgentRxError(

@@ -29,6 +29,7 @@ export class Forwarding {
     const env = translated.envelope;
     if (env === undefined) return this.forward(thread, thread.frames.push(translated));
     thread.lastSeq = env.seq;
+    let waitsElsewhere = false;
     if (env.source === 'agentrx') {
       const ev = env.raw;
       switch (ev.type) {
@@ -41,6 +42,8 @@ export class Forwarding {
           break;
         case 'agentrx.tool_started':
           thread.wait.toolStarted(ev.toolUse.id);
+          // A frontend tool call of a session elsewhere (the worker pool) waits for the client from now on.
+          waitsElsewhere = thread.clientTools?.started(ev.toolUse) === true;
           break;
         case 'agentrx.tool_result':
           thread.wait.toolAnswered(ev.toolUse.id);
@@ -52,7 +55,7 @@ export class Forwarding {
     }
     this.forward(thread, thread.frames.push(translated));
     if (env.source !== 'agentrx') return;
-    if (env.raw.type === 'agentrx.tool_result') this.suspensions.maybeSuspend(thread);
+    if (env.raw.type === 'agentrx.tool_result' || waitsElsewhere) this.suspensions.maybeSuspend(thread);
     else if (env.raw.type === 'agentrx.confirmation_required') this.suspensions.askToConfirm(thread, env.raw.toolUses);
   }
 

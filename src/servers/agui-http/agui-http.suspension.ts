@@ -29,9 +29,14 @@ export class Suspensions {
    */
   continueRun(thread: Thread, run: Run, request: AgUiRunRequest): Thread {
     const session = thread.session;
-    const answer = thread.wait.answer(request, thread.clientTools, (events) => {
-      for (const ev of events) session.sendEvent(ev).catch((e: unknown) => this.answerFailed(thread, e));
-    });
+    const answer = thread.wait.answer(
+      request,
+      thread.clientTools,
+      (events) => {
+        for (const ev of events) session.sendEvent(ev).catch((e: unknown) => this.answerFailed(thread, e));
+      },
+      (toolResults) => void session.answerClient({ toolResults }).catch((e: unknown) => this.answerFailed(thread, e)),
+    );
     // The client's state is the agent's: what it changed meanwhile replaces the session's (the
     // next delta is then taken against an empty snapshot, which applies to any client state).
     const state = request.state;
@@ -54,7 +59,7 @@ export class Suspensions {
   }
 
   /** Posting an answer to the session failed: the run cannot go on. */
-  private answerFailed(thread: Thread, e: unknown): void {
+  answerFailed(thread: Thread, e: unknown): void {
     const run = thread.run;
     const err = toAgentRxError(e);
     if (run && !run.done) {

@@ -137,7 +137,12 @@ export class AgUiThreads {
   private async attach(request: AgUiRunRequest, run: Run, thread: Thread | undefined, resumeSessionId: string | undefined): Promise<Thread> {
     if (thread?.wait.suspended) return this.suspensions.continueRun(thread, run, request);
     const answering = request.toolResults.length > 0 || request.resume.length > 0;
-    if (answering && !thread && resumeSessionId !== undefined) return this.open(request, run, resumeSessionId, clientAnswersOf(request));
+    if (answering && !thread) {
+      // The thread's session may still run elsewhere (the worker pool), waiting for these answers.
+      const found = await this.placement.find(request.threadId);
+      if (found) return this.answerLive(request, run, found);
+      if (resumeSessionId !== undefined) return this.open(request, run, resumeSessionId, clientAnswersOf(request));
+    }
     if (request.toolResults.length > 0) {
       const ids = request.toolResults.map((r) => r.toolCallId).join(', ');
       throw new AgentRxError(
@@ -219,6 +224,33 @@ export class AgUiThreads {
       this.hooks.onSession?.(session, request.threadId);
     } catch {
       // Observation hooks must not break the endpoint.
+    }
+    return thread;
+  }
+
+  /**
+   * `run` answers what the thread's live session, found elsewhere, waits on (its run ended waiting
+   * through another endpoint): the answers are handed to it now (`answerClient`), and the thread
+   * follows its request from there under the client's new run id. Answers it cannot take reject
+   * (`invalid_options`, answered 400) and the session keeps waiting.
+   */
+  private async answerLive(request: AgUiRunRequest, run: Run, session: LiveSession): Promise<Thread> {
+    this.checkOpen(session);
+    const clientTools = new ClientTools(request.clientTools, this.options.clientWaitMs);
+    // The client holds its own results: the session's TOOL_CALL_RESULT of them is not sent back to it.
+    clientTools.answeredByClient(request.toolResults.map((r) => r.toolCallId));
+    const thread = this.adopt(request.threadId, session, clientTools);
+    thread.run = run;
+    // The session's request goes on under the client's run id; RUN_STARTED is held until the stream opens, before what follows.
+    run.started = true;
+    thread.frames.continueAs(run.runId);
+    run.writeGroup([{ type: 'RUN_STARTED', threadId: thread.id, runId: run.runId, timestamp: Date.now() }], undefined);
+    try {
+      await session.answerClient(clientAnswersOf(request));
+    } catch (e) {
+      thread.run = undefined;
+      this.pool.letGo(thread, false);
+      throw e;
     }
     return thread;
   }

@@ -34,8 +34,11 @@ describe('ClientWait', () => {
       expect(late).toEqual([{ seq: 7, outcome }]);
 
       const posted: Record<string, unknown>[][] = [];
-      const answer = wait.answer(request({ resume: [{ interruptId: 'u1', status: 'resolved', payload: { allow: true } }] as never }), undefined, (events) =>
-        posted.push(events),
+      const answer = wait.answer(
+        request({ resume: [{ interruptId: 'u1', status: 'resolved', payload: { allow: true } }] as never }),
+        undefined,
+        (events) => posted.push(events),
+        () => undefined,
       );
       expect(wait.suspended).toBe(false);
       answer();
@@ -50,9 +53,14 @@ describe('ClientWait', () => {
     it('should refuse tool results for interrupts with invalid_options, and keep waiting', () => {
       const wait = new ClientWait('t');
       wait.waitForConfirmations([{ id: 'u1', name: 'deploy', input: {} }]);
-      expect(() => wait.answer(request({ toolResults: [{ toolCallId: 'x', content: 'y' }] as never }), undefined, () => undefined)).toThrow(
-        expect.objectContaining({ code: 'invalid_options', message: expect.stringContaining('waits for answers to its interrupts (u1)') }),
-      );
+      expect(() =>
+        wait.answer(
+          request({ toolResults: [{ toolCallId: 'x', content: 'y' }] as never }),
+          undefined,
+          () => undefined,
+          () => undefined,
+        ),
+      ).toThrow(expect.objectContaining({ code: 'invalid_options', message: expect.stringContaining('waits for answers to its interrupts (u1)') }));
       expect(wait.suspended).toBe(true);
     });
   });

@@ -6,7 +6,7 @@ import type { AgentRxEvent, SessionEvent } from '../../../src/core/events/sessio
 import { AgentRxError } from '../../../src/core/errors.js';
 import type { RawEvent } from '../../../src/core/model.js';
 import type { LiveResult, LiveSession } from '../../../src/core/plugin/live-session.js';
-import type { SessionOptions } from '../../../src/core/plugin/session-options.js';
+import type { ClientAnswers, SessionOptions } from '../../../src/core/plugin/session-options.js';
 import { InProcessPlacement } from '../../../src/core/session/in-process-placement.js';
 import { MemorySessionStore } from '../../../src/core/store/memory/memory-session-store.js';
 import type { SessionStore } from '../../../src/core/store/session-store.js';
@@ -63,6 +63,11 @@ export class FakeSession implements LiveSession {
   }
   async sendEvent(event: RawEvent): Promise<void> {
     this.sent.push(event);
+  }
+  /** The client's answers handed with answerClient, in order. */
+  readonly answers: ClientAnswers[] = [];
+  async answerClient(answers: ClientAnswers): Promise<void> {
+    this.answers.push(answers);
   }
   /** Closes as the real session does (synchronously), then waits until it has. */
   async release(): Promise<void> {
