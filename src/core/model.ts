@@ -26,6 +26,12 @@ export interface ToolUse {
   readonly inputError?: string;
 }
 
+/** What the model is told of a tool use no recorded result answers (a resume, a client's history with an open call). */
+export const NO_RESULT_TEXT = 'No result was recorded for this tool call.';
+
+/** {@link NO_RESULT_TEXT} as the error content of an OpenAI-style tool message (what Local sends for an error result). */
+export const NO_RESULT_CONTENT = JSON.stringify({ error: NO_RESULT_TEXT, isError: true });
+
 /** The answer to one ToolUse, as posted back to the host. */
 export interface ToolResult {
   readonly toolUseId: string;

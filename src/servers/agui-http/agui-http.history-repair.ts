@@ -1,12 +1,7 @@
-import type { PriorMessage } from '../../core/model.js';
+import { NO_RESULT_CONTENT, type PriorMessage } from '../../core/model.js';
 
-/**
- * The content of the tool message that closes a call no result answers: the error result the
- * `local` provider gives the model for a tool use a resumed session has no recorded result for
- * (`applyResume` in `local-conversation.ts`), so a call left open reads the same to the model
- * whichever way the conversation reached the session.
- */
-export const NO_RESULT_CONTENT = JSON.stringify({ error: 'No result was recorded for this tool call.', isError: true });
+// A call left open reads the same to the model whichever way the conversation reached the session.
+export { NO_RESULT_CONTENT } from '../../core/model.js';
 
 /**
  * The client's conversation as a model accepts it: each assistant message's tool calls are

@@ -5,7 +5,7 @@ import { Observable } from 'rxjs';
 import { inject, injectable } from '../../../core/util/inversify.js';
 import { AgentRxError } from '../../../core/errors.js';
 import { Logger } from '../../../core/logger.js';
-import type { AgentSpec, RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
+import { NO_RESULT_TEXT, type AgentSpec, type RawEvent, type ToolResult, type ToolUse, type TurnResult } from '../../../core/model.js';
 import type { KickoffOptions, OpenOptions, TurnProvider } from '../../../core/plugin/agent-provider.js';
 import { NO_HOST_EVENTS, type HostEvent } from '../../../core/plugin/host-event.js';
 import type { LifecycleParticipant } from '../../../core/plugin/lifecycle-participant.js';
@@ -223,7 +223,7 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
           role: 'user',
           content: uses.map((u) => {
             const r = byId.get(u.id);
-            const text = r ? (r.content === '' ? '(no output)' : r.content) : 'No result was recorded for this tool call.';
+            const text = r ? (r.content === '' ? '(no output)' : r.content) : NO_RESULT_TEXT;
             return { toolResult: { toolUseId: u.id, content: [{ text }], status: r && !r.isError ? ('success' as const) : ('error' as const) } };
           }),
         },

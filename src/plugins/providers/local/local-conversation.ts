@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AgentRxError } from '../../../core/errors.js';
-import type { AgentSpec, ToolResult, ToolUse } from '../../../core/model.js';
+import { NO_RESULT_CONTENT, type AgentSpec, type ToolResult, type ToolUse } from '../../../core/model.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds, jsonText } from '../../../core/util/json-depth.js';
 import { isMap, truncate, type ChatCompletionResult, type WireMap } from './chat-stream.js';
 import { LocalCallIds } from './local-call-ids.js';
@@ -122,11 +122,7 @@ function applyResume(s: StagedTurn, toolUses: readonly ToolUse[], results: reado
   const byId = new Map(results.map((r) => [r.toolUseId, r]));
   for (const use of toolUses) {
     const r = byId.get(use.id);
-    const content = r
-      ? r.isError
-        ? JSON.stringify({ error: r.content, isError: true })
-        : r.content
-      : JSON.stringify({ error: 'No result was recorded for this tool call.', isError: true });
+    const content = r ? (r.isError ? JSON.stringify({ error: r.content, isError: true }) : r.content) : NO_RESULT_CONTENT;
     s.history.push({ role: 'tool', tool_call_id: wireId(use.id), content });
   }
   for (const use of toolUses) {
