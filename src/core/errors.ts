@@ -17,7 +17,23 @@ export type ErrorCode =
   | 'duplicate_plugin'
   | 'unknown_plugin'
   | 'session_closed'
-  | 'store_error';
+  | 'store_error'
+  /** Provisioning: a tag that names no version of the base. */
+  | 'unknown_tag'
+  /** Provisioning: a digest the provision store does not know. */
+  | 'unknown_version'
+  /** Provisioning: the host answered 409 for a name whose resource is archived. */
+  | 'resource_archived'
+  /** Provisioning: the host answered 409 for a name it then did not list. */
+  | 'name_conflict'
+  /** Artifacts: no artifact of that name in the session. */
+  | 'not_found'
+  /** Artifacts: a name the host cannot store safely (path separators, `.`/`..`, other characters). */
+  | 'invalid_name'
+  /** Artifacts: a storage command on the host exited non-zero. */
+  | 'command_failed'
+  /** A host answered with a shape agentrx does not understand. */
+  | 'unexpected_response';
 
 /**
  * Base class of every error agentrx raises. Switch on `code`, never on the message. `details`
