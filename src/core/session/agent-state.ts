@@ -1,6 +1,7 @@
 import jsonPatch from 'fast-json-patch';
 import type { JsonPatchOperation } from '@ag-ui/core';
 import { AgentRxError } from '../errors.js';
+import type { AgentRxEvent } from '../events/session-event.js';
 
 /** A JSON object: the agent's state shared with a client (AG-UI `state`) and with tools (`ctx.state`). */
 export type AgentStateValue = Record<string, unknown>;
@@ -28,6 +29,8 @@ export class AgentState {
   /** The client's state replaces the agent's (a copy: the caller's object is never changed). */
   replace(state: AgentStateValue): void {
     if (!isStateObject(state)) throw new AgentRxError('invalid_options', 'state: must be a JSON object');
+    const problem = stateShapeProblem(state);
+    if (problem !== undefined) throw new AgentRxError('invalid_options', `state: ${problem}`);
     this.current = jsonPatch.deepClone(state) as AgentStateValue;
     this.published = undefined;
   }
@@ -48,18 +51,41 @@ export class AgentState {
    * non-finite number, a class instance) could not reach a client: the change is discarded (the
    * state goes back to what was last published) and `discarded` says where and why.
    */
-  delta(): { readonly ops: JsonPatchOperation[]; readonly discarded?: string } {
+  /** {@link stateChanges} of this state after tool `tool` ran. */
+  changesAfter(tool: string): AgentRxEvent[] {
+    return stateChanges(this, tool);
+  }
+
+  delta(): { readonly ops: JsonPatchOperation[]; readonly discarded?: string; readonly snapshot?: AgentStateValue } {
     if (this.current === undefined) return { ops: [] };
-    const problem = jsonProblem(this.current);
+    const problem = jsonProblem(this.current) ?? depthProblem(this.current);
     if (problem !== undefined) {
       this.current = jsonPatch.deepClone(this.published ?? {}) as AgentStateValue;
       return { ops: [], discarded: problem };
     }
     const before = this.published ?? {};
     const ops = jsonPatch.compare(before, this.current) as JsonPatchOperation[];
-    if (ops.length > 0) this.published = jsonPatch.deepClone(this.current) as AgentStateValue;
+    if (ops.length === 0) return { ops };
+    this.published = jsonPatch.deepClone(this.current) as AgentStateValue;
+    // A patch through a key clients refuse to patch (prototype guards) goes out as the whole state.
+    if (ops.some((op) => unsafePath(op.path) || ('from' in op && typeof op.from === 'string' && unsafePath(op.from))))
+      return { ops: [], snapshot: jsonPatch.deepClone(this.current) as AgentStateValue };
     return { ops };
   }
+}
+
+/** What a session publishes after tool `tool` ran: its change to the state (a delta or a snapshot), or why it was discarded. */
+export function stateChanges(state: AgentState, tool: string): AgentRxEvent[] {
+  const { ops, discarded, snapshot } = state.delta();
+  const out: AgentRxEvent[] = [];
+  if (discarded !== undefined)
+    out.push({
+      type: 'agentrx.diagnostic',
+      message: `tool '${tool}' left the agent state with a value that is not JSON (${discarded}); its state change was discarded`,
+    });
+  if (ops.length > 0) out.push({ type: 'agentrx.state_delta', delta: ops });
+  if (snapshot !== undefined) out.push({ type: 'agentrx.state_snapshot', snapshot });
+  return out;
 }
 
 /** Where `value` is not plain JSON, as `<path>: <what>`, or undefined when it is (iterative: no depth limit). */
@@ -92,6 +118,39 @@ export function jsonProblem(value: unknown): string | undefined {
     else for (const [k, item] of Object.entries(v)) stack.push({ v: item, path: `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` });
   }
   return undefined;
+}
+
+/** The deepest nesting a shared state may have (objects and arrays inside the root). */
+export const MAX_STATE_DEPTH = 64;
+
+/** Keys a JSON Patch client refuses to change (its prototype-pollution guard): never in a shared state. */
+const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor']);
+
+const unsafePath = (pointer: string): boolean => pointer.split('/').some((seg) => UNSAFE_KEYS.has(seg));
+
+/**
+ * Why a client's state cannot be the shared state, or undefined: nested deeper than
+ * {@link MAX_STATE_DEPTH}, or holding a key (`__proto__`, `constructor`) that AG-UI clients refuse
+ * to patch. Iterative, so any depth is judged without exhausting the stack.
+ */
+export function stateShapeProblem(value: unknown): string | undefined {
+  const stack: { readonly v: unknown; readonly path: string; readonly depth: number }[] = [{ v: value, path: '', depth: 0 }];
+  while (stack.length > 0) {
+    const { v, path, depth } = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > MAX_STATE_DEPTH) return `nested more than ${MAX_STATE_DEPTH} levels deep (at ${path.slice(0, 60)}${path.length > 60 ? '…' : ''}); flatten it`;
+    for (const [k, item] of Object.entries(v)) {
+      if (UNSAFE_KEYS.has(k)) return `the key '${k}' (at ${path || '/'}) is not allowed: AG-UI clients refuse to patch it; rename it`;
+      stack.push({ v: item, path: `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
+
+/** The depth part of {@link stateShapeProblem} for a state a tool left (its keys are the tool's business). */
+function depthProblem(value: unknown): string | undefined {
+  const problem = stateShapeProblem(value);
+  return problem?.startsWith('nested') ? `/: ${problem}` : undefined;
 }
 
 /** True for a plain JSON object (not an array, not null). */

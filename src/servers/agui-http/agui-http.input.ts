@@ -1,4 +1,5 @@
 import type { PriorMessage } from '../../core/model.js';
+import { stateShapeProblem } from '../../core/session/agent-state.js';
 import { repairHistory } from './agui-http.history-repair.js';
 import { wireVersionOf, type AgUiWireVersion } from './agui-http.wire-version.js';
 
@@ -164,6 +165,10 @@ export function parseRunAgentInput(body: unknown): AgUiRunRequestResult {
   const context = contextEntries(body['context'], problems);
   if (body['state'] !== undefined && body['state'] !== null && !isRecord(body['state']))
     problems.push(`state: must be a JSON object (the shared state); got ${kind(body['state'])}`);
+  else if (body['state'] !== undefined && body['state'] !== null) {
+    const shape = stateShapeProblem(body['state']);
+    if (shape !== undefined) problems.push(`state: ${shape}`);
+  }
   const answering = Array.isArray(messages) && trailingTools > lastUserIndex && lastUserIndex >= 0;
   const historyEnd = answering ? trailingTools : lastUserIndex;
   const history = Array.isArray(messages) && historyEnd > 0 ? repairHistory(priorMessages(messages.slice(0, historyEnd), problems), answering) : [];

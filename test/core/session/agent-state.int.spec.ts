@@ -1,6 +1,6 @@
 import { lastValueFrom, toArray } from 'rxjs';
 import { AgentRx } from '../../../src/agentrx.js';
-import { jsonProblem } from '../../../src/core/session/agent-state.js';
+import { AgentState, jsonProblem, MAX_STATE_DEPTH, stateShapeProblem } from '../../../src/core/session/agent-state.js';
 import { defineTool } from '../../../src/core/tools/define-tool.js';
 import { ScriptedProvider, ev } from '../../../src/testing/scripted-provider.js';
 
@@ -126,5 +126,52 @@ describe('jsonProblem', () => {
     expect(jsonProblem({ 'a/b': { f: () => 1 } })).toBe('/a~1b/f: a function is not JSON');
     expect(jsonProblem({ when: new Date(0) })).toBe('/when: a Date instance is not a JSON object');
     expect(jsonProblem({ u: undefined })).toBe('/u: undefined is not JSON');
+  });
+});
+
+describe('stateShapeProblem', () => {
+  const nested = (levels: number): Record<string, unknown> => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < levels; i++) deep = { d: deep };
+    return deep;
+  };
+
+  it(`should accept a state nested ${MAX_STATE_DEPTH} levels and refuse one deeper, naming the limit, at any depth without exhausting the stack`, () => {
+    expect(stateShapeProblem(nested(MAX_STATE_DEPTH))).toBeUndefined();
+    expect(stateShapeProblem(nested(MAX_STATE_DEPTH + 1))).toMatch(new RegExp(`^nested more than ${MAX_STATE_DEPTH} levels deep \\(at /d/d`));
+    expect(stateShapeProblem(nested(5_000))).toMatch(/^nested more than/);
+  });
+
+  it.each(['__proto__', 'constructor'])("should refuse the key '%s' at any level, naming it and where", (key) => {
+    const state = JSON.parse(`{"ui":{"${key}":{"polluted":true}}}`) as unknown;
+    expect(stateShapeProblem(state)).toBe(`the key '${key}' (at /ui) is not allowed: AG-UI clients refuse to patch it; rename it`);
+  });
+
+  it('should make a session refuse such a state with invalid_options', () => {
+    expect(() => new AgentState(nested(5_000))).toThrow(
+      expect.objectContaining({ code: 'invalid_options', message: expect.stringMatching(/^state: nested more than/) }),
+    );
+  });
+});
+
+describe('AgentState.delta', () => {
+  it("should send a tool's change through a 'constructor' key as the whole state (a snapshot), never as a patch clients refuse", () => {
+    const state = new AgentState({ count: 1 });
+    state.snapshot();
+    state.value!['constructor'] = { name: 'x' };
+    expect(state.delta()).toEqual({ ops: [], snapshot: { count: 1, constructor: { name: 'x' } } });
+    // What was sent is what the next delta starts from.
+    state.value!['count'] = 2;
+    expect(state.delta()).toEqual({ ops: [{ op: 'replace', path: '/count', value: 2 }] });
+  });
+
+  it('should discard a change that nests the state too deep, saying so', () => {
+    const state = new AgentState({});
+    state.snapshot();
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 5_000; i++) deep = { d: deep };
+    state.value!['deep'] = deep;
+    expect(state.delta()).toEqual({ ops: [], discarded: expect.stringMatching(/^\/: nested more than/) });
+    expect(state.value).toEqual({});
   });
 });

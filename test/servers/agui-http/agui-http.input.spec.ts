@@ -153,3 +153,18 @@ describe('parseRunAgentInput', () => {
     });
   });
 });
+
+describe('parseRunAgentInput on a hostile state', () => {
+  const user = [{ id: 'u1', role: 'user', content: 'hi' }];
+  it('should refuse a state nested 5,000 deep with a problem naming the depth limit', () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 5_000; i++) deep = { d: deep };
+    const r = parseRunAgentInput({ ...base, messages: user, state: deep });
+    expect(r).toEqual({ ok: false, problems: [expect.stringMatching(/^state: nested more than 64 levels deep/)] });
+  });
+
+  it.each(['__proto__', 'constructor'])("should refuse a state with a '%s' key, naming it", (key) => {
+    const r = parseRunAgentInput({ ...base, messages: user, state: JSON.parse(`{"${key}":{"x":1}}`) as unknown });
+    expect(r).toEqual({ ok: false, problems: [`state: the key '${key}' (at /) is not allowed: AG-UI clients refuse to patch it; rename it`] });
+  });
+});
