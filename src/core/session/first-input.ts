@@ -1,4 +1,6 @@
+import { AgentRxError } from '../errors.js';
 import type { AgentProvider } from '../plugin/agent-provider.js';
+import type { SessionRecord } from '../store/session-store.js';
 import { withPriorConversation } from './prior-conversation.js';
 import type { ResolvedSessionOptions } from './session-options.js';
 
@@ -19,4 +21,29 @@ export function firstInput(provider: AgentProvider, conn: unknown, opts: Resolve
   const prompt = opts.history && !provider.acceptsPriorMessages && opts.sessionId === undefined ? withPriorConversation(asked, opts.history) : asked;
   // No prompt stays undefined: the provider picks its default (or, with an outcome, sends none).
   return provider.kickoffInput({ prompt, outcome: opts.outcome });
+}
+
+/**
+ * Refuses a resume of a session that nothing knows: the store has no record of `opts.sessionId`
+ * and the provider keeps the conversation in the store (Local), so resuming would silently start
+ * a fresh session under a mistyped id. Hosts that keep the history themselves (Claude Managed
+ * Agents, AgentCore) are asked instead, and answer for their own ids. A takeover that carries the
+ * submitted prompt (`freshPrompt`) may find nothing stored yet and starts from it.
+ */
+export function checkResumable(provider: AgentProvider, opts: ResolvedSessionOptions, prior: SessionRecord | undefined): void {
+  if (opts.sessionId === undefined || prior !== undefined || opts.freshPrompt !== undefined || provider.transcript === undefined) return;
+  throw new AgentRxError(
+    'invalid_options',
+    `cannot resume session '${opts.sessionId}': the session store has no session of that id (provider '${provider.id}' keeps its conversation there). List the stored ones with 'agentrx sessions ls' (with the same store), or leave out the session id to start a new session`,
+    { sessionId: opts.sessionId },
+  );
+}
+
+/** The end of a run resumed without a prompt on a request/response host with nothing pending (no tool call, no confirmation). */
+export function nothingToResume(sessionId: string): AgentRxError {
+  return new AgentRxError(
+    'invalid_options',
+    `session '${sessionId}' was resumed without a prompt, but it waits on nothing (no tool call is pending, and its host answers only to input): pass a prompt to continue it`,
+    { sessionId },
+  );
 }

@@ -13,7 +13,7 @@ import { stopReasonForCode, type StopReason } from '../plugin/event-consumer.js'
 import { AsyncQueue, abortReason, abortable, followAbort } from '../util/async.js';
 import type { ConsumerAttachment } from './consumer-hub.js';
 import type { HostLink, HostLinkEvents } from './host-link.js';
-import { firstInput } from './first-input.js';
+import { checkResumable, firstInput, nothingToResume } from './first-input.js';
 import { Ingestion } from './ingestion.js';
 import { RequestLoop } from './request-loop.js';
 import { isMessage, notMessage, type InboxItem } from './request-step.js';
@@ -250,6 +250,8 @@ export class Session implements LiveSession {
       await new Promise<void>((resolve) => setImmediate(resolve));
       await this.open(signal);
       let first: unknown = firstInput(this.deps.provider, this.conn, this.opts);
+      // A run resumed without a prompt on a request/response host with nothing pending has nothing to do (a stream may still speak).
+      if (first === undefined && !this.live && !this.inbox.has(() => true) && !this.link.unprompted) throw nothingToResume(this.logId);
       while (!this.control.closing || first !== undefined || this.inbox.has(isMessage)) {
         if (first !== undefined) {
           const input = first;
@@ -280,6 +282,7 @@ export class Session implements LiveSession {
     const p = this.deps.provider;
     // A resume reads the stored record first: a host whose history lives with the client (Local) restores it.
     const prior = this.opts.sessionId !== undefined ? await abortable(this.journal.load(this.opts.sessionId), signal) : undefined;
+    checkResumable(p, this.opts, prior);
     const handle = await abortable(this.deps.provision(), signal);
     // A client's copy of the conversation replaces the stored one where the host takes prior messages.
     const priorMessages = p.acceptsPriorMessages ? this.opts.history : undefined;
@@ -315,14 +318,7 @@ export class Session implements LiveSession {
   /** Publishes a session event; after a tool's result, the state changes it made (a JSON Patch). */
   private emitWithState(ev: AgentRxEvent): void {
     this.ingestion.emit(ev);
-    if (ev.type !== 'agentrx.tool_result') return;
-    const { ops, discarded } = this.agentState.delta();
-    if (discarded !== undefined)
-      this.ingestion.emit({
-        type: 'agentrx.diagnostic',
-        message: `tool '${ev.toolUse.name}' left the agent state with a value that is not JSON (${discarded}); its state change was discarded`,
-      });
-    if (ops.length > 0) this.ingestion.emit({ type: 'agentrx.state_delta', delta: ops });
+    if (ev.type === 'agentrx.tool_result') for (const change of this.agentState.changesAfter(ev.toolUse.name)) this.ingestion.emit(change);
   }
 
   private async shutdown(reason: StopReason, failure: AgentRxError | undefined): Promise<void> {

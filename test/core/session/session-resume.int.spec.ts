@@ -6,6 +6,7 @@ import { SessionStore } from '../../../src/core/store/session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../../src/testing/openai-emulator.js';
 import { ScriptedProvider, ev } from '../../../src/testing/scripted-provider.js';
 import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
+import { rejectedWith } from '../../support/agentrx-errors.js';
 
 /** One AgentRx "process" on the Local provider, sharing `store` with the others. */
 function instance(emu: OpenAiEmulator, store: SessionStore): Promise<AgentRx> {
@@ -106,15 +107,27 @@ describe('Session log (memory store shared by two instances)', () => {
   });
 
   describe('when a Local session is resumed but nothing of it was stored (taken over before its first turn ended)', () => {
-    it('should start from freshPrompt, and from the default kickoff without it', async () => {
-      emu = await startOpenAiEmulator({ script: [{ text: 'Hello Ada.' }, { text: 'Hello.' }] });
+    it('should start from freshPrompt', async () => {
+      emu = await startOpenAiEmulator({ script: [{ text: 'Hello Ada.' }] });
       const rx = await instance(emu, new MemorySessionStore());
       instances.push(rx);
       await rx.run({ sessionId: 'never-stored', freshPrompt: 'My name is Ada.' });
-      await rx.run({ sessionId: 'never-stored-either' });
       expect(messagesOf(emu, 0).map((m) => [m.role, m.content])).toEqual([['user', 'My name is Ada.']]);
-      expect(messagesOf(emu, 1).map((m) => m.role)).toEqual(['user']);
-      expect(messagesOf(emu, 1)[0]!.content).not.toBe('My name is Ada.');
+    });
+  });
+
+  describe('when a Local session id the store does not have is resumed (a typo)', () => {
+    it.each([
+      ['with a prompt', { prompt: 'What is my name?' }],
+      ['without one', {}],
+    ])('should reject %s with invalid_options naming the id, calling no model', async (_what, extra) => {
+      emu = await startOpenAiEmulator({ script: [{ text: 'never' }] });
+      const rx = await instance(emu, new MemorySessionStore());
+      instances.push(rx);
+      const e = await rejectedWith('invalid_options', rx.run({ sessionId: 'local-typo', ...extra }));
+      expect(e.message).toMatch(/^cannot resume session 'local-typo': the session store has no session of that id/);
+      expect(e.message).toContain('agentrx sessions ls');
+      expect(emu.requests.filter((r) => r.completion !== undefined)).toHaveLength(0);
     });
   });
 

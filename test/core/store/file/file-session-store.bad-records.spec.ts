@@ -46,6 +46,11 @@ describe('FileSessionStore with journals edited by hand', () => {
         { l: { toolUseId: 'u1', state: 'executing' }, at: 1 },
         /line 3 is a ledger transition whose entry .* is not a ledger entry/,
       ],
+      [
+        'a record save whose transcript delta is a string',
+        { r: {}, x: 0, tx: 'hello' },
+        /line 3 is a record save whose transcript items \(tx\) are not an array/,
+      ],
       ['an array', [1, 2], /line 3 is JSON but not a journal line/],
     ])('when it is %s (the last line)', (_what, line, expected) => {
       beforeEach(async () => {

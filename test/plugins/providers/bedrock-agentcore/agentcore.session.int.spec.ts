@@ -8,6 +8,7 @@ import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../../../src/
 import { RecordingConsumer } from '../../../../src/testing/recording-consumer.js';
 import { AddToolHandler, EchoToolHandler, resetFakeTools } from '../../../fakes/fake-tools.js';
 import { CREDS, emulatorSection } from './helpers.js';
+import { rejectedWith } from '../../../support/agentrx-errors.js';
 
 type Body = {
   messages: { role: string; content: { toolUse?: { toolUseId: string }; toolResult?: { toolUseId: string; content: { text: string }[]; status: string } }[] }[];
@@ -106,6 +107,24 @@ describe('AgentCoreAgentProvider through AgentRx', () => {
         expect(emulator.invokes()).toHaveLength(2);
         expect(result.events.filter((e) => e['type'] === ATTEMPT_FAILED)).toHaveLength(1);
         expect(result.events.filter((e) => e['messageStart'] !== undefined)).toHaveLength(2);
+      });
+    });
+
+    describe('when an idle session is resumed with no prompt and no timeoutMs', () => {
+      it('should end at once with invalid_options saying there is nothing to do, invoking nothing (not wait runTimeoutMs)', async () => {
+        emulator = await startAgentCoreEmulator({ credentials: CREDS, script: [{ text: 'Done.' }] });
+        rx = await AgentRx.create({
+          // A run timeout far past the test's own: reaching it would fail the test by its timeout.
+          config: { provider: 'bedrock-agentcore', providers: { 'bedrock-agentcore': section() }, limits: { runTimeoutMs: 600_000 } },
+          modules: [agentCoreProviderModule, loggerModule()],
+        });
+        const first = await rx.run({ prompt: 'hi' });
+        expect(emulator.invokes()).toHaveLength(1);
+        const e = await rejectedWith('invalid_options', rx.run({ sessionId: first.sessionId }));
+        expect(e.message).toBe(
+          `session '${first.sessionId}' was resumed without a prompt, but it waits on nothing (no tool call is pending, and its host answers only to input): pass a prompt to continue it`,
+        );
+        expect(emulator.invokes()).toHaveLength(1);
       });
     });
 
