@@ -3,6 +3,7 @@ import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { Ajv2019 } from 'ajv/dist/2019.js';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { JsonSchema } from '../plugin/tool-handler.js';
+import { linearRegExp } from './linear-regexp.js';
 import { describeUnresolvedRefs, unresolvedRefs } from './unresolved-refs.js';
 
 /** Keywords by which a root object schema says what it does with fields it does not list. */
@@ -33,7 +34,8 @@ function ajvOf(dialect: Dialect): AnyAjv {
   if (existing) return existing;
   // `logger: false`: an unknown `format` is ignored silently instead of warning on stderr;
   // `strict: false`: vendor keywords (`x-…`, `title` in odd places) are allowed.
-  const opts = { allErrors: true, strict: false, logger: false as const, validateSchema: true };
+  // `code.regExp`: patterns run on a linear-time engine (see linearRegExp).
+  const opts = { allErrors: true, strict: false, logger: false as const, validateSchema: true, code: { regExp: linearRegExp } };
   const require = createRequire(import.meta.url);
   let made: AnyAjv;
   if (dialect === 'draft2020') made = new (require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020(opts);

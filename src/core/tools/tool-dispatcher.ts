@@ -202,10 +202,14 @@ export class ToolDispatcher {
     }
     let input: object;
     try {
-      const checked = await compileToolInput(handler).check(use.input ?? {});
+      // A validator (a Standard Schema's `validate` is the user's code) is bounded like the handler.
+      const limit = timeoutMs ?? handler.timeoutMs ?? opts.toolTimeoutMs;
+      const checked = await bounded(compileToolInput(handler).check(use.input ?? {}), limit, opts.signal);
       if (!checked.ok) return errorResult(use, `invalid input for tool '${use.name}': ${checked.problems.join('; ')}`);
       input = checked.value;
     } catch (e) {
+      if (e instanceof ToolAborted) return errorResult(use, `tool '${use.name}' was cancelled`);
+      if (e instanceof ToolTimeout) return errorResult(use, `validating the input of tool '${use.name}' did not finish within ${e.ms} ms; it did not run`);
       return errorResult(use, `invalid input for tool '${use.name}': ${messageOf(e)}`);
     }
     // Validation is async: the session may have been cancelled meanwhile.
@@ -263,11 +267,32 @@ export class ToolDispatcher {
 }
 
 class ToolTimeout extends Error {
-  constructor(ms: number) {
+  constructor(readonly ms: number) {
     super(`timed out after ${ms} ms`);
   }
 }
 class ToolAborted extends Error {}
+
+/** `work`, or a ToolTimeout after `ms`, or a ToolAborted when `signal` aborts first (work that never settles is left behind). */
+async function bounded<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new ToolTimeout(ms)), ms);
+        onAbort = () => reject(new ToolAborted());
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
 
 function errorResult(use: ToolUse, content: string): ToolResult {
   return { toolUseId: use.id, content, isError: true };

@@ -65,6 +65,23 @@ const run = (tool: ReturnType<typeof defineTool>, input: Record<string, unknown>
 
 describe('schema-defined tools', () => {
   describe('with a JSON Schema input', () => {
+    describe('when a pattern backtracks catastrophically on a crafted input', () => {
+      it('should judge it in linear time (the call returns, the tool does not run); a 40-character input would take a backtracking engine hours', async () => {
+        const { tool, calls } = jsonTool({ type: 'object', properties: { q: { type: 'string', pattern: '^(a+)+$' } }, required: ['q'] });
+        const [bad] = await run(tool, { q: `${'a'.repeat(40)}!` });
+        expect(bad).toMatchObject({ isError: true, content: expect.stringContaining('q: must match pattern "^(a+)+$"') });
+        const [good] = await run(tool, { q: 'aaaa' });
+        expect(good).toMatchObject({ isError: false, content: 'found aaaa' });
+        expect(calls).toEqual([{ q: 'aaaa' }]);
+      });
+
+      it('should still apply a pattern the linear engine does not support (a lookahead)', async () => {
+        const { tool } = jsonTool({ type: 'object', properties: { q: { type: 'string', pattern: '^(?=.*[0-9])[a-z0-9]+$' } }, required: ['q'] });
+        expect((await run(tool, { q: 'abc' }))[0]).toMatchObject({ isError: true });
+        expect((await run(tool, { q: 'abc1' }))[0]).toMatchObject({ isError: false });
+      });
+    });
+
     describe('when the input is nested deeper than the depth guard', () => {
       it('should answer is_error before the validator runs, and not run the handler', async () => {
         const { tool, calls } = jsonTool({ type: 'object', properties: { q: { type: 'string' }, extra: {} } });
@@ -202,6 +219,37 @@ describe('schema-defined tools', () => {
         expect(() => defineTool({ name: 'bare', description: '', inputSchema: bare, handle: () => 'x' })).toThrow(
           /vendor 'bare'\) has no JSON Schema converter/,
         );
+      });
+    });
+
+    describe('when the validator never settles', () => {
+      const hanging = (): StandardSchemaV1 => ({
+        '~standard': { version: 1, vendor: 'x', validate: () => new Promise<never>(() => undefined), jsonSchema: { input: () => ({ type: 'object' }) } },
+      });
+
+      it("should answer is_error once the tool's time limit passes, not running the handler", async () => {
+        const calls: unknown[] = [];
+        const tool = defineTool({
+          name: 'x',
+          description: '',
+          inputSchema: hanging(),
+          timeoutMs: 50,
+          handle: (i: unknown) => {
+            calls.push(i);
+            return 'ran';
+          },
+        });
+        const [r] = await run(tool, {});
+        expect(r).toMatchObject({ isError: true, content: "validating the input of tool 'x' did not finish within 50 ms; it did not run" });
+        expect(calls).toHaveLength(0);
+      });
+
+      it('should end the dispatch with cancelled as soon as the session is cancelled', async () => {
+        const tool = defineTool({ name: 'x', description: '', inputSchema: hanging(), handle: () => 'ran' });
+        const ctrl = new AbortController();
+        const pending = new ToolDispatcher([tool]).dispatch([{ id: 't1', name: 'x', input: {} }], options({ signal: ctrl.signal, toolTimeoutMs: 600_000 }));
+        ctrl.abort(new Error('stop'));
+        await expect(pending).rejects.toMatchObject({ code: 'cancelled' });
       });
     });
 
