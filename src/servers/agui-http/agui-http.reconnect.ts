@@ -153,6 +153,19 @@ export class AgUiReconnects {
     let pending: FrameGroup[] | undefined = after === undefined ? [] : undefined;
     let caughtUp = located.end === 0;
     let started = false;
+    /**
+     * A reader whose id is already the log's end learns first whether the thread's last run is
+     * over: then there is nothing to stream, and it gets 204 (an EventSource stops reconnecting)
+     * instead of an open stream of keep-alives. Until then the response is not opened.
+     */
+    let opened = !(after !== undefined && after >= located.end && located.end > 0);
+    /** Whether the replay is inside a run (a RUN_STARTED without its terminal yet). */
+    let runOpen = false;
+    const openStream = (): void => {
+      if (opened) return;
+      opened = true;
+      stream.open(cors);
+    };
 
     /** Set once the thread's run ended waiting on the client: that end is not in the log. */
     let suspension: ThreadSuspension | undefined;
@@ -176,9 +189,14 @@ export class AgUiReconnects {
       this.open.delete(stop);
       subscription.unsubscribe();
       release();
-      stream.end();
+      if (opened) stream.end();
+      else if (!res.headersSent) {
+        res.writeHead(204, cors);
+        res.end();
+      }
     };
     const write = (group: FrameGroup): void => {
+      openStream();
       const out: ClientFrame[] = [];
       let input: ClientFrame | undefined;
       for (const ev of group.events) {
@@ -204,6 +222,7 @@ export class AgUiReconnects {
     /** Ends the stream with a RUN_ERROR: `error` as it is (the endpoint's own words), or `told` in the client's terms. */
     const stop = (error: { code: string; message: string }, told = false): void => {
       if (done) return;
+      openStream();
       const ev = { type: 'RUN_ERROR' as const, ...error, timestamp: Date.now() };
       stream.write(told ? clientRunError(ev) : ev);
       finish();
@@ -213,6 +232,7 @@ export class AgUiReconnects {
       if (done || !suspension || position < suspension.seq || (after === undefined && !caughtUp)) return;
       const runId = request.runId ?? frames.currentRunId ?? logId;
       const now = Date.now();
+      openStream();
       if (conversation) stream.writeGroup([conversation.snapshot(now)], undefined);
       stream.writeGroup([{ type: 'RUN_FINISHED', threadId: request.threadId, runId, outcome: suspension.outcome, timestamp: Date.now() }], undefined);
       finish();
@@ -223,7 +243,7 @@ export class AgUiReconnects {
       stop({ message: `the session ended; no event follows id ${position}`, code: 'session_closed' });
     };
 
-    stream.open(cors);
+    if (opened) stream.open(cors);
     res.on('close', finish);
     const following = logTranslation(this.placement.attach(logId, { afterSeq: 0 }).events$).subscribe({
       next: (translated) => {
@@ -232,6 +252,12 @@ export class AgUiReconnects {
         position = env.seq;
         const group = frames.push(translated);
         track(group);
+        for (const ev of group.events) runOpen = ev.type === 'RUN_STARTED' ? true : isTerminal(ev) ? false : runOpen;
+        // Caught up with the log at connect time, at the reader's own id: a finished run has nothing more.
+        if (!opened && env.seq >= known.end) {
+          if (!runOpen && !suspension) return finish();
+          openStream();
+        }
         if (after !== undefined) {
           if (env.seq > after) write(group);
         } else if (!caughtUp) {

@@ -119,6 +119,31 @@ describe('AG-UI endpoint: @ag-ui/client reconnecting with Last-Event-ID', () => 
     });
   });
 
+  describe("when a reader reconnects with the id of a finished run's last frame", () => {
+    it('should answer 204 at once (nothing follows), by Last-Event-ID and by ?after=, while an earlier id still gets the rest', async () => {
+      const a = await serve();
+      GateToolHandler.open();
+      const agent = new HttpAgent({ url: `${a.server.url}agent`, threadId: THREAD });
+      agent.addMessage({ id: 'u1', role: 'user', content: 'Go through the gate' });
+      await agent.runAgent({ runId: 'client-run-1' });
+      const whole = sseFrames(await fetch(`${a.server.url}threads/${THREAD}/events`).then((r) => r.text()));
+      const ids = whole.flatMap((f) => (f.id !== undefined ? [f.id] : []));
+      const last = ids.at(-1)!;
+      expect(whole.at(-1)!.event.type).toBe('RUN_FINISHED');
+
+      const byHeader = await fetch(`${a.server.url}threads/${THREAD}/events`, { headers: { 'last-event-id': last } });
+      expect(byHeader.status).toBe(204);
+      expect(await byHeader.text()).toBe('');
+      const byQuery = await fetch(`${a.server.url}threads/${THREAD}/events?after=${last}`);
+      expect(byQuery.status).toBe(204);
+
+      const earlier = await fetch(`${a.server.url}threads/${THREAD}/events`, { headers: { 'last-event-id': ids.at(-2)! } });
+      expect(earlier.status).toBe(200);
+      expect(sseFrames(await earlier.text()).map((f) => f.event.type)).toContain('RUN_FINISHED');
+      expect(a.server.handler.activeReconnects).toBe(0);
+    });
+  });
+
   describe("when the endpoint is given no store (it reads its own threads' logs through rx.attach)", () => {
     it('should receive exactly the events after its Last-Event-ID', async () => {
       const a = await serve(false);
