@@ -153,6 +153,24 @@ export { FileSessionStore, type FileSessionStoreOptions } from './core/store/fil
 export { StoreRegistration, defineStore, type StoreFactory, type StoreOpenOptions } from './core/store/store-registration.js';
 export { bindStore, type StoreModule } from './core/store/bind-store.js';
 export { openStore } from './core/store/open-store.js';
+export {
+  FileProvisionStore,
+  MemoryProvisionStore,
+  openProvisionStore,
+  Provisioner,
+  ProvisionStoreToken,
+  TAG_PATTERN,
+  type Ensured,
+  type HostVersion,
+  type ProvisionBase,
+  type ProvisionEntry,
+  type ProvisionFactory,
+  type ProvisionKey,
+  type ProvisionStore,
+  type PruneReport,
+  type VersionedResources,
+  type VersionView,
+} from './core/provision/index.js';
 export { StoreConfig, StoreRetentionConfig } from './core/config/store-config.js';
 export { MemoryStoreConfig } from './core/store/memory/memory-store.config.js';
 export { FileStoreConfig } from './core/store/file/file-store.config.js';

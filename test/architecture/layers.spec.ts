@@ -22,6 +22,10 @@ const RANKS: ReadonlyArray<readonly [prefix: string, rank: number]> = [
   ['core/plugin/', 5],
   ['core/kernel/', 6],
   ['core/tools/', 7],
+  ['core/provision/', 7],
+  // Opening a provision store goes through the store registry; the folder's index re-exports the engines.
+  ['core/provision/open-provision-store.ts', 9],
+  ['core/provision/index.ts', 9],
   ['core/store/', 8],
   ['core/session/', 9],
   ['core/di/', 10],

@@ -3,6 +3,9 @@ import type { AgentRxConfig } from '../config/agentrx.config.js';
 import { AgentRxConfigToken } from '../config/config-tokens.js';
 import { ProviderCatalog } from '../kernel/provider-catalog.js';
 import { PluginRegistry } from '../kernel/plugin-registry.js';
+import { openProvisionStore } from '../provision/open-provision-store.js';
+import type { ProvisionStore } from '../provision/provision-store.js';
+import { ProvisionStoreToken } from '../provision/provision-token.js';
 import { Logger, StderrLogger } from '../logger.js';
 import { AgentProvider } from '../plugin/agent-provider.js';
 import { EventConsumer } from '../plugin/event-consumer.js';
@@ -31,7 +34,8 @@ export const ConsumerErrors = Symbol('ConsumerErrors');
 /**
  * The core services of one AgentRx instance, each a lazy singleton built from the validated config
  * (`AgentRxConfigToken`): Logger, SessionStore (opened through the `StoreRegistration` that
- * `store.type` names; memory and file are registered here), the tool and consumer registries,
+ * `store.type` names; memory and file are registered here), the ProvisionStore of that same
+ * section (`ProvisionStoreToken`), the tool and consumer registries,
  * ToolDispatcher, ConsumerHub and the ProviderCatalog. Loaded last by `AgentRx.create`, and binding only what is
  * not bound yet, so a host module can bind its own (a Redis SessionStore, a Logger…).
  */
@@ -56,6 +60,19 @@ export const coreModule = new ContainerModule((options) => {
       })
       .inSingletonScope()
       // A store with connections (Redis) closes them when the instance stops.
+      .onDeactivation(async (store) => {
+        await store.close?.();
+      });
+  }
+  if (!options.isBound(ProvisionStoreToken)) {
+    options
+      .bind<ProvisionStore>(ProvisionStoreToken)
+      .toDynamicValue((ctx) => {
+        const logger = ctx.get<Logger>(Logger);
+        const onRepair = (where: string, what: string): void => logger.warn(`provision store: ${what} (${where})`);
+        return openProvisionStore(ctx.get<AgentRxConfig>(AgentRxConfigToken).store, ctx.getAll<StoreRegistration>(StoreRegistration), { onRepair });
+      })
+      .inSingletonScope()
       .onDeactivation(async (store) => {
         await store.close?.();
       });

@@ -20,16 +20,28 @@ export function openStore(
   registrations: readonly StoreRegistration[],
   opts: StoreOpenOptions = {},
 ): SessionStore {
+  const engine = storeEngineOf(section, registrations);
+  return engine.registration.open(engine.section, opts);
+}
+
+/**
+ * The registration that `section`'s type names and the section as validated by its class (as is,
+ * when it already is one): what `openStore` and `openProvisionStore` open. Throws as `openStore`.
+ */
+export function storeEngineOf(
+  section: StoreConfig | Readonly<Record<string, unknown>>,
+  registrations: readonly StoreRegistration[],
+): { readonly registration: StoreRegistration; readonly section: StoreConfig } {
   checkStoreTypes(registrations);
   const registration = registrations.find((r) => r.type === (section.type ?? 'memory'));
-  if (registration !== undefined && section instanceof registration.options) return registration.open(section, opts);
+  if (registration !== undefined && section instanceof registration.options) return { registration, section };
   const issues: ConfigIssue[] = [];
   const validated = validateStoreSection(isPlainObject(section) ? section : { ...section }, registrations, issues);
   if (issues.length > 0) throw configError(issues, undefined);
   // Validation succeeded, so the type names a registration and `validated` is its section class.
   const chosen = registrations.find((r) => r.type === validated.type);
   if (chosen === undefined) throw new AgentRxError('invalid_config', `no store engine is registered as '${validated.type}'`, { type: validated.type });
-  return chosen.open(validated, opts);
+  return { registration: chosen, section: validated };
 }
 
 /** Throws `duplicate_plugin` when two registrations share a type (which one would run is not clear). */
