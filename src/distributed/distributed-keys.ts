@@ -23,6 +23,11 @@ export interface SubmissionKeys {
    * are refused once another worker claimed the submission; see `SubmissionWriter`).
    */
   readonly state: string;
+  /**
+   * Sorted set of the handles holding the submission (member: a holder id, score: its lease's
+   * expiry in ms; see `HolderLeases`): the owner closes an idle session once none is current.
+   */
+  readonly holders: string;
 }
 
 /**
@@ -63,7 +68,7 @@ export class DistributedKeys {
 
   of(submissionId: string): SubmissionKeys {
     const tag = `${this.prefix}dist:{${encodeURIComponent(submissionId)}}`;
-    return { inputs: `${tag}:in`, outputs: `${tag}:out`, state: `${tag}:state` };
+    return { inputs: `${tag}:in`, outputs: `${tag}:out`, state: `${tag}:state`, holders: `${tag}:holders` };
   }
 }
 

@@ -48,7 +48,12 @@ export const distributedModule = new ContainerModule((options) => {
         const runtime = ctx.get<RuntimeConfig>(RuntimeConfigToken);
         if (runtime.mode !== 'distributed') return EMBEDDED;
         const config = ctx.get<AgentRxConfig>(AgentRxConfigToken);
-        return new QueueLink(redisStoreConfigOf(config.store, "runtime.mode 'distributed'"), ctx.get<SessionStore>(SessionStore), runtime.queueName);
+        return new QueueLink(
+          redisStoreConfigOf(config.store, "runtime.mode 'distributed'"),
+          ctx.get<SessionStore>(SessionStore),
+          runtime.queueName,
+          runtime.clientLeaseMs,
+        );
       })
       .inSingletonScope()
       .onDeactivation((link) => link.close());

@@ -53,6 +53,8 @@ export class JobRunner {
   private readonly subs: Subscription[] = [];
   private stopInputs: (() => Promise<void>) | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** While idle: checks, every client lease, whether a handle still holds the submission. */
+  private holdersTimer: NodeJS.Timeout | undefined;
   private graceTimer: NodeJS.Timeout | undefined;
   /** A request is running (between `run_started` and its end). */
   private running = false;
@@ -161,6 +163,7 @@ export class JobRunner {
     this.touch();
     await session.closed;
     clearTimeout(this.idleTimer);
+    clearTimeout(this.holdersTimer);
     clearTimeout(this.graceTimer);
     for (const s of this.subs) s.unsubscribe();
     await this.stopInputs?.();
@@ -216,6 +219,7 @@ export class JobRunner {
   /** Activity: re-arms the idle timer while nothing runs; a hand-back waiting for the request goes on. */
   private touch(): void {
     clearTimeout(this.idleTimer);
+    clearTimeout(this.holdersTimer);
     if (this.busy) return;
     if (this.onSettled) return this.onSettled();
     if (this.handingBack) return;
@@ -226,6 +230,28 @@ export class JobRunner {
       this.session.close();
     }, this.deps.idleMs);
     this.idleTimer.unref();
+    this.armHoldersCheck();
+  }
+
+  /**
+   * A submission whose client keeps leases (`clientLeaseMs`): once idle, its session closes as
+   * soon as no handle holds it (nothing can send it input any more), checked every lease length.
+   * A failed check counts as held (the idle time still applies).
+   */
+  private armHoldersCheck(): void {
+    const leaseMs = this.data.clientLeaseMs;
+    if (leaseMs === undefined) return;
+    this.holdersTimer = setTimeout(() => {
+      void (async () => {
+        const held = await this.deps.commands.zcount(this.deps.keys.holders, Date.now(), '+inf').catch(() => 1);
+        if (this.busy || !this.session || this.handingBack || this.onSettled) return;
+        if (held > 0) return this.armHoldersCheck();
+        this.cause ??= 'idle';
+        this.deps.log(`session ${this.session.sessionId ?? '(not opened)'} of ${this.data.submissionId}: no handle holds it any more: closing it`);
+        this.session.close();
+      })();
+    }, leaseMs);
+    this.holdersTimer.unref();
   }
 
   private onInputs(entries: readonly StreamEntry[]): Promise<void> {

@@ -19,6 +19,8 @@ export class QueueLink implements RemoteSessions {
     private readonly redis: RedisLocation,
     private readonly store: SessionStore,
     private readonly queueName: string | undefined,
+    /** See `SessionQueueOptions.clientLeaseMs`. */
+    private readonly clientLeaseMs?: number,
   ) {}
 
   /** Enqueues a session request for the workers (see `SessionQueue.submit`). */
@@ -42,7 +44,12 @@ export class QueueLink implements RemoteSessions {
   private connected(): Promise<SessionQueue> {
     if (this.closed) return Promise.reject(new AgentRxError('session_closed', 'this instance is stopped; create a new one'));
     this.queue ??= import('./session-queue.js').then(({ SessionQueue }) =>
-      SessionQueue.connect({ redis: this.redis, store: this.store, queueName: this.queueName }),
+      SessionQueue.connect({
+        redis: this.redis,
+        store: this.store,
+        queueName: this.queueName,
+        ...(this.clientLeaseMs !== undefined ? { clientLeaseMs: this.clientLeaseMs } : {}),
+      }),
     );
     this.queue.catch(() => (this.queue = undefined));
     return this.queue;

@@ -88,6 +88,8 @@ export class StreamFollower {
     private readonly onEntries: (entries: readonly StreamEntry[]) => Promise<void> | void,
     private readonly onError: (e: unknown) => void = () => undefined,
     private readonly blockMs = 5_000,
+    /** Checked before each read: false ends the loop (the reader it feeds is gone). */
+    private readonly alive: () => boolean = () => true,
   ) {
     this.cursor = after;
     this.done = this.loop();
@@ -111,6 +113,7 @@ export class StreamFollower {
   private async loop(): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
+      if (!this.alive()) break;
       try {
         this.client ??= await this.connect();
         if (this.stopped) break;

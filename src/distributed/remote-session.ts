@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EMPTY, EmptyError, Observable, ReplaySubject, Subscription, defer, firstValueFrom, from, switchMap } from 'rxjs';
 import { AgentRxError } from '../core/errors.js';
 import type { AgUiEvent } from '../core/events/agui-event.js';
@@ -8,16 +9,46 @@ import type { ClientAnswers } from '../core/plugin/session-options.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import { decodeEntry, fromWireError, type InputMessage, type OutputMessage, type RemoteResult } from './distributed-messages.js';
 import type { StreamEntry, SubmissionKeys } from './distributed-keys.js';
+import { LeaseKeeper, type HolderLeases } from './client-lease.js';
 import { LogFeed } from './log-feed.js';
 
 /** What a handle needs: the store sharing the workers' Redis, and the submission's streams. */
 export interface RemoteSessionDeps {
   readonly store: SessionStore;
   readonly keys: SubmissionKeys;
-  /** Follows a stream from `after`, calling `onEntries` per batch; returns the stop function. */
-  follow(key: string, after: string, onEntries: (entries: readonly StreamEntry[]) => void): () => Promise<void>;
+  /**
+   * Follows a stream from `after`, calling `onEntries` per batch, until `alive` says false;
+   * returns the stop function.
+   */
+  follow(key: string, after: string, onEntries: (entries: readonly StreamEntry[]) => void, alive?: () => boolean): () => Promise<void>;
   /** XADD of one message to a stream; resolves with the entry id. */
   send(key: string, message: InputMessage): Promise<string>;
+  /** The submission's holder leases, with their length (ms): a handle renews its own while it is reachable. */
+  readonly leases?: { readonly holders: HolderLeases; readonly ms: number };
+}
+
+/**
+ * Follows the submission's output stream for `ref`'s handle, holding it only through `ref`. A
+ * module function on purpose: a closure made in the handle's constructor would share its scope,
+ * which holds `this`, and keep every handle alive for as long as its reader runs.
+ */
+function followWeakly(deps: RemoteSessionDeps, ref: WeakRef<RemoteSession>): () => Promise<void> {
+  return deps.follow(
+    deps.keys.outputs,
+    '0',
+    (entries) => {
+      for (const [, fields] of entries) {
+        const m = decodeEntry<OutputMessage>(fields);
+        if (m) ref.deref()?.receive(m);
+      }
+    },
+    () => ref.deref() !== undefined,
+  );
+}
+
+/** Whether a handle still wants its session kept: not ended, not released (a module function: it must not capture a handle). */
+function wantsSession(handle: object): boolean {
+  return (handle as RemoteSession).holding;
 }
 
 /** Where the session ended: the last `seq` of its log, and its failure if any. */
@@ -39,8 +70,10 @@ interface Ending {
  * - `message`, `setState`, `sendEvent`, `answerClient`, `cancel` and `close` go on the submission's input stream,
  *   read by whichever worker owns the session now (inputs sent before a worker took the job wait
  *   there);
- * - `release()` and `leave()` only stop reading: the session goes on in its worker, which closes
- *   it after its own idle time, and another handle may take it up.
+ * - `release()` and `leave()` only stop reading: the session goes on in its worker, and another
+ *   handle may take it up. A handle renews a lease in Redis while it is referenced (and not
+ *   released); once no handle holds the session, its worker closes it when idle, after one lease
+ *   (`clientLeaseMs`), instead of after its whole idle time.
  * `closed` resolves when the owner published the session's end (its log is then complete in the
  * store); `events$` completes once it has read that log to its end.
  */
@@ -72,6 +105,8 @@ export class RemoteSession implements LiveSession {
   private readonly stopFollowing: () => Promise<void>;
   /** The log read the current `events$`/`agui$` subscribers share, while others may still join it. */
   private feed: LogFeed | undefined;
+  private readonly lease: LeaseKeeper | undefined;
+  private detached = false;
 
   constructor(
     /** The submission id: known at submit time, the key of the handle's streams. */
@@ -91,12 +126,15 @@ export class RemoteSession implements LiveSession {
     this.opened.catch(() => undefined);
     this.events$ = new Observable<SessionEvent>((subscriber) => this.joinFeed().envelopes(subscriber));
     this.agui$ = new Observable<AgUiEvent>((subscriber) => this.joinFeed().agui(subscriber));
-    this.stopFollowing = deps.follow(deps.keys.outputs, '0', (entries) => {
-      for (const [, fields] of entries) {
-        const m = decodeEntry<OutputMessage>(fields);
-        if (m) this.onOutput(m);
-      }
-    });
+    // The reader and the lease hold the handle weakly: a handle nobody references is collected,
+    // its reader stops, its lease lapses, and the worker frees the session's slot.
+    this.stopFollowing = followWeakly(deps, new WeakRef(this));
+    this.lease = deps.leases ? new LeaseKeeper(this, deps.leases.holders, `h-${randomUUID()}`, deps.leases.ms, wantsSession) : undefined;
+  }
+
+  /** True while this handle keeps its session: not ended, not released (its lease is renewed meanwhile). */
+  get holding(): boolean {
+    return this.ended === undefined && !this.detached;
   }
 
   /** The store's session id, once known. */
@@ -161,10 +199,15 @@ export class RemoteSession implements LiveSession {
    * `results$`/`result`/`sendEvent` never settle after this.
    */
   async detach(): Promise<void> {
-    await this.stopFollowing();
+    this.detached = true;
+    await Promise.all([this.stopFollowing(), this.lease?.stop()]);
   }
 
-  /** Done with this handle: stops reading (`detach`); the worker closes the session after its own idle time. */
+  /**
+   * Done with this handle: stops reading (`detach`) and drops its lease; once no handle holds the
+   * session, its worker closes it when idle (after the lease's length). The same happens to a
+   * handle nobody references any more.
+   */
   release(): Promise<void> {
     return this.detach();
   }
@@ -178,7 +221,8 @@ export class RemoteSession implements LiveSession {
     if (this.ended) throw new AgentRxError('session_closed', 'the session is closed; submit a new one (pass sessionId to resume it)');
   }
 
-  private onOutput(m: OutputMessage): void {
+  /** @internal The output stream's messages, in order (see {@link followWeakly}). */
+  receive(m: OutputMessage): void {
     switch (m.kind) {
       case 'opened':
         this.sessionIdValue ??= m.sessionId;
@@ -211,6 +255,7 @@ export class RemoteSession implements LiveSession {
         else this.results.complete();
         this.resolveClosed();
         void this.stopFollowing();
+        void this.lease?.stop();
         return;
       }
     }

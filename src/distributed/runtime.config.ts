@@ -36,6 +36,17 @@ export class RuntimeConfig {
   @Max(MAX_TIMEOUT_MS)
   idleMs: number = 600_000;
 
+  /**
+   * Clients (`runtime.mode 'distributed'`): how long a session handle's lease lasts (ms; renewed
+   * every third of it while the handle is referenced). Once no handle holds a session, its worker
+   * closes it when idle after this long, instead of after `idleMs`. Default 30,000.
+   */
+  @CoerceNumber()
+  @IsInt()
+  @Min(100)
+  @Max(MAX_TIMEOUT_MS)
+  clientLeaseMs: number = 30_000;
+
   /** `agentrx worker`: how often (ms) a worker announces itself in Redis (`agentrx workers`); it expires after three missed beats. Default 5,000. */
   @CoerceNumber()
   @IsInt()

@@ -20,7 +20,16 @@ export interface SessionQueueOptions {
   readonly store: SessionStore;
   /** BullMQ queue name (default `agentrx-sessions`); workers must use the same. */
   readonly queueName?: string;
+  /**
+   * How long a handle's lease lasts (ms, renewed every third of it while the handle is
+   * referenced): once no handle holds a submission, its worker closes the idle session after
+   * this long instead of after its whole idle time. Default 30 000.
+   */
+  readonly clientLeaseMs?: number;
 }
+
+/** Default of `SessionQueueOptions.clientLeaseMs`. */
+export const DEFAULT_CLIENT_LEASE_MS = 30_000;
 
 /** Options of `SessionQueue.open`. */
 export interface OpenRemoteOptions {
@@ -49,6 +58,7 @@ export class SessionQueue {
     private readonly commands: Redis,
     private readonly store: SessionStore,
     prefix: string,
+    private readonly clientLeaseMs: number,
   ) {
     this.keys = new DistributedKeys(prefix);
   }
@@ -61,7 +71,10 @@ export class SessionQueue {
     const keys = new DistributedKeys(prefix);
     const queue = new Queue(opts.queueName ?? DEFAULT_QUEUE_NAME, { connection: commands, prefix: keys.bullPrefix });
     queue.on('error', () => undefined);
-    return new SessionQueue(opts.redis.url, queue, commands, opts.store, prefix);
+    const leaseMs = opts.clientLeaseMs ?? DEFAULT_CLIENT_LEASE_MS;
+    if (!Number.isInteger(leaseMs) || leaseMs < 100)
+      throw new AgentRxError('invalid_options', `clientLeaseMs must be a whole number of ms ≥ 100; got ${JSON.stringify(opts.clientLeaseMs)}`);
+    return new SessionQueue(opts.redis.url, queue, commands, opts.store, prefix, leaseMs);
   }
 
   /**
@@ -72,7 +85,7 @@ export class SessionQueue {
     this.checkOpen();
     const options = checkSubmitOptions(opts);
     const submissionId = `sub-${randomUUID()}`;
-    const data: SessionJobData = { v: 1, submissionId, options };
+    const data: SessionJobData = { v: 1, submissionId, options, clientLeaseMs: this.clientLeaseMs };
     try {
       // One attempt: a request that fails is reported to its handle, never run again blindly.
       await this.queue.add('session', data, { jobId: submissionId, attempts: 1, removeOnComplete: true, removeOnFail: 1_000 });
@@ -90,20 +103,40 @@ export class SessionQueue {
     const afterSeq = opts.afterSeq ?? 0;
     if (!Number.isInteger(afterSeq) || afterSeq < 0)
       throw new AgentRxError('invalid_options', `open: afterSeq must be an integer ≥ 0; got ${JSON.stringify(opts.afterSeq)}`);
+    const keys = this.keys.of(submissionId);
     return new RemoteSession(
       submissionId,
       {
         store: this.store,
-        keys: this.keys.of(submissionId),
-        follow: (key, after, onEntries) => {
-          const follower = new StreamFollower(() => openRedis(this.url, 'agentrx-handle'), key, after, onEntries);
+        keys,
+        follow: (key, after, onEntries, alive) => {
+          const follower = new StreamFollower(() => openRedis(this.url, 'agentrx-handle'), key, after, onEntries, undefined, undefined, alive);
           this.followers.add(follower);
+          // A follower whose handle was collected ends by itself.
+          void follower.done.then(() => this.followers.delete(follower));
           return async () => {
             this.followers.delete(follower);
             await follower.stop();
           };
         },
         send: (key, message) => this.send(key, message),
+        leases: {
+          ms: this.clientLeaseMs,
+          holders: {
+            renew: async (holder, ms) => {
+              if (this.closed) return;
+              await this.commands
+                .multi()
+                .zadd(keys.holders, Date.now() + ms, holder)
+                .pexpire(keys.holders, ms * 4)
+                .exec();
+            },
+            drop: async (holder) => {
+              if (this.closed) return;
+              await this.commands.zrem(keys.holders, holder);
+            },
+          },
+        },
       },
       afterSeq,
     );

@@ -50,6 +50,12 @@ export interface SessionJobData {
   readonly v: 1;
   readonly submissionId: string;
   readonly options: SubmitOptions;
+  /**
+   * The lease of the submitting client's handles (ms): the owner closes the session once it is
+   * idle and no handle renewed its lease within this long. Absent (a client of an older build):
+   * only the worker's idle time closes it.
+   */
+  readonly clientLeaseMs?: number;
 }
 
 /**

@@ -74,8 +74,8 @@ export class DistributedWorld {
   }
 
   /** A client (as another process would have): its own connection and store. */
-  async queue(): Promise<SessionQueue> {
-    const queue = await SessionQueue.connect({ redis: { url: this.redis.url }, store: this.store(), queueName: this.queueName });
+  async queue(opts: { clientLeaseMs?: number } = {}): Promise<SessionQueue> {
+    const queue = await SessionQueue.connect({ redis: { url: this.redis.url }, store: this.store(), queueName: this.queueName, ...opts });
     this.queues.push(queue);
     return queue;
   }

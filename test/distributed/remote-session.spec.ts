@@ -60,7 +60,7 @@ class Harness {
       'sub-1',
       {
         store: counted,
-        keys: { inputs: 'in', outputs: 'out', state: 'state' },
+        keys: { inputs: 'in', outputs: 'out', state: 'state', holders: 'holders' },
         follow: (_key, _after, onEntries) => {
           this.following++;
           this.deliver = onEntries;
