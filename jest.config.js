@@ -3,6 +3,8 @@ export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   setupFiles: ['<rootDir>/test/setup.ts'],
+  // One line per system program the machine lacks (its suites then skip silently).
+  globalSetup: '<rootDir>/test/global-setup.mjs',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
   // `agentrx` and `agentrx/testing` as a user imports them (the README examples in test/support/readme).

@@ -60,3 +60,20 @@ describe('requireProgram', () => {
     });
   });
 });
+
+describe("jest's global setup (test/global-setup.mjs)", () => {
+  type Lines = (programs: Record<string, SystemProgram>, env: Record<string, string>, exists: (p: string) => boolean) => string[];
+  const setup = async (): Promise<Lines> =>
+    ((await import(new URL('../global-setup.mjs', import.meta.url).href)) as { missingProgramLines: Lines }).missingProgramLines;
+
+  it('should print one line per missing program, whatever number of suites need it, and none when all are there', async () => {
+    const lines = await setup();
+    const programs = { present: PRESENT, missing: MISSING, also: { ...MISSING, path: '/nonexistent/other' } };
+    expect(lines(programs, {}, (p) => p === PRESENT.path)).toEqual([
+      '/nonexistent/agentrx-test-program is missing (install it: apt-get install -y agentrx-test-program); skipping the tests that need it (with CI=true this fails)',
+      '/nonexistent/other is missing (install it: apt-get install -y agentrx-test-program); skipping the tests that need it (with CI=true this fails)',
+    ]);
+    expect(lines({ present: PRESENT }, {}, () => true)).toEqual([]);
+    expect(lines({ missing: MISSING }, { CI: 'true' }, () => false)[0]).toContain('CI=true requires it');
+  });
+});

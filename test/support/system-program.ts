@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 /**
  * A program of the operating system that some tests drive (a browser, a server), never
@@ -11,8 +11,11 @@ export interface SystemProgram {
   readonly install: string;
 }
 
+/** The programs, in one file that jest's global setup (test/global-setup.mjs) reads too. */
+const PROGRAMS = JSON.parse(readFileSync(new URL('./system-programs.json', import.meta.url), 'utf8')) as Record<'chromium' | 'redis-server', SystemProgram>;
+
 /** Debian's Chromium, driven by playwright-core in the AG-UI page's browser test. */
-export const CHROMIUM: SystemProgram = { path: '/usr/bin/chromium', install: 'apt-get install -y chromium' };
+export const CHROMIUM: SystemProgram = PROGRAMS.chromium;
 /** Flags every headless Chromium of the tests runs with: no network of its own, no sandbox (containers), no GPU. */
 export const CHROMIUM_FLAGS: readonly string[] = [
   '--headless',
@@ -25,7 +28,7 @@ export const CHROMIUM_FLAGS: readonly string[] = [
   '--disable-sync',
 ];
 /** Debian's redis-server, for the Redis store and the distributed runner's tests. */
-export const REDIS_SERVER: SystemProgram = { path: '/usr/bin/redis-server', install: 'apt-get install -y redis-server' };
+export const REDIS_SERVER: SystemProgram = PROGRAMS['redis-server'];
 
 /** What to do with tests that need some programs. */
 export interface ProgramCheck {
@@ -78,8 +81,8 @@ export function requireProgram(program: SystemProgram, env: Readonly<Record<stri
 /**
  * `describe` for tests that need system programs. All present: a plain `describe`. One missing:
  * outside CI the suite is skipped (the one allowed skip: an optional system program on a machine
- * that has only Node) after one line naming what to install; with `CI=true` the suite is one
- * failing test with that message instead.
+ * that has only Node; jest's global setup printed the one line per missing program naming what to
+ * install); with `CI=true` the suite is one failing test with that message instead.
  */
 export function describeWith(programs: SystemProgram | readonly SystemProgram[], name: string, body: () => void): void {
   const check = checkPrograms(Array.isArray(programs) ? programs : [programs as SystemProgram]);
@@ -92,7 +95,6 @@ export function describeWith(programs: SystemProgram | readonly SystemProgram[],
       });
     });
   } else {
-    note(`${name}: ${check.message}`);
     describe.skip(name, body);
   }
 }
