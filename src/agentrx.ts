@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { Subject, type Observable } from 'rxjs';
 import { ConsumerHub, type ConsumerError } from './core/session/consumer-hub.js';
 import { ConsumerErrors, ConsumerRegistry, ToolRegistry, coreModule } from './core/di/core-module.js';
+import type { Artifacts } from './core/artifacts/artifacts.js';
+import { providerArtifacts } from './core/artifacts/provider-artifacts.js';
 import { ProviderCatalog } from './core/kernel/provider-catalog.js';
 import { attachLog, type LogAttachment } from './core/session/log-attachment.js';
 import { retentionFromConfig, startRetention } from './core/store/retention.js';
@@ -227,6 +229,15 @@ export class AgentRx {
     if (!Number.isInteger(afterSeq) || afterSeq < 0)
       throw new AgentRxError('invalid_options', `attach: afterSeq must be an integer ≥ 0; got ${JSON.stringify(opts.afterSeq)}`);
     return attachLog(this.store, sessionId, afterSeq);
+  }
+
+  /**
+   * The files of the provider-side session `sessionId` (list, fetch, put, delete by name; see
+   * `Artifacts`), on the configured provider or `opts.provider`. Throws `unsupported` naming the
+   * provider when it has no session storage (Local), `invalid_config` when it is not configured.
+   */
+  artifacts(sessionId: string, opts: { readonly provider?: string } = {}): Artifacts {
+    return providerArtifacts(this.providers.require(opts.provider ?? this.config.provider), sessionId);
   }
 
   /**

@@ -226,5 +226,23 @@ export { otelConsumerModule } from './consumers/otel/otel.module.js';
 export { agentCoreProviderModule } from './plugins/providers/bedrock-agentcore/agentcore.module.js';
 export type { AgentCoreProviderOptions } from './plugins/providers/bedrock-agentcore/agentcore.config.js';
 export { cmaProviderModule } from './plugins/providers/claude-managed-agents/cma.module.js';
+export { CmaAgentProvider } from './plugins/providers/claude-managed-agents/cma.provider.js';
 export type { CmaProviderOptions } from './plugins/providers/claude-managed-agents/cma.config.js';
 export { toolConfirmationEvent } from './plugins/providers/claude-managed-agents/cma-wire.js';
+export {
+  checkArtifactName,
+  readArtifact,
+  type ArtifactBody,
+  type ArtifactCallOptions,
+  type ArtifactDownload,
+  type ArtifactInfo,
+  type ArtifactNameRule,
+  type ArtifactPutOptions,
+  type Artifacts,
+} from './core/artifacts/index.js';
+export { CMA_INPUTS_FOLDER, CMA_OUTPUTS_FOLDER } from './plugins/providers/claude-managed-agents/cma-files.js';
+export {
+  AGENTCORE_CHUNK_BYTES,
+  AGENTCORE_DEFAULT_STORAGE_PATH,
+  AGENTCORE_MAX_COMMAND_CHARS,
+} from './plugins/providers/bedrock-agentcore/agentcore-storage-limits.js';

@@ -3,7 +3,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import type { CliIo, CommandContext, RegisterCommand } from './cli-io.js';
+import { registerArtifactsCommand } from './commands/artifacts.js';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerEmulateCommand } from './commands/emulate.js';
+import { registerProvisionCommands } from './commands/provision.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -23,6 +26,9 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerDemoCommand,
   registerServeCommand,
   registerSessionsCommand,
+  registerProvisionCommands,
+  registerArtifactsCommand,
+  registerEmulateCommand,
   registerReplayCommand,
   registerWorkerCommand,
   registerWorkersCommand,

@@ -3,6 +3,9 @@ import { AgentRxError } from '../core/errors.js';
 import { coreStores } from '../core/store/core-stores.js';
 import { openStore as openEngine } from '../core/store/open-store.js';
 import { SessionStore } from '../core/store/session-store.js';
+import { openProvisionStore } from '../core/provision/open-provision-store.js';
+import type { ProvisionStore } from '../core/provision/provision-store.js';
+import { ProvisionStoreToken } from '../core/provision/provision-token.js';
 import { ContainerModule } from '../core/util/inversify.js';
 import type { CliIo } from './cli-io.js';
 import { pathFrom } from './flags.js';
@@ -14,6 +17,12 @@ export interface RunStore {
   readonly where: string;
   /** Kept on disk: the session can be resumed by a later command. */
   readonly durable: boolean;
+  /**
+   * The provision store next to it when the CLI chose the folder (the state directory, or
+   * `--store`): what `agentrx agents|harnesses` keep there (versions, tags) is what a run resolves
+   * `agent: 'name:tag'` against. Undefined: the config's own `store` section opens it.
+   */
+  readonly provisions?: ProvisionStore;
 }
 
 /** The flags that choose the store: `--store <dir>`, and `--resume <id>` (which needs a durable one). */
@@ -62,7 +71,7 @@ export function openRunStore(config: Record<string, unknown>, flags: RunStoreFla
     io.err.write(`agentrx: warning: cannot use the session store ${loc.dir} (${why}, from ${loc.from}); this session is kept in memory only\n`);
     return memory();
   }
-  return { store: fileStore(loc.dir, io), where: loc.dir, durable: true };
+  return { store: fileStore(loc.dir, io), where: loc.dir, durable: true, provisions: openProvisionStore({ type: 'file', dir: loc.dir }, coreStores) };
 }
 
 /**
@@ -73,7 +82,10 @@ export function fileStore(dir: string, io: CliIo): SessionStore {
   return openEngine({ type: 'file', dir }, coreStores, { onRepair: (file, reason) => io.err.write(`agentrx: warning: ${file}: ${reason}\n`) });
 }
 
-/** Binds `store` as the SessionStore (the core module then binds none of its own). */
-export function storeModule(store: SessionStore): ContainerModule {
-  return new ContainerModule((options) => void options.bind<SessionStore>(SessionStore).toConstantValue(store));
+/** Binds the run's SessionStore (and its provision store, when it has one): the core module then binds none of its own. */
+export function storeModule(run: Pick<RunStore, 'store' | 'provisions'>): ContainerModule {
+  return new ContainerModule((options) => {
+    options.bind<SessionStore>(SessionStore).toConstantValue(run.store);
+    if (run.provisions) options.bind<ProvisionStore>(ProvisionStoreToken).toConstantValue(run.provisions);
+  });
 }

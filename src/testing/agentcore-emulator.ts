@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { EmulatedControlPlane, errorTypeFor, type AgentCoreControlOptions, type EmulatedHarness } from './agentcore-emulator/control-plane.js';
+import { EmulatedCommands, runtimeSessionOf } from './agentcore-emulator/commands.js';
 import { exceptionFrame } from './agentcore-emulator/frames.js';
 import { isMap, validateMessages, type EmulatedSession, type HarnessWireMessage } from './agentcore-emulator/history.js';
 import { InvokeWriter } from './agentcore-emulator/invoke-writer.js';
@@ -56,10 +57,12 @@ export interface AgentCoreEmulatorOptions {
   readonly control?: AgentCoreControlOptions;
   /** Default 127.0.0.1. */
   readonly host?: string;
+  /** Port to listen on. Default 0: an ephemeral one (see `baseUrl`). */
+  readonly port?: number;
 }
 
 /** The operations the emulator answers. */
-export type AgentCoreOperation = 'InvokeHarness' | 'CreateHarness' | 'GetHarness' | 'ListHarnesses' | 'DeleteHarness' | 'Unknown';
+export type AgentCoreOperation = 'InvokeHarness' | 'InvokeAgentRuntimeCommand' | 'CreateHarness' | 'GetHarness' | 'ListHarnesses' | 'DeleteHarness' | 'Unknown';
 
 /** One request as the emulator saw it (the Authorization header redacted). */
 export interface AgentCoreRecordedRequest {
@@ -146,6 +149,7 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
   let invokes = 0;
   let served = 0;
   const writer = new InvokeWriter(opts.chunkBytes, changes, (n) => grants.get(n) ?? 0);
+  const commands = new EmulatedCommands();
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((e: unknown) => {
@@ -203,6 +207,9 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
     switch (operation) {
       case 'InvokeHarness':
         await invoke(req, res, record, url, body);
+        return;
+      case 'InvokeAgentRuntimeCommand':
+        await runCommand(req, res, record, body);
         return;
       case 'CreateHarness':
         controlAnswer(res, record, control.create(body));
@@ -292,6 +299,17 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
     commit(sid, messages, built);
   }
 
+  /** `InvokeAgentRuntimeCommand`: the session storage commands (see `EmulatedCommands`). */
+  async function runCommand(req: IncomingMessage, res: ServerResponse, record: AgentCoreRecordedRequest, body: unknown): Promise<void> {
+    const sid = runtimeSessionOf(req);
+    if (sid === undefined)
+      return reject(res, record, 400, 'X-Amzn-Bedrock-AgentCore-Runtime-Session-Id: a valid runtime session id is required.', 'FieldValidationFailed');
+    record.status = 200;
+    const done = await commands.serve(res, sid, body);
+    record.outcome = 'completed';
+    record.message = `exit ${done.exitCode}`;
+  }
+
   function nextTurn(ctx: AgentCoreTurnContext): AgentCoreScriptedTurn | undefined {
     if (typeof opts.script === 'function') return opts.script(ctx);
     return (opts.script ?? [])[served];
@@ -357,7 +375,7 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
   }
   const invokeRecord = (n: number): AgentCoreRecordedRequest | undefined => requests.find((r) => r.invoke === n);
 
-  const port = await listenLoopback(server, opts.host);
+  const port = await listenLoopback(server, opts.host, opts.port);
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
@@ -395,6 +413,7 @@ export async function startAgentCoreEmulator(opts: AgentCoreEmulatorOptions = {}
 
 function operationOf(method: string, path: string): AgentCoreOperation {
   if (method === 'POST' && path === '/harnesses/invoke') return 'InvokeHarness';
+  if (method === 'POST' && /^\/runtimes\/[^/]+\/commands$/.test(path)) return 'InvokeAgentRuntimeCommand';
   if (method === 'POST' && path === '/harnesses') return 'CreateHarness';
   if (method === 'GET' && path === '/harnesses') return 'ListHarnesses';
   if (/^\/harnesses\/[^/]+$/.test(path)) {

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import { CmaScriptedAgent } from './cma-emulator/cma-agent.js';
+import { writeSessionOutput } from './cma-emulator/cma-files-store.js';
 import { CmaRoutes } from './cma-emulator/cma-routes.js';
 import type { CmaFaultPlan, CmaScriptTurn, CmaWireEvent } from './cma-emulator/cma-script.js';
 import { CmaEmulatorState, type CmaEmulatorSession, type CmaRecordedRequest } from './cma-emulator/cma-state.js';
@@ -16,6 +17,7 @@ export type {
   CmaWireEvent,
 } from './cma-emulator/cma-script.js';
 export type { CmaEmulatorSession, CmaRecordedRequest } from './cma-emulator/cma-state.js';
+export type { CmaFilesFaultPlan, CmaFilesSlowFault, CmaFilesStatusFault } from './cma-emulator/cma-files-store.js';
 
 /**
  * A loopback Claude Managed Agents server for tests and demos (beta `managed-agents-2026-04-01`).
@@ -48,6 +50,8 @@ export interface CmaEmulatorOptions {
   readonly heartbeatMs?: number;
   /** Listen address: loopback only. */
   readonly host?: '127.0.0.1';
+  /** Port to listen on. Default 0: an ephemeral one (see `baseUrl`). */
+  readonly port?: number;
 }
 
 /** A running emulator. */
@@ -66,6 +70,11 @@ export interface CmaEmulator {
    * the agent waits for. Returns the session id.
    */
   seedSession(events: readonly CmaWireEvent[]): string;
+  /**
+   * Stores a file scoped to session `sessionId`, as the service keeps what the agent writes under
+   * its outputs folder (listed by `GET /v1/files?scope_id=<sessionId>`). Returns the file id.
+   */
+  writeOutput(sessionId: string, filename: string, bytes: Uint8Array | string): string;
   /** Resolves once `predicate` holds (checked now and after every change). Never rejects. */
   waitFor(predicate: () => boolean): Promise<void>;
   /** Resolves with the first recorded request matching `predicate` (now or later). */
@@ -89,7 +98,7 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
   const routes = new CmaRoutes(state, streams, agent, { apiKey: opts.apiKey, pageSize: opts.pageSize ?? 100 });
   const server = createServer((req, res) => routes.serve(req, res));
   let closing = false;
-  const port = await listenLoopback(server, opts.host);
+  const port = await listenLoopback(server, opts.host, opts.port);
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
@@ -102,6 +111,7 @@ export async function startCmaEmulator(opts: CmaEmulatorOptions = {}): Promise<C
       agent.seed(s, events);
       return s.id;
     },
+    writeOutput: (sessionId, filename, bytes) => writeSessionOutput(state, sessionId, filename, typeof bytes === 'string' ? Buffer.from(bytes) : bytes),
     waitFor: (predicate) => state.waitFor(predicate),
     waitForRequest: async (predicate) => {
       await state.waitFor(() => state.requests.some(predicate));

@@ -24,10 +24,10 @@ export function parseJsonBody(raw: Buffer): unknown {
 }
 
 /** Listens on an ephemeral port of `host` (default 127.0.0.1); resolves with the port. */
-export async function listenLoopback(server: Server, host = '127.0.0.1'): Promise<number> {
+export async function listenLoopback(server: Server, host = '127.0.0.1', port = 0): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, host, () => resolve());
+    server.listen(port, host, () => resolve());
   });
   return (server.address() as AddressInfo).port;
 }

@@ -260,9 +260,11 @@ describe('the packed package', () => {
 
     it('should know every sample the README marks', () => {
       expect(samples.map((x) => x.name).sort()).toEqual([
+        'artifacts',
         'config-module',
         'event-consumer',
         'nest',
+        'provisioning',
         'replay',
         'scale-out',
         'testing',
@@ -289,6 +291,22 @@ describe('the packed package', () => {
     it('event-consumer: should see the tool call, the streamed text and one stop per session', async () => {
       const { r } = await runSample('event-consumer', [{ toolCalls: [{ name: 'calculate', arguments: { expression: '6 * 7' } }] }, { text: 'It is 42.' }]);
       expect(r.stdout).toMatch(/^\[\s*'[^']+: calculate \(call_e0_0\)'\s*\] It is 42\. \[ '[^']+: completed' \]\n$/);
+    });
+
+    it('provisioning: should make three versions, resolve the tag to the first, and name the one prune would archive', async () => {
+      const r = await project.node([program('provisioning')]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^support:prod -> (support_[0-9a-f]{8})\nwould archive: (support_[0-9a-f]{8})\n$/);
+      const [, tagged, archived] = /^support:prod -> (\S+)\nwould archive: (\S+)\n$/.exec(r.stdout)!;
+      expect(archived).not.toBe(tagged);
+    });
+
+    it('artifacts: should put, list, fetch and delete a file of a session', async () => {
+      const r = await project.node([program('artifacts')]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe('put hello.txt (19 bytes)\nlist: hello.txt (19 bytes)\nfetch: Hello from agentrx!\ndelete: done; 0 artifacts left\n');
     });
 
     it('config-module: should bind the validated section, and the tool should use it', async () => {

@@ -321,5 +321,23 @@ describe('startAgentCoreEmulator', () => {
       await expect(control.send(new GetHarnessCommand({ harnessId: id }))).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
       expect(emulator.requests.every((r) => r.auth.signatureVerified)).toBe(true);
     });
+
+    it('should refuse every delete of a harness named in faults.deleteOf, and list createdAt and status', async () => {
+      emulator = await startAgentCoreEmulator({
+        credentials: CREDS,
+        control: { harnesses: [{ harnessName: 'stuck' }, { harnessName: 'going', statuses: ['DELETING'] }], faults: { deleteOf: { stuck: { status: 403 } } } },
+      });
+      control = new BedrockAgentCoreControlClient({ endpoint: emulator.baseUrl, region: 'us-east-1', credentials: CREDS, maxAttempts: 1 });
+      const listed = (await control.send(new ListHarnessesCommand({}))).harnesses!;
+      expect(listed.map((h) => [h.harnessName, h.status, h.createdAt instanceof Date])).toEqual([
+        ['stuck', 'READY', true],
+        ['going', 'DELETING', true],
+      ]);
+      for (let i = 0; i < 2; i++) {
+        await expect(control.send(new DeleteHarnessCommand({ harnessId: listed[0]!.harnessId }))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+      }
+      await control.send(new DeleteHarnessCommand({ harnessId: listed[1]!.harnessId }));
+      expect(emulator.harnesses().map((h) => h.harnessName)).toEqual(['stuck']);
+    });
   });
 });

@@ -94,7 +94,7 @@ async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Promise<n
     }
     const config = withMcpFlags(mergeConfig(base, { ...flags, provider }), flags.mcp ?? []);
     const user = await loadUserPlugins(flags.module ?? [], base, flags.config, io.cwd);
-    const modules = [...demoTools(flags.demoTools), ...user.modules, ...(runStore ? [storeModule(runStore.store)] : []), mcpProgressTo(io.err)];
+    const modules = [...demoTools(flags.demoTools), ...user.modules, ...(runStore ? [storeModule(runStore)] : []), mcpProgressTo(io.err)];
     rx = await AgentRx.create({
       config,
       env: io.env,

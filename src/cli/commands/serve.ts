@@ -93,7 +93,7 @@ async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
       ...demoTools(withDemoTools),
       ...(withDemoTools ? [demoAgUiToolsModule] : []),
       ...user.modules,
-      ...(runStore ? [storeModule(runStore.store)] : []),
+      ...(runStore ? [storeModule(runStore)] : []),
     ];
     rx = await AgentRx.create({ config, env: io.env, modules, tools: user.tools, consumers: user.consumers });
     const store = rx.sessionStore;

@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { Artifacts } from '../artifacts/artifacts.js';
 import { AgentRxError } from '../errors.js';
 import type { AgentSpec, Outcome, PriorMessage, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
 import type { HostEvent } from './host-event.js';
@@ -186,6 +187,13 @@ export interface ProviderBase<Conn = unknown, Input = unknown> {
   readonly supportsOutcomes?: boolean;
   /** Releases per-session resources (sockets, timers). Called once when the session ends. */
   close?(conn: Conn): Promise<void> | void;
+  /**
+   * The files of the provider-side session `sessionId` (see `Artifacts`); absent when the host
+   * has no session storage. `handle` is what `provision` returned, when the caller has it.
+   * Synchronous and cheap (no I/O: calls are made by the returned object); throws
+   * `invalid_config` when the provider is not configured for it.
+   */
+  artifacts?(sessionId: string, handle?: unknown): Artifacts;
 }
 
 /**

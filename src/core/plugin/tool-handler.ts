@@ -1,3 +1,5 @@
+import type { Artifacts } from '../artifacts/artifacts.js';
+
 /**
  * Extension point for tools that run locally, in the caller's process. The host only sees the
  * name, description, input JSON Schema (generated from `inputType`, or `inputSchema` itself) and
@@ -21,6 +23,11 @@ export interface ToolContext {
    * after the tool's result as an `agentrx.state_delta` (AG-UI STATE_DELTA, a JSON Patch).
    */
   readonly state?: Record<string, unknown>;
+  /**
+   * The session's files on the host (`Artifacts`: list, fetch, put, delete by name), when the
+   * provider has session storage and the session has a provider-side id.
+   */
+  readonly artifacts?: Artifacts;
 }
 
 /** What a handler may return: text, a JSON-serializable value, or an explicit result. */

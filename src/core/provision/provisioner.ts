@@ -103,7 +103,8 @@ export class Provisioner {
       const known = Object.keys(tags).sort();
       throw new AgentRxError(
         'unknown_tag',
-        `${kind} '${base}' has no tag '${tag}' (${known.length > 0 ? `its tags: ${known.join(', ')}` : 'it has no tags'}); set it with tag first`,
+        `${kind} '${base}' has no tag '${tag}' in this provision store (${known.length > 0 ? `its tags: ${known.join(', ')}` : 'it has no tags'}); ` +
+          `tag a version first, with the same store: agentrx ${kind === 'harness' ? 'harnesses' : `${kind}s`} tag ${base}:${tag} <digest>`,
         { kind, base, tag },
       );
     }

@@ -1,3 +1,4 @@
+import { toolArtifacts } from '../artifacts/provider-artifacts.js';
 import { AgentRxError } from '../errors.js';
 import type { AgentRxEvent } from '../events/session-event.js';
 import type { Logger } from '../logger.js';
@@ -227,6 +228,7 @@ export class ToolAnswerer {
             clientResult: (id) => this.clientAnswers.takeResult(id),
             onClientWait: () => this.deps.holdTimeout?.() ?? noop,
             ...(this.deps.state ? { state: this.deps.state } : {}),
+            artifacts: () => toolArtifacts(this.deps.provider, this.deps.sessionId()),
           })
         : [];
     const byId = new Map(run.map((u, i) => [u.id, ran[i]!]));

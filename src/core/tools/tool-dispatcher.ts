@@ -1,4 +1,5 @@
 import { AgentRxError } from '../errors.js';
+import type { Artifacts } from '../artifacts/artifacts.js';
 import type { ToolResult, ToolUse } from '../model.js';
 import { isToolOutcome, type ToolHandler } from '../plugin/tool-handler.js';
 import { awaitsClient } from './client-answers.js';
@@ -22,6 +23,8 @@ export interface DispatchOptions {
   onResult?(toolUse: ToolUse, result: ToolResult, replayed: boolean, durationMs: number): void;
   /** The session's shared state, handed to each tool as `ctx.state` (undefined: none). */
   state?(): Record<string, unknown> | undefined;
+  /** The session's artifacts, handed to each tool as `ctx.artifacts` (undefined: none). */
+  artifacts?(): Artifacts | undefined;
   /** The client's result of a use the ledger holds as `awaiting_client` (a resume brought it), once. */
   clientResult?(toolUseId: string): ToolResult | undefined;
   /**
@@ -230,6 +233,7 @@ export class ToolDispatcher {
           signal: ctrl.signal,
           deadline,
           ...stateOf(opts),
+          ...artifactsOf(opts),
         }),
       );
     } catch (e) {
@@ -317,6 +321,11 @@ function toResult(use: ToolUse, out: unknown): ToolResult {
 }
 
 /** `{ state }` when the session has a shared state, else nothing (the field stays absent). */
+function artifactsOf(opts: DispatchOptions): { artifacts?: Artifacts } {
+  const artifacts = opts.artifacts?.();
+  return artifacts !== undefined ? { artifacts } : {};
+}
+
 function stateOf(opts: DispatchOptions): { state?: Record<string, unknown> } {
   const state = opts.state?.();
   return state !== undefined ? { state } : {};

@@ -50,6 +50,8 @@ export interface AgentCoreControlOptions {
     readonly get?: readonly EmulatorHttpFault[];
     readonly list?: readonly EmulatorHttpFault[];
     readonly delete?: readonly EmulatorHttpFault[];
+    /** `DeleteHarness` of the harness of this name answers this error, every time (one harness a prune cannot delete). */
+    readonly deleteOf?: Readonly<Record<string, EmulatorHttpFault>>;
   };
 }
 
@@ -179,6 +181,8 @@ export class EmulatedControlPlane {
     if (fault) return faultAnswer(fault);
     const i = this.harnesses.findIndex((x) => x.harnessId === harnessId);
     if (i < 0) return notFound(harnessId);
+    const pinned = this.opts.faults?.deleteOf?.[this.harnesses[i]!.harnessName];
+    if (pinned) return faultAnswer(pinned);
     const [h] = this.harnesses.splice(i, 1);
     return { status: 200, body: { harness: this.view(h!, 'DELETING') } };
   }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseJsonBody, readBodyBuffer, recordedHeaders } from '../emulator-http.js';
 import type { CmaScriptedAgent } from './cma-agent.js';
+import { serveCmaFiles } from './cma-files.js';
 import { HttpError, header, queryOf, sendError, sendJson, sendStatusFault } from './cma-http.js';
 import type { CmaPostFault } from './cma-script.js';
 import { isMap, type CmaEmulatorState, type CmaRecordedRequest, type Json, type Session } from './cma-state.js';
@@ -72,6 +73,7 @@ export class CmaRoutes {
     };
     state.changed();
 
+    if (await serveCmaFiles(this.state, this.opts.apiKey, req, res, url, raw)) return;
     this.checkAuth(req);
     if (raw.length > 0 && body === undefined) throw new HttpError(400, 'invalid_request_error', 'the request body is not valid JSON');
     const parts = url.pathname

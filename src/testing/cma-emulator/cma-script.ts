@@ -1,3 +1,4 @@
+import type { CmaFilesFaultPlan } from './cma-files-store.js';
 /**
  * Script model of the Claude Managed Agents emulator: what the scripted agent does on one turn,
  * and the fault plan. Event shapes follow the official `@anthropic-ai/sdk` types
@@ -122,4 +123,6 @@ export interface CmaFaultPlan {
   readonly listFaults?: Readonly<Record<number, CmaGetFault>>;
   /** Every list page after the first answers the same `next_page` again (a cursor loop). */
   readonly repeatCursor?: boolean;
+  /** Faults of the Files API routes (list without `data`, statuses, slow downloads). */
+  readonly files?: CmaFilesFaultPlan;
 }

@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
+import type { InvokeHarnessCommandInput } from '@aws-sdk/client-bedrock-agentcore';
 import type { CreateHarnessCommandInput, HarnessTool } from '@aws-sdk/client-bedrock-agentcore-control';
+import type { AgentCoreConn, AgentCoreInput } from './agentcore.provider.js';
+import type { AgentCoreProviderOptions } from './agentcore.config.js';
 import type { AgentSpec } from '../../../core/model.js';
+import { agentCoreNameOf } from './agentcore-names.js';
 import type { AgentCoreProvisionerOptions } from './agentcore-provisioner.js';
 
 /**
@@ -15,16 +19,20 @@ export type HarnessInputOptions = Pick<AgentCoreProvisionerOptions, 'executionRo
 /** The SDK's JSON document type (tool input schemas). */
 type Document = NonNullable<NonNullable<HarnessTool['config']>['inlineFunction']>['inputSchema'];
 
-/** The content-addressed harness name of `spec`: `<prefix>_<agent name>_<digest8>`, within `[a-zA-Z][a-zA-Z0-9_]{0,39}`. */
-export function harnessNameOf(spec: AgentSpec, opts: HarnessInputOptions): string {
-  const digest = createHash('sha256')
+/** The full lowercase hex SHA-256 of everything that shapes the harness of `spec` (its version's digest). */
+export function harnessDigestOf(spec: AgentSpec, opts: HarnessInputOptions): string {
+  return createHash('sha256')
     .update(stableJson(identity(spec, opts)))
-    .digest('hex')
-    .slice(0, 8);
-  const prefix = opts.harnessNamePrefix;
-  const room = 40 - prefix.length - 2 - digest.length;
-  const base = spec.name.replace(/[^a-zA-Z0-9_]/g, '_').slice(0, Math.max(0, room));
-  return base === '' ? `${prefix}_${digest}` : `${prefix}_${base}_${digest}`;
+    .digest('hex');
+}
+
+/**
+ * The content-addressed harness name of `spec`: `<prefix>_<agent name>_<digest8>` under the
+ * AgentCore name policy (`agentCoreNameOf`: `[a-zA-Z][a-zA-Z0-9_]{0,39}`, a long name cut and
+ * followed by a short hash of it).
+ */
+export function harnessNameOf(spec: AgentSpec, opts: HarnessInputOptions): string {
+  return agentCoreNameOf(opts.harnessNamePrefix, spec.name, harnessDigestOf(spec, opts));
 }
 
 /** The `CreateHarness` input for `spec`: inline-function tools from the tool declarations; unset knobs omitted. */
@@ -79,4 +87,19 @@ function stableJson(v: unknown): string {
  */
 function isHarnessEnvironment(env: unknown): env is NonNullable<CreateHarnessCommandInput['environment']> {
   return typeof env === 'object' && env !== null;
+}
+
+/** The `InvokeHarness` input of one turn of `conn`: the delta `input`, and the invoke knobs the options set (unset ones omitted). */
+export function invokeInput(o: AgentCoreProviderOptions, conn: AgentCoreConn, input: AgentCoreInput): InvokeHarnessCommandInput {
+  return {
+    harnessArn: conn.harnessArn,
+    runtimeSessionId: conn.sessionId,
+    messages: [...input.messages],
+    ...(o.qualifier !== undefined ? { qualifier: o.qualifier } : {}),
+    ...(o.runtimeUserId !== undefined ? { runtimeUserId: o.runtimeUserId } : {}),
+    ...(o.model !== undefined ? { model: { bedrockModelConfig: { modelId: o.model } } } : {}),
+    ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
+    ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
+    ...(o.timeoutSeconds !== undefined ? { timeoutSeconds: o.timeoutSeconds } : {}),
+  };
 }

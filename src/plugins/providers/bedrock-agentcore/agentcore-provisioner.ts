@@ -1,12 +1,4 @@
-import type {
-  CreateHarnessCommand,
-  CreateHarnessCommandInput,
-  DeleteHarnessCommand,
-  GetHarnessCommand,
-  Harness,
-  HarnessSummary,
-  ListHarnessesCommand,
-} from '@aws-sdk/client-bedrock-agentcore-control';
+import type { CreateHarnessCommandInput, Harness, HarnessSummary } from '@aws-sdk/client-bedrock-agentcore-control';
 import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
 import { withRetry } from '../../../core/http/retry.js';
 import { sleep } from '../../../core/util/async.js';
@@ -15,55 +7,13 @@ import type { AgentSpec } from '../../../core/model.js';
 import { controlError } from './agentcore-clients.js';
 import { harnessCreateInput, harnessNameOf } from './agentcore-harness-input.js';
 import { classifyHarnessStatus } from './agentcore-harness-status.js';
+import type { AgentCoreControlClientLike, AgentCoreHarnessHandle, AgentCoreProvisionerOptions } from './agentcore-provision-types.js';
 import { loadControlSdk, type AgentCoreControlSdk } from './agentcore-sdk.js';
 
 // Status classification is part of this module's surface (tests import it from here).
 export { classifyHarnessStatus, type HarnessStatusClass } from './agentcore-harness-status.js';
 
-/** What `provision` returns and `open`/`teardown` consume. */
-export interface AgentCoreHarnessHandle {
-  /** The harness to invoke. */
-  readonly harnessArn: string;
-  /** Set when the harness came from the control plane (created or adopted by name); `teardown` deletes it only when `created`. */
-  readonly harnessId?: string;
-  /** The harness name, when it came from the control plane. */
-  readonly harnessName?: string;
-  /** True when this provisioning call created the harness; false when it adopted one or used a configured ARN. */
-  readonly created: boolean;
-}
-
-/** The part of the control-plane client the provisioner uses (the official SDK client satisfies it). */
-export interface AgentCoreControlClientLike {
-  /** Sends one command; rejects with the SDK's error. `abortSignal` aborts the request. */
-  send(
-    command: CreateHarnessCommand | GetHarnessCommand | ListHarnessesCommand | DeleteHarnessCommand,
-    options?: { abortSignal?: AbortSignal },
-  ): Promise<unknown>;
-}
-
-/** Provisioning settings (from `AgentCoreProviderOptions`). */
-export interface AgentCoreProvisionerOptions {
-  /** IAM role the harness runs as. */
-  readonly executionRoleArn: string;
-  /** Prefix of the content-addressed harness names. */
-  readonly harnessNamePrefix: string;
-  /** One budget for the whole `provision` call (create, 409 recovery, ready-wait). */
-  readonly provisionTimeoutMs: number;
-  /** Interval between two `GetHarness` polls of a wait, in ms. */
-  readonly pollIntervalMs: number;
-  /** `environment` of `CreateHarness`, verbatim. */
-  readonly environment?: Readonly<Record<string, unknown>>;
-  /** `environmentVariables` of `CreateHarness`. */
-  readonly environmentVariables?: Readonly<Record<string, string>>;
-  /** Retries of idempotent calls (Get, List, Delete) after a transient failure. Default 2. Create is never retried. */
-  readonly controlRetries?: number;
-  /** Backoff base of those retries in ms. Default 200. */
-  readonly retryBaseMs?: number;
-  /** Budget of the rollback delete after a failed create, in ms. Default 30 000. */
-  readonly rollbackTimeoutMs?: number;
-  /** The control-plane SDK (its command classes). Default: imported on the first call (`loadControlSdk`). */
-  readonly sdk?: () => Promise<Pick<AgentCoreControlSdk, 'CreateHarnessCommand' | 'DeleteHarnessCommand' | 'GetHarnessCommand' | 'ListHarnessesCommand'>>;
-}
+export type { AgentCoreControlClientLike, AgentCoreHarnessHandle, AgentCoreProvisionerOptions } from './agentcore-provision-types.js';
 
 /** The command classes the provisioner builds. */
 type ControlCommands = Pick<AgentCoreControlSdk, 'CreateHarnessCommand' | 'DeleteHarnessCommand' | 'GetHarnessCommand' | 'ListHarnessesCommand'>;
@@ -114,7 +64,9 @@ export class AgentCoreProvisioner {
   /**
    * Creates the harness for `spec` (or adopts the existing one on 409) and waits until it is
    * READY, all within `provisionTimeoutMs`. Rejects with `http_error` (a control-plane call
-   * failed), `provider_error` (failed, terminating or unknown status; a response without ids),
+   * failed), `name_conflict` (a 409 and no harness of that name listed), `resource_archived` (a
+   * 409 and the harness of that name is stuck in DELETE_FAILED), `provider_error` (failed,
+   * terminating or unknown status; a response without ids),
    * `timeout` (budget exhausted) or the abort reason of `signal`.
    */
   async provision(spec: AgentSpec, signal: AbortSignal): Promise<AgentCoreHarnessHandle> {
@@ -155,10 +107,14 @@ export class AgentCoreProvisioner {
    */
   async teardown(handle: AgentCoreHarnessHandle, signal: AbortSignal): Promise<void> {
     if (handle.harnessId === undefined || !handle.created) return;
-    const id = handle.harnessId;
+    await this.deleteHarness(handle.harnessId, signal, handle.harnessName);
+  }
+
+  /** Deletes one harness by id (within `provisionTimeoutMs`); a missing harness counts as deleted. */
+  async deleteHarness(harnessId: string, signal: AbortSignal, name?: string): Promise<void> {
     try {
-      await this.call('DeleteHarness', (c) => new c.DeleteHarnessCommand({ harnessId: id }), true, new Budget(this.opts.provisionTimeoutMs), signal);
-      this.logger.info(`bedrock-agentcore: deleted harness ${handle.harnessName ?? id}`, { harnessId: id });
+      await this.call('DeleteHarness', (c) => new c.DeleteHarnessCommand({ harnessId }), true, new Budget(this.opts.provisionTimeoutMs), signal);
+      this.logger.info(`bedrock-agentcore: deleted harness ${name ?? harnessId}`, { harnessId });
     } catch (e) {
       if (isAgentRxError(e) && e.details?.['status'] === 404) return;
       throw e;
@@ -197,7 +153,19 @@ export class AgentCoreProvisioner {
   private async recoverConflict(name: string, conflict: AgentRxError, budget: Budget, signal: AbortSignal): Promise<AgentCoreHarnessHandle | undefined> {
     const existing = (await this.listAll(signal, budget)).find((h) => h.harnessName === name);
     if (!existing?.harnessId || !existing.arn) {
-      throw new AgentRxError('http_error', `${conflict.message} (and no harness named ${name} is listed)`, conflict.details, { cause: conflict });
+      throw new AgentRxError(
+        'name_conflict',
+        `${conflict.message} (and no harness named ${name} is listed): another account's or tool's harness may hold the name; delete it or change harnessNamePrefix`,
+        { ...conflict.details, harnessName: name },
+        { cause: conflict },
+      );
+    }
+    if (existing.status === 'DELETE_FAILED') {
+      throw new AgentRxError(
+        'resource_archived',
+        `The existing harness ${name} failed to delete (status DELETE_FAILED) and still holds the name: delete it again (agentrx harnesses prune, or DeleteHarness ${existing.harnessId}) or change the agent`,
+        { harnessId: existing.harnessId, harnessName: name, status: existing.status },
+      );
     }
     const adopt = (): AgentCoreHarnessHandle => {
       this.logger.info(`bedrock-agentcore: adopted existing harness ${name}`, { harnessId: existing.harnessId });

@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateIf } from 'class-validator';
+import { IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from 'class-validator';
 import type { AgentRxConfig } from '../../../core/config/agentrx.config.js';
 import { CoerceNumber, IsStringRecord, type ConfigSection } from '../../../core/config/config-section.js';
 import { IsSecret, REDACTED, Secret, SecretField, redactedView } from '../../../core/config/secret.js';
@@ -13,6 +13,8 @@ export type AgentCoreProviderOptions = AgentCoreProviderOptionsClass;
 const URL_OPTIONS = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 const ARN = /^arn:[a-z-]+:[a-z0-9-]+:/;
+/** `<base>:<tag>` (a base may hold `:`; the tag is what follows the last one). */
+const HARNESS_REF = /^.+:[A-Za-z0-9._-]{1,64}$/;
 
 /**
  * Options of the `bedrock-agentcore` provider. Every option is optional with a valid default, so
@@ -63,6 +65,24 @@ export class AgentCoreProviderOptionsClass {
   @IsString()
   @Matches(ARN, { message: '$property must be a harness ARN' })
   harnessArn?: string;
+
+  /**
+   * The harness by tag, `<agent name>:<tag>` (e.g. `support:prod`): sessions invoke the harness
+   * version the tag points at in the provision store (set with `agentrx harnesses tag`). A tag the
+   * store does not know fails the run with `unknown_tag`, never falls back to provisioning. Not
+   * together with `harnessArn`.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(HARNESS_REF, { message: "$property must be '<agent name>:<tag>' with a tag of 1-64 of A-Z a-z 0-9 . _ - (e.g. 'support:prod')" })
+  @ValidateBy({
+    name: 'notWithHarnessArn',
+    validator: {
+      validate: (value: unknown, args) => value === undefined || (args?.object as AgentCoreProviderOptionsClass).harnessArn === undefined,
+      defaultMessage: () => 'set either $property (a tag) or harnessArn, not both',
+    },
+  })
+  harness?: string;
 
   /** `qualifier` query parameter of `InvokeHarness` (a harness endpoint/version). */
   @IsOptional()
@@ -161,6 +181,15 @@ export class AgentCoreProviderOptionsClass {
   @IsOptional()
   @IsStringRecord()
   environmentVariables?: Record<string, string>;
+
+  /**
+   * The harness's session storage mount path (its `sessionStorage` filesystem, kept across the
+   * session's invocations): the folder `artifacts` lists, reads and writes. `/mnt/` plus one
+   * folder of `[A-Za-z0-9._-]`, as AgentCore requires. Default `/mnt/data`.
+   */
+  @IsString()
+  @Matches(/^\/mnt\/(?!\.\.?$)[A-Za-z0-9._-]+$/, { message: '$property must be /mnt/<folder> (one folder of A-Z a-z 0-9 . _ -), e.g. /mnt/data' })
+  sessionStoragePath: string = '/mnt/data';
 
   /** Keeps the secret access key, session token and environment values out of `inspect` output. */
   [inspect.custom](): unknown {

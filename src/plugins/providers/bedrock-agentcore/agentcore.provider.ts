@@ -1,8 +1,11 @@
 import { inspect } from 'node:util';
-import type { HarnessContentBlock, HarnessMessage, HarnessToolUseBlock, InvokeHarnessCommandInput } from '@aws-sdk/client-bedrock-agentcore';
+import type { HarnessContentBlock, HarnessMessage, HarnessToolUseBlock } from '@aws-sdk/client-bedrock-agentcore';
 import type { BedrockAgentCoreControlClient } from '@aws-sdk/client-bedrock-agentcore-control';
 import { Observable } from 'rxjs';
-import { inject, injectable } from '../../../core/util/inversify.js';
+import { inject, injectable, optional } from '../../../core/util/inversify.js';
+import type { ProvisionStore } from '../../../core/provision/provision-store.js';
+import { ProvisionStoreToken } from '../../../core/provision/provision-token.js';
+import type { Provisioner } from '../../../core/provision/provisioner.js';
 import { AgentRxError } from '../../../core/errors.js';
 import { Logger } from '../../../core/logger.js';
 import { NO_RESULT_TEXT, type AgentSpec, type RawEvent, type ToolResult, type ToolUse, type TurnResult } from '../../../core/model.js';
@@ -12,8 +15,11 @@ import type { LifecycleParticipant } from '../../../core/plugin/lifecycle-partic
 import { createControlClient, createDataClient } from './agentcore-clients.js';
 import { ATTEMPT_FAILED, AgentCoreInvoker, rawTextOf, replayAwareEmit, type AgentCoreDataPlane } from './agentcore-invoke.js';
 import { loadDataSdk } from './agentcore-sdk.js';
-import { AgentCoreProvisioner, type AgentCoreControlClientLike, type AgentCoreHarnessHandle } from './agentcore-provisioner.js';
+import { agentCoreArtifacts, type Artifacts } from './agentcore-storage.js';
+import type { AgentCoreProvisioner, AgentCoreHarnessHandle } from './agentcore-provisioner.js';
+import { AgentCoreProvisioning, controlProvisioner, type AgentCoreEnsured } from './agentcore-provisioning.js';
 import { AgentCoreProviderOptions } from './agentcore.config.js';
+import { invokeInput } from './agentcore-harness-input.js';
 import { ConverseAssembler } from './converse-assembler.js';
 import { newRuntimeSessionId, validateRuntimeSessionId } from './runtime-session-id.js';
 
@@ -89,60 +95,61 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
   /** Clients created so far, for `stop` (which is synchronous). */
   private readonly created = new Set<{ destroy(): void }>();
   private readonly invoker: AgentCoreInvoker;
+  private versions: AgentCoreProvisioning | undefined;
 
   /**
    * Cheap and synchronous (DI registration and construction never touch the AWS SDK, which is
    * an optional dependency): the SDK is imported and the clients are built at the first call that
    * needs them — `open`, `provision`, `teardown` — which rejects with `invalid_config` saying what
-   * to install when the SDK is missing.
+   * to install when the SDK is missing. `provisionStore` remembers provisioned harnesses and tags
+   * (a memory store of its own when unbound).
    */
   constructor(
     @inject(AgentCoreProviderOptions) private readonly options: AgentCoreProviderOptions,
     @inject(Logger) private readonly logger: Logger,
+    @inject(ProvisionStoreToken) @optional() private readonly provisionStore?: ProvisionStore,
   ) {
     this.invoker = new AgentCoreInvoker(options, logger, () => this.dataPlane());
   }
 
   /**
-   * With `harnessArn` configured: that harness, no control-plane call. Otherwise creates (or
-   * adopts by name) a harness for `spec` and waits until it is READY (see
+   * With `harnessArn` configured: that harness, no control-plane call. With `harness:
+   * '<name>:<tag>'`: the stored harness the tag points at. Otherwise the harness version of `spec`
+   * from the provision store, else created (or adopted by name) and waited for until READY (see
    * `AgentCoreProvisioner`); needs `executionRoleArn`, else `invalid_config`.
    */
   async provision(spec: AgentSpec, signal: AbortSignal): Promise<AgentCoreHarnessHandle> {
     if (this.options.harnessArn !== undefined) return { harnessArn: this.options.harnessArn, created: false };
-    if (this.options.executionRoleArn === undefined) {
-      throw new AgentRxError(
-        'invalid_config',
-        'bedrock-agentcore: no harness to invoke: set providers.bedrock-agentcore.harnessArn (an existing harness), or executionRoleArn so that a harness is created from the agent',
-        { path: 'providers.bedrock-agentcore.harnessArn' },
-      );
-    }
-    return this.provisioner().provision(spec, signal);
+    return this.provisioning().provision(spec, signal);
   }
 
-  /** Deletes a harness that `provision` created or adopted; a configured `harnessArn` is left alone. */
+  /** Deletes a harness that `provision` created (evicting it from the store once deleted); a configured, tagged or adopted one is left alone. */
   async teardown(handle: unknown, signal: AbortSignal): Promise<void> {
     if (!isHandle(handle) || handle.harnessId === undefined) return;
-    await this.provisioner().teardown(handle, signal);
+    await this.provisioning().teardown(handle, signal);
+  }
+
+  /** The harness version of `spec` (store, then control plane): its handle and digest. */
+  ensureHarness(spec: AgentSpec, signal: AbortSignal): Promise<AgentCoreEnsured> {
+    return this.provisioning().ensureHarness(spec, signal);
+  }
+
+  /** The provisioner of this provider's harnesses (list, tag, resolve, prune, teardown). */
+  versioned(): Provisioner {
+    return this.provisioning().provisioner;
+  }
+
+  private provisioning(): AgentCoreProvisioning {
+    this.versions ??= new AgentCoreProvisioning(this.provisioner(), this.options, this.provisionStore, this.logger);
+    return this.versions;
   }
 
   /** The provisioner over this provider's control-plane client (also for listing harnesses). */
   provisioner(): AgentCoreProvisioner {
-    const o = this.options;
     // The provisioner's client sends through the lazily built SDK client.
-    const client: AgentCoreControlClientLike = {
-      send: async (command, options) => (await this.controlClient()).send(command as Parameters<BedrockAgentCoreControlClient['send']>[0], options ?? {}),
-    };
-    return new AgentCoreProvisioner(
-      client,
-      {
-        executionRoleArn: o.executionRoleArn ?? '',
-        harnessNamePrefix: o.harnessNamePrefix,
-        provisionTimeoutMs: o.provisionTimeoutMs,
-        pollIntervalMs: o.pollIntervalMs,
-        environment: o.environment,
-        environmentVariables: o.environmentVariables,
-      },
+    return controlProvisioner(
+      this.options,
+      async (command, options) => (await this.controlClient()).send(command as Parameters<BedrockAgentCoreControlClient['send']>[0], options ?? {}),
       this.logger,
     );
   }
@@ -263,7 +270,7 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
       const emit = (ev: RawEvent): void => {
         if (!subscriber.closed) subscriber.next(ev);
       };
-      this.invoker.invoke(this.request(conn, input), controller.signal, replayAwareEmit(conn.textOverrides, emit)).then(
+      this.invoker.invoke(invokeInput(this.options, conn, input), controller.signal, replayAwareEmit(conn.textOverrides, emit)).then(
         () => {
           finished = true;
           release();
@@ -332,6 +339,9 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
     conn.inflight.clear();
   }
 
+  /** The session's files in the harness's session storage (see `AgentCoreArtifacts`). */
+  artifacts = (sessionId: string, handle?: unknown): Artifacts => agentCoreArtifacts(this.options, sessionId, handle, () => this.dataPlane());
+
   /** Kernel stop: releases the SDK clients' sockets. */
   stop(): void {
     for (const c of this.created) c.destroy();
@@ -373,21 +383,6 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
         throw e;
       });
     return this.control;
-  }
-
-  private request(conn: AgentCoreConn, input: AgentCoreInput): InvokeHarnessCommandInput {
-    const o = this.options;
-    return {
-      harnessArn: conn.harnessArn,
-      runtimeSessionId: conn.sessionId,
-      messages: [...input.messages],
-      ...(o.qualifier !== undefined ? { qualifier: o.qualifier } : {}),
-      ...(o.runtimeUserId !== undefined ? { runtimeUserId: o.runtimeUserId } : {}),
-      ...(o.model !== undefined ? { model: { bedrockModelConfig: { modelId: o.model } } } : {}),
-      ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
-      ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
-      ...(o.timeoutSeconds !== undefined ? { timeoutSeconds: o.timeoutSeconds } : {}),
-    };
   }
 }
 

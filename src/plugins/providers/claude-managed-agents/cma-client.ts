@@ -53,9 +53,9 @@ export class CmaClient {
     return this.json('GET', `/v1/agents/${enc(id)}`, { signal, retry: 'transient' });
   }
 
-  /** Every non-archived agent (`GET /v1/agents`, all pages). */
-  listAgents(signal: AbortSignal): Promise<WireMap[]> {
-    return this.walk('/v1/agents', signal);
+  /** Every non-archived agent (`GET /v1/agents`, all pages); archived ones too with `includeArchived` (`include_archived=true`). */
+  listAgents(signal: AbortSignal, opts: { readonly includeArchived?: boolean } = {}): Promise<WireMap[]> {
+    return this.walk('/v1/agents', signal, opts.includeArchived === true ? { include_archived: 'true' } : {});
   }
 
   /** `POST /v1/agents/{id}/archive`. */
@@ -73,9 +73,9 @@ export class CmaClient {
     return this.json('GET', `/v1/environments/${enc(id)}`, { signal, retry: 'transient' });
   }
 
-  /** Every non-archived environment (`GET /v1/environments`, all pages). */
-  listEnvironments(signal: AbortSignal): Promise<WireMap[]> {
-    return this.walk('/v1/environments', signal);
+  /** Every non-archived environment (`GET /v1/environments`, all pages); archived ones too with `includeArchived` (`include_archived=true`). */
+  listEnvironments(signal: AbortSignal, opts: { readonly includeArchived?: boolean } = {}): Promise<WireMap[]> {
+    return this.walk('/v1/environments', signal, opts.includeArchived === true ? { include_archived: 'true' } : {});
   }
 
   /** `POST /v1/environments/{id}/archive`. */
@@ -219,13 +219,13 @@ export class CmaClient {
 
   // ── plumbing ───────────────────────────────────────────────────────────────────────────────
 
-  private async walk(path: string, signal: AbortSignal): Promise<WireMap[]> {
+  private async walk(path: string, signal: AbortSignal, extra: Record<string, string> = {}): Promise<WireMap[]> {
     const out: WireMap[] = [];
     const used = new Set<string>();
     let page: string | undefined;
     for (;;) {
       const body = await this.json('GET', path, {
-        query: { limit: this.opts.listPageSize, ...(page !== undefined ? { page } : {}) },
+        query: { ...extra, limit: this.opts.listPageSize, ...(page !== undefined ? { page } : {}) },
         signal,
         retry: 'transient',
       });

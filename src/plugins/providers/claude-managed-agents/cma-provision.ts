@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { AgentRxError, isAgentRxError, toAgentRxError } from '../../../core/errors.js';
 import type { Logger } from '../../../core/logger.js';
 import type { AgentSpec } from '../../../core/model.js';
-import type { CmaClient } from './cma-client.js';
+import type { Provisioner } from '../../../core/provision/provisioner.js';
+import type { VersionedResources } from '../../../core/provision/versioned-resources.js';
+import { cmaNameOf } from './cma-names.js';
 import { isMap, type WireMap } from './cma-wire.js';
 
 /**
@@ -11,6 +13,8 @@ import { isMap, type WireMap } from './cma-wire.js';
  * of its body (without the name). The same spec always maps to the same name, so creating it
  * twice (another process, or a replayed POST) answers 409 and the existing resource is recovered
  * by its exact name; a changed spec gets a new name instead of silently reusing a stale agent.
+ * The versions are `CmaVersions`; the bookkeeping over them (provision store, tags) is the core
+ * `Provisioner`'s.
  */
 
 /** What `provision` returns and `open`/`teardown` take. Durable: plain JSON. */
@@ -22,6 +26,9 @@ export interface CmaHandle {
   /** Content-addressed names of what was provisioned (absent for ids taken from the config). */
   readonly agentName?: string;
   readonly environmentName?: string;
+  /** Full hex digests of the provisioned versions (absent for ids taken from the config); teardown goes through them. */
+  readonly agentDigest?: string;
+  readonly environmentDigest?: string;
   /**
    * Which resources this handle created (teardown archives only those). Ids from the config and
    * resources adopted by their content-addressed name (another process may use them) are false.
@@ -45,9 +52,9 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.join(',')}}`;
 }
 
-/** `<base>_<digest8>` for `body` (see the module doc). */
+/** `<base>_<digest8>` for `body` under the Managed Agents name policy (see `cmaNameOf`). */
 export function contentAddressedName(base: string, body: unknown): string {
-  return `${base}_${createHash('sha256').update(canonicalJson(body)).digest('hex').slice(0, 8)}`;
+  return cmaNameOf(base, createHash('sha256').update(canonicalJson(body)).digest('hex'));
 }
 
 /** The agent body (without `name`) for a spec: model, system prompt and custom tools. */
@@ -59,82 +66,103 @@ export function agentBodyOf(spec: AgentSpec, defaultModel: string): WireMap {
   };
 }
 
-/** What `provisionCma` needs besides the client. */
+/** What `provisionCma` needs besides the provisioner. */
 export interface ProvisionSettings {
-  /** Model when the spec names none. */
-  readonly model: string;
   /** Existing agent to use (nothing is created for it). */
   readonly agentId?: string;
   /** Existing environment to use (nothing is created for it). */
   readonly environmentId?: string;
-  /** Base of the environment's content-addressed name. */
-  readonly environmentName: string;
-  /** Environment `config`, verbatim. */
-  readonly environment: Readonly<Record<string, unknown>>;
+  /** `<agent name>:<tag>`: use the stored agent version the tag points at (nothing is created for it). */
+  readonly agentRef?: string;
   /** Budget of the rollback after a failed later step, ms. Default 30 000. */
   readonly rollbackTimeoutMs?: number;
 }
 
+/** One provisioned (or configured) resource of a handle. */
+interface Part {
+  readonly id: string;
+  readonly name?: string;
+  readonly digest?: string;
+  readonly created: boolean;
+}
+
 /**
- * Creates (or recovers) the environment and the agent for `spec`, unless ids are configured.
- * Rejects with the client's AgentRxError; a 409 whose resource cannot be found by name rejects
- * with `http_error` naming it.
+ * The environment and the agent for `spec` through `provisioner` (the provision store first, then
+ * the host: create, or recover by exact name on 409), unless ids are configured; with `agentRef`
+ * the agent is the stored version its tag points at (`unknown_tag` / `unknown_version` before any
+ * host call, never a fallback). Rejects with the provisioner's AgentRxError.
  *
- * All or nothing: when creating the agent fails after this call created the environment, the
- * environment is archived again (with its own deadline, so a cancelled provisioning still cleans
- * up), and the rejection is the agent's error with `details.rolledBack` (and, when archiving
- * failed too, `details.rollbackError` and a message naming the environment left behind). An
- * environment that was configured or adopted by name (another process may use it) is never
- * touched.
+ * All or nothing: when the agent step fails after this call created the environment, the
+ * environment is archived again and evicted from the store (with its own deadline, so a cancelled
+ * provisioning still cleans up), and the rejection is the agent's error with `details.rolledBack`
+ * (and, when archiving failed too, `details.rollbackError` and a message naming the environment
+ * left behind). An environment that was configured, reused from the store or adopted by name
+ * (another process may use it) is never touched.
  */
-export async function provisionCma(client: CmaClient, spec: AgentSpec, settings: ProvisionSettings, signal: AbortSignal, logger: Logger): Promise<CmaHandle> {
-  let environmentId = settings.environmentId;
-  let environmentName: string | undefined;
-  let createdEnvironment = false;
-  let createdAgent = false;
-  if (environmentId === undefined) {
-    const config = { ...settings.environment };
-    environmentName = contentAddressedName(settings.environmentName, { config });
-    const name = environmentName;
-    const ensured = await ensure(
-      'environment',
-      name,
-      () => client.createEnvironment({ name, config }, signal),
-      () => client.listEnvironments(signal),
-      logger,
-    );
-    environmentId = ensured.id;
-    createdEnvironment = ensured.created;
-  }
-  let agentId = settings.agentId;
-  let agentName: string | undefined;
-  if (agentId === undefined) {
-    const body = agentBodyOf(spec, settings.model);
-    agentName = contentAddressedName(spec.name, body);
-    const name = agentName;
-    let ensured: { id: string; created: boolean };
+export async function provisionCma(
+  provisioner: Provisioner,
+  resources: VersionedResources,
+  spec: AgentSpec,
+  settings: ProvisionSettings,
+  signal: AbortSignal,
+  logger: Logger,
+): Promise<CmaHandle> {
+  const tagged = settings.agentId === undefined && settings.agentRef !== undefined ? await provisioner.resolve('agent', settings.agentRef) : undefined;
+  const env: Part =
+    settings.environmentId !== undefined ? { id: settings.environmentId, created: false } : await provisioner.ensure('environment', spec, signal);
+  let agent: Part;
+  if (settings.agentId !== undefined) agent = { id: settings.agentId, created: false };
+  else if (tagged !== undefined) agent = { id: tagged.id, name: tagged.name, digest: tagged.digest, created: false };
+  else {
     try {
-      ensured = await ensure(
-        'agent',
-        name,
-        () => client.createAgent({ name, ...body }, signal),
-        () => client.listAgents(signal),
-        logger,
-      );
+      agent = await provisioner.ensure('agent', spec, signal);
     } catch (e) {
-      if (!createdEnvironment) throw e;
-      throw await rollbackEnvironment(client, environmentId, environmentName!, toAgentRxError(e), settings.rollbackTimeoutMs ?? 30_000, logger);
+      if (!env.created) throw e;
+      throw await rollbackEnvironment(provisioner, resources, env, toAgentRxError(e), settings.rollbackTimeoutMs ?? 30_000, logger);
     }
-    agentId = ensured.id;
-    createdAgent = ensured.created;
   }
   return {
-    agentId,
-    environmentId,
-    ...(agentName !== undefined ? { agentName } : {}),
-    ...(environmentName !== undefined ? { environmentName } : {}),
-    provisioned: { agent: createdAgent, environment: createdEnvironment },
+    agentId: agent.id,
+    environmentId: env.id,
+    ...(agent.name !== undefined ? { agentName: agent.name } : {}),
+    ...(env.name !== undefined ? { environmentName: env.name } : {}),
+    ...(agent.digest !== undefined ? { agentDigest: agent.digest } : {}),
+    ...(env.digest !== undefined ? { environmentDigest: env.digest } : {}),
+    provisioned: { agent: agent.created, environment: env.created },
   };
+}
+
+/**
+ * Archives what `handle` provisioned (the agent, then the environment), each through
+ * `removeVersion`: evicted from the store only once the host accepted it. A 404 counts as done.
+ */
+export async function teardownCma(provisioner: Provisioner, resources: VersionedResources, handle: CmaHandle, signal: AbortSignal): Promise<void> {
+  if (handle.provisioned.agent) await removeVersion(provisioner, resources, 'agent', handle.agentDigest, handle.agentId, signal);
+  if (handle.provisioned.environment) await removeVersion(provisioner, resources, 'environment', handle.environmentDigest, handle.environmentId, signal);
+}
+
+/**
+ * Removes one version: through the provisioner (host, then store eviction and its tags) when the
+ * digest is known; when the store does not know the version (a store that failed when it was
+ * provisioned, or a handle without digest) the host removal alone. Host errors propagate.
+ */
+export async function removeVersion(
+  provisioner: Provisioner,
+  resources: VersionedResources,
+  kind: string,
+  digest: string | undefined,
+  id: string,
+  signal: AbortSignal,
+): Promise<void> {
+  if (digest !== undefined) {
+    try {
+      await provisioner.teardown(kind, digest, signal);
+      return;
+    } catch (e) {
+      if (!isAgentRxError(e, 'unknown_version') && !isAgentRxError(e, 'store_error')) throw e;
+    }
+  }
+  await resources.remove(kind, id, signal);
 }
 
 /**
@@ -142,15 +170,17 @@ export async function provisionCma(client: CmaClient, spec: AgentSpec, settings:
  * with what the rollback did (never the rollback's error instead of the original one).
  */
 async function rollbackEnvironment(
-  client: CmaClient,
-  id: string,
-  name: string,
+  provisioner: Provisioner,
+  resources: VersionedResources,
+  env: Part,
   original: AgentRxError,
   timeoutMs: number,
   logger: Logger,
 ): Promise<AgentRxError> {
+  const { id } = env;
+  const name = env.name ?? id;
   try {
-    await client.archiveEnvironment(id, AbortSignal.timeout(timeoutMs));
+    await removeVersion(provisioner, resources, 'environment', env.digest, id, AbortSignal.timeout(timeoutMs));
     logger.warn('claude-managed-agents: provisioning failed; archived the environment it had created', { environmentId: id, name, error: original.message });
     return new AgentRxError(original.code, original.message, { ...original.details, rolledBack: true }, { cause: original });
   } catch (e) {
@@ -167,31 +197,5 @@ async function rollbackEnvironment(
       { ...original.details, rolledBack: false, rollbackError: why, environmentId: id },
       { cause: original },
     );
-  }
-}
-
-/** Creates the named resource, or adopts the active one of that name on a 409; says which. */
-async function ensure(
-  kind: string,
-  name: string,
-  create: () => Promise<WireMap>,
-  list: () => Promise<WireMap[]>,
-  logger: Logger,
-): Promise<{ id: string; created: boolean }> {
-  try {
-    const created = await create();
-    if (typeof created['id'] !== 'string') throw new AgentRxError('provider_error', `creating the ${kind} "${name}" answered without an id`);
-    return { id: created['id'], created: true };
-  } catch (e) {
-    if (!isAgentRxError(e, 'http_error') || e.details?.['status'] !== 409) throw e;
-    const found = (await list()).find((r) => r['name'] === name && (r['archived_at'] === null || r['archived_at'] === undefined));
-    if (!found || typeof found['id'] !== 'string') {
-      throw new AgentRxError('http_error', `creating the ${kind} "${name}" answered 409 (it exists), but no active ${kind} of that name was found`, {
-        status: 409,
-        name,
-      });
-    }
-    logger.debug(`claude-managed-agents: reusing the existing ${kind}`, { name, id: found['id'] });
-    return { id: found['id'], created: false };
   }
 }

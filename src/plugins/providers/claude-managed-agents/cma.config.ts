@@ -1,4 +1,4 @@
-import { IsBoolean, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy } from 'class-validator';
 import { CoerceBoolean, CoerceNumber, type ConfigSection } from '../../../core/config/config-section.js';
 import { IsSecret, SecretField, type Secret } from '../../../core/config/secret.js';
 import { ANTHROPIC_VERSION, CMA_BETA } from './cma-wire.js';
@@ -9,6 +9,9 @@ import { ANTHROPIC_VERSION, CMA_BETA } from './cma-wire.js';
  * it `@optional()`.
  */
 export const CmaProviderOptions = Symbol('CmaProviderOptions');
+
+/** `<base>:<tag>` (a base may hold `:`; the tag is what follows the last one). */
+const AGENT_REF = /^.+:[A-Za-z0-9._-]{1,64}$/;
 
 /** Validated options of the `claude-managed-agents` provider (config section `providers.claude-managed-agents`). */
 export type CmaProviderOptions = CmaProviderOptionsClass;
@@ -51,6 +54,18 @@ export class CmaProviderOptionsClass {
   @IsString()
   @MinLength(1)
   agentId?: string;
+
+  /**
+   * The agent by tag, `<agent name>:<tag>` (e.g. `support:prod`): sessions run the agent version
+   * the tag points at in the provision store (set with `agentrx agents tag`). A tag the store does
+   * not know fails the run with `unknown_tag`, never falls back to provisioning. Not together with
+   * `agentId`.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(AGENT_REF, { message: "$property must be '<agent name>:<tag>' with a tag of 1-64 of A-Z a-z 0-9 . _ - (e.g. 'support:prod')" })
+  @NotWith('agentId')
+  agent?: string;
 
   /** Use this existing environment instead of provisioning one. */
   @IsOptional()
@@ -126,6 +141,18 @@ export class CmaProviderOptionsClass {
   @CoerceBoolean()
   @IsBoolean()
   eventDeltas: boolean = false;
+}
+
+/** Fails the decorated option when `other` is set as well (the two name the same thing two ways). */
+function NotWith(other: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'notWith',
+    constraints: [other],
+    validator: {
+      validate: (value: unknown, args) => value === undefined || (args?.object as Record<string, unknown>)[other] === undefined,
+      defaultMessage: () => `set either $property or ${other}, not both`,
+    },
+  });
 }
 
 /** Default `maxFrameBytes`: 8 MiB. */

@@ -2,7 +2,7 @@ import { Observable } from 'rxjs';
 import type { AgentRxConfig } from '../../../core/config/agentrx.config.js';
 import { AgentRxConfigToken } from '../../../core/config/config-tokens.js';
 import { inject, injectable, optional } from '../../../core/util/inversify.js';
-import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
+import { AgentRxError } from '../../../core/errors.js';
 import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';
 import type { AgentSpec, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
@@ -17,12 +17,19 @@ import {
 } from '../../../core/plugin/agent-provider.js';
 import type { HostEvent } from '../../../core/plugin/host-event.js';
 import { DEFAULT_KICKOFF } from '../../../core/session/session.js';
+import type { Artifacts } from '../../../core/artifacts/artifacts.js';
+import type { ProvisionStore } from '../../../core/provision/provision-store.js';
+import { ProvisionStoreToken } from '../../../core/provision/provision-token.js';
+import type { Provisioner } from '../../../core/provision/provisioner.js';
 import { CmaClient } from './cma-client.js';
+import { cmaArtifacts } from './cma-files.js';
 import { detachAll, isRunning, newCmaConn, releaseHeld, settledEventIds, type CmaConn } from './cma-conn.js';
 import { decodeCmaEvent } from './cma-decode.js';
 import { unansweredEvents, type CmaInput } from './cma-input.js';
 import { blockedOnConfirmation, normalizeCmaTurn, pendingCmaToolUses } from './cma-normalize.js';
-import { isCmaHandle, provisionCma, type CmaHandle } from './cma-provision.js';
+import { isCmaHandle, type CmaHandle } from './cma-provision.js';
+import { CmaProvisioning, type CmaEnsured } from './cma-provisioning.js';
+import type { CmaAgentHandle, CmaEnvironmentHandle } from './cma-versions.js';
 import { cmaEventStream } from './cma-sse.js';
 import { customToolResultEvent, defineOutcomeEvent, idOf, interruptEvent, toolConfirmationEvent, userMessageEvent } from './cma-wire.js';
 import { cmaApiOrigin, CmaProviderOptions, DEFAULT_MAX_FRAME_BYTES } from './cma.config.js';
@@ -67,6 +74,7 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
   readonly supportsOutcomes = true;
 
   private readonly client: CmaClient | undefined;
+  private readonly provisioning: CmaProvisioning | undefined;
   private readonly idleTimeoutMs: number;
   /**
    * The custom tool uses each `requires_action` idle asks for, by idle event, as `decode` found
@@ -79,13 +87,15 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
   /**
    * Built once by the container. Never throws and does no I/O: without valid options (the section
    * absent or invalid) it builds no HTTP client and every call needing one rejects later.
-   * `config` supplies `limits.streamIdleTimeoutMs` when the section sets no idle timeout.
+   * `config` supplies `limits.streamIdleTimeoutMs` when the section sets no idle timeout;
+   * `provisionStore` remembers provisioned versions and tags (a memory store of its own when unbound).
    */
   constructor(
     @inject(CmaProviderOptions) @optional() private readonly options: CmaProviderOptions | undefined,
-    @inject(HttpClientFactory) httpClientFactory: HttpClientFactory,
+    @inject(HttpClientFactory) private readonly httpClientFactory: HttpClientFactory,
     @inject(Logger) private readonly logger: Logger,
     @inject(AgentRxConfigToken) @optional() config?: AgentRxConfig,
+    @inject(ProvisionStoreToken) @optional() provisionStore?: ProvisionStore,
   ) {
     this.idleTimeoutMs = options?.streamIdleTimeoutMs ?? config?.limits?.streamIdleTimeoutMs ?? 300_000;
     if (options && options.apiKey && typeof options.apiKey.reveal === 'function' && !options.apiKey.isEmpty) {
@@ -100,6 +110,7 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
         timeoutMs: options.requestTimeoutMs,
       });
       this.client = new CmaClient(http, options, logger, httpClientFactory);
+      this.provisioning = new CmaProvisioning(this.client, options, provisionStore, logger);
     }
   }
 
@@ -107,30 +118,34 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
 
   /**
    * Creates (or recovers) the environment and the agent for `spec` — skipped for ids set in the
-   * options — and returns a `CmaHandle`. Rejects with `invalid_config` when unconfigured, else
-   * with the control plane's AgentRxError.
+   * options; with `agent: '<name>:<tag>'` the agent is the stored version the tag points at — and
+   * returns a `CmaHandle`. The provision store is asked first (a hit makes no host call). Rejects
+   * with `invalid_config` when unconfigured, `unknown_tag`/`unknown_version` for a tag that
+   * resolves to nothing, else with the control plane's AgentRxError (`resource_archived`,
+   * `name_conflict` for a 409 that cannot be adopted).
    */
   async provision(spec: AgentSpec, signal: AbortSignal): Promise<CmaHandle> {
-    const client = this.requireClient();
-    const o = this.options!;
-    return provisionCma(
-      client,
-      spec,
-      { model: o.model, agentId: o.agentId, environmentId: o.environmentId, environmentName: o.environmentName, environment: o.environment },
-      signal,
-      this.logger,
-    );
+    return this.requireProvisioning().provision(spec, signal);
   }
 
-  /** Archives the agent and the environment `handle` provisioned (a 404 counts as done). */
+  /** Archives the agent and the environment `handle` provisioned (a 404 counts as done), evicting each from the store once archived. */
   async teardown(handle: unknown, signal: AbortSignal): Promise<void> {
-    const client = this.requireClient();
-    if (!isCmaHandle(handle)) throw new AgentRxError('invalid_options', 'teardown needs the handle returned by provision');
-    const gone = (e: unknown): void => {
-      if (!(isAgentRxError(e, 'http_error') && e.details?.['status'] === 404)) throw e;
-    };
-    if (handle.provisioned.agent) await client.archiveAgent(handle.agentId, signal).then(() => undefined, gone);
-    if (handle.provisioned.environment) await client.archiveEnvironment(handle.environmentId, signal).then(() => undefined, gone);
+    await this.requireProvisioning().teardown(handle, signal);
+  }
+
+  /** The agent version of `spec`: its handle (`agentId`, `agentName`) and digest. */
+  ensureAgent(spec: AgentSpec, signal: AbortSignal): Promise<CmaEnsured<CmaAgentHandle>> {
+    return this.requireProvisioning().ensureAgent(spec, signal);
+  }
+
+  /** The environment version of the configured environment: its handle (`environmentId`, `environmentName`) and digest. */
+  ensureEnvironment(spec: AgentSpec, signal: AbortSignal): Promise<CmaEnsured<CmaEnvironmentHandle>> {
+    return this.requireProvisioning().ensureEnvironment(spec, signal);
+  }
+
+  /** The provisioner of this provider's environments and agents (list, tag, resolve, prune, teardown). Throws `invalid_config` when unconfigured. */
+  versioned(): Provisioner {
+    return this.requireProvisioning().provisioner;
   }
 
   // ── sessions ───────────────────────────────────────────────────────────────────────────────
@@ -326,6 +341,19 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
     detachAll(conn);
     conn.deltas.clear();
     conn.batches.clear();
+  }
+
+  /**
+   * The session's files through the Files API (see `CmaArtifacts`; the outputs folder convention
+   * is `CMA_OUTPUTS_FOLDER`). Throws `invalid_config` when the provider is not configured.
+   */
+  artifacts(sessionId: string): Artifacts {
+    return cmaArtifacts(this.options, this.httpClientFactory, this.logger, sessionId);
+  }
+
+  private requireProvisioning(): CmaProvisioning {
+    this.requireClient();
+    return this.provisioning!;
   }
 
   private requireClient(): CmaClient {

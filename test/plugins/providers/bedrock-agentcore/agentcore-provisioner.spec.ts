@@ -21,7 +21,8 @@ describe('AgentCoreProvisioner', () => {
     logger = new MemoryLogger();
     return new AgentCoreProvisioner(
       client,
-      { executionRoleArn: ROLE, harnessNamePrefix: 'agentrx', provisionTimeoutMs: 5_000, pollIntervalMs: 1, retryBaseMs: 1, ...extra },
+      // A budget no loaded machine exhausts: each call gets its share of it (a short one would time out and be retried).
+      { executionRoleArn: ROLE, harnessNamePrefix: 'agentrx', provisionTimeoutMs: 60_000, pollIntervalMs: 1, retryBaseMs: 1, ...extra },
       logger,
     );
   }
@@ -149,8 +150,9 @@ describe('AgentCoreProvisioner', () => {
 
     describe('when the harness is not READY within the budget', () => {
       it('should fail with timeout and roll back', async () => {
-        const p = await setup({ statusSequence: ['CREATING'] }, { provisionTimeoutMs: 120, pollIntervalMs: 10 });
-        await expect(p.provision(SPEC, signal())).rejects.toMatchObject({ code: 'timeout', details: { rolledBack: true, provisionTimeoutMs: 120 } });
+        // Long enough for the create to answer on a loaded machine; then the harness stays CREATING until the budget ends.
+        const p = await setup({ statusSequence: ['CREATING'] }, { provisionTimeoutMs: 3_000, pollIntervalMs: 10 });
+        await expect(p.provision(SPEC, signal())).rejects.toMatchObject({ code: 'timeout', details: { rolledBack: true, provisionTimeoutMs: 3_000 } });
         expect(emulator.harnesses()).toHaveLength(0);
       });
     });

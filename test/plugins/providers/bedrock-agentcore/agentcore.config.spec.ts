@@ -28,6 +28,7 @@ describe('AgentCoreProviderOptionsClass', () => {
         harnessNamePrefix: 'agentrx',
         provisionTimeoutMs: 600_000,
         pollIntervalMs: 2_000,
+        sessionStoragePath: '/mnt/data',
       });
     });
   });
@@ -152,5 +153,15 @@ describe('runtime session ids', () => {
     for (const bad of ['a'.repeat(32), 'a'.repeat(101), `-${'a'.repeat(40)}`, `${'a'.repeat(40)} x`, 42]) {
       expect(() => validateRuntimeSessionId(bad)).toThrow(expect.objectContaining({ code: 'invalid_options' }));
     }
+  });
+});
+
+describe('AgentCoreProviderOptionsClass.harness (a harness by tag)', () => {
+  describe('when validated', () => {
+    it('should take <agent name>:<tag> and name the field otherwise, or when harnessArn is set too', () => {
+      expect(validate({ harness: 'support:prod' }).errors).toEqual([]);
+      for (const bad of ['support', 'support:', ':prod', 'support:p/d']) expect(validate({ harness: bad }).errors).toEqual(['harness']);
+      expect(validate({ harness: 'support:prod', harnessArn: 'arn:aws:bedrock-agentcore:eu-west-1:1:harness/x' }).errors).toEqual(['harness']);
+    });
   });
 });

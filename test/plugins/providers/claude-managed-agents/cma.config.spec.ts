@@ -177,3 +177,20 @@ describe('cmaProviderModule', () => {
     });
   });
 });
+
+describe('CmaProviderOptionsClass.agent (an agent by tag)', () => {
+  describe('when validated', () => {
+    it('should take <agent name>:<tag> and name the field otherwise, or when agentId is set too', () => {
+      const of = (extra: Record<string, unknown>) => plainToInstance(CmaProviderOptionsClass, { apiKey: API_KEY, ...extra }, { exposeDefaultValues: true });
+      expect(validateSync(of({ agent: 'support:prod' }))).toEqual([]);
+      expect(validateSync(of({ agent: 'team:support:v1.2' }))).toEqual([]);
+      for (const bad of ['support', 'support:', ':prod', 'support:pr od']) {
+        const errors = validateSync(of({ agent: bad }));
+        expect(errors.map((e) => e.property)).toEqual(['agent']);
+        expect(JSON.stringify(errors[0]!.constraints)).toContain("'<agent name>:<tag>'");
+      }
+      const both = validateSync(of({ agent: 'support:prod', agentId: 'agent_1' }));
+      expect(both.map((e) => [e.property, Object.values(e.constraints ?? {})])).toEqual([['agent', ['set either agent or agentId, not both']]]);
+    });
+  });
+});

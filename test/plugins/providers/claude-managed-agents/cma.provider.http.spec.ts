@@ -64,8 +64,11 @@ describe('CmaAgentProvider over HTTP', () => {
         environmentId: expect.stringMatching(/^env_/),
         agentName: contentAddressedName('helper', body),
         environmentName: contentAddressedName('agentrx', { config: { type: 'cloud', networking: { type: 'unrestricted' } } }),
+        agentDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+        environmentDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
         provisioned: { agent: true, environment: true },
       });
+      expect(handle.agentName).toBe(`helper_${handle.agentDigest!.slice(0, 8)}`);
       expect(handle.agentName).toMatch(/^helper_[0-9a-f]{8}$/);
       const create = e.requests.find((r) => r.path === '/v1/agents' && r.method === 'POST')!;
       expect(create.body).toEqual({ name: handle.agentName, ...body });
