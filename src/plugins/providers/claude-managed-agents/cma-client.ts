@@ -260,19 +260,7 @@ export class CmaClient {
       } catch (e) {
         throw transportError(method, path, e, o.signal);
       }
-      if (res.status < 200 || res.status >= 300) throw statusError(method, path, res.status, res.data, res.headers);
-      if (res.data === '' || res.data === undefined) return {};
-      try {
-        const parsed: unknown = JSON.parse(res.data);
-        if (isMap(parsed)) return parsed;
-      } catch {
-        // reported below
-      }
-      throw new AgentRxError(
-        'provider_error',
-        `${method} ${path} answered ${res.status} with a body that is not a JSON object: ${truncate(String(res.data), 200)}`,
-        { status: res.status },
-      );
+      return jsonMapOf(method, path, res, 'provider_error');
     };
     return withRetry(attempt, {
       maxRetries: this.opts.maxRetries,
@@ -384,4 +372,22 @@ function readText(body: Readable, max = 16_384): Promise<string> {
 
 function enc(s: string): string {
   return encodeURIComponent(s);
+}
+
+/**
+ * The JSON object a control-plane answer holds (`{}` for an empty body): a non-2xx status is the
+ * `statusError`, a body that is not a JSON object an AgentRxError of `code` naming the call.
+ */
+export function jsonMapOf(method: string, path: string, res: AxiosResponse<string>, code: 'provider_error' | 'unexpected_response'): WireMap {
+  if (res.status < 200 || res.status >= 300) throw statusError(method, path, res.status, res.data, res.headers);
+  if (res.data === '' || res.data === undefined) return {};
+  try {
+    const parsed: unknown = JSON.parse(res.data);
+    if (isMap(parsed)) return parsed;
+  } catch {
+    // reported below
+  }
+  throw new AgentRxError(code, `${method} ${path} answered ${res.status} with a body that is not a JSON object: ${truncate(String(res.data), 200)}`, {
+    status: res.status,
+  });
 }

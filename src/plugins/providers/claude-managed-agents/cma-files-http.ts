@@ -8,7 +8,7 @@ import { streamRequest, type HttpClientFactory } from '../../../core/http/http-c
 import { isTransientError, withRetry } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import { abortReason } from '../../../core/util/async.js';
-import { isUnprocessed } from './cma-client.js';
+import { isUnprocessed, jsonMapOf } from './cma-client.js';
 import { errorMessageOf, errorTypeOf, isMap, truncate, type WireMap } from './cma-wire.js';
 
 /** `anthropic-beta` of the Files API. */
@@ -220,21 +220,7 @@ export class CmaFilesHttp {
       } catch (e) {
         throw transportError(method, path, e, o.signal);
       }
-      if (res.status < 200 || res.status >= 300) throw statusError(method, path, res.status, res.data, res.headers);
-      if (res.data === '' || res.data === undefined) return {};
-      try {
-        const parsed: unknown = JSON.parse(res.data);
-        if (isMap(parsed)) return parsed;
-      } catch {
-        // reported below
-      }
-      throw new AgentRxError(
-        'unexpected_response',
-        `${method} ${path} answered ${res.status} with a body that is not a JSON object: ${truncate(String(res.data), 200)}`,
-        {
-          status: res.status,
-        },
-      );
+      return jsonMapOf(method, path, res, 'unexpected_response');
     };
     return withRetry(attempt, { ...this.retryOptions(method, path, o.signal), isRetryable: o.retry });
   }
