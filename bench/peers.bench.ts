@@ -10,9 +10,11 @@
  * import + setup of each runner in its own fresh process (median of BENCH_PEERS_COLD rounds,
  * runners interleaved), heap after GC per runner (modules loaded, set up, after the sessions),
  * and with `BENCH_PEERS_PACED=1` (or a number of ms) the router sends one SSE event per socket
- * write, that many ms apart, as a real model streams. Targets (issue 17): agentrx ≤ 1.3× the raw
+ * write, that many ms apart, as a real model streams. Targets (issue 28): agentrx ≤ 1.3× the raw
  * loop in CPU per session and ≤ 0.35× the best peer; heap after GC once the concurrent sessions
- * are done ≤ raw + 5 MB; the file store within 15% of the memory store.
+ * are done ≤ raw + 8 MB; peak RSS ≤ 150 KB per concurrent session; import + setup ≤ 200 ms and
+ * ≤ the fastest peer's; the file store ≤ 1.25× the memory store with idempotent tools, ≤ 1.5×
+ * without.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -28,6 +30,8 @@ const RUNNERS = (process.env['BENCH_PEERS_RUNNERS'] ?? 'raw,agentrx,agentrx-file
 const COLD = Number(process.env['BENCH_PEERS_COLD'] ?? 5);
 /** agentrx runners with another store or tool declaration: compared with agentrx, not as peers. */
 const VARIANTS = new Set(['agentrx-file', 'agentrx-file-idempotent']);
+/** Issue 28's goal per variant: file store ÷ memory store, CPU per session (each sync a durability point the docs name). */
+const FILE_GOAL: Readonly<Record<string, number>> = { 'agentrx-file': 1.5, 'agentrx-file-idempotent': 1.25 };
 
 interface Mem {
   rss: number;
@@ -162,6 +166,10 @@ export async function peersBench(): Promise<BenchResult> {
     ]);
     out.push([`${r.label}: after ${CONC} concurrent: peak RSS / RSS, heap after GC`, `${mb(c.peakRss)} / ${mb(c.memEnd.rss)}, ${mb(c.memEnd.heapUsed)}`]);
     out.push([
+      `${r.label}: peak RSS per concurrent session (peak − RSS after warm-up, ÷ ${CONC})`,
+      `${((c.peakRss - c.memWarm.rss) / CONC / 1024).toFixed(0)} KB`,
+    ]);
+    out.push([
       `${r.label}: heap after GC, concurrent process: loaded → created → warm → ${CONC} done`,
       `${mb(c.memLoaded.heapUsed)} → ${mb(c.memCreated.heapUsed)} → ${mb(c.memWarm.heapUsed)} → ${mb(c.memEnd.heapUsed)}`,
     ]);
@@ -199,7 +207,7 @@ export async function peersBench(): Promise<BenchResult> {
   });
   if (vsRaw.length > 0) {
     out.push([
-      'target agentrx ≤ 1.3× raw CPU per session (issue 17), per pass',
+      'target agentrx ≤ 1.3× raw CPU per session (issues 17, 28), per pass',
       verdict(
         vsRaw.map(({ ax, raw }) => cpuMed.get(ax)! / cpuMed.get(raw)!),
         1.3,
@@ -207,8 +215,13 @@ export async function peersBench(): Promise<BenchResult> {
     ]);
     const extras = vsRaw.map(({ ax, raw }) => ax.conc!.memEnd.heapUsed - raw.conc!.memEnd.heapUsed);
     out.push([
-      `target heap after GC once ${CONC} concurrent sessions are done ≤ raw + 5 MB, per pass`,
-      `${vsRaw.map(({ ax, raw }, k) => `agentrx ${mb(ax.conc!.memEnd.heapUsed)} − raw ${mb(raw.conc!.memEnd.heapUsed)} = ${mb(extras[k]!)}`).join('; ')} ${median(extras) <= 5 * 2 ** 20 ? 'met' : 'MISSED'}`,
+      `target heap after GC once ${CONC} concurrent sessions are done ≤ raw + 8 MB (issue 28), per pass`,
+      `${vsRaw.map(({ ax, raw }, k) => `agentrx ${mb(ax.conc!.memEnd.heapUsed)} − raw ${mb(raw.conc!.memEnd.heapUsed)} = ${mb(extras[k]!)}`).join('; ')} ${median(extras) <= 8 * 2 ** 20 ? 'met' : 'MISSED'}`,
+    ]);
+    const perSession = axPasses.map((ax) => (ax.conc!.peakRss - ax.conc!.memWarm.rss) / CONC);
+    out.push([
+      `target agentrx peak RSS ≤ 150 KB per concurrent session (issue 28 asks it of 1,000: BENCH_PEERS_CONC=1000), per pass`,
+      `${perSession.map((b) => `${(b / 1024).toFixed(0)} KB`).join(' / ')} ${median(perSession) <= 150 * 1024 ? 'met' : 'MISSED'}`,
     ]);
   }
   const peerRows = ok.filter(isPeer);
@@ -223,10 +236,10 @@ export async function peersBench(): Promise<BenchResult> {
       const ax = passOf('agentrx', v.pass);
       if (!ax) continue;
       ratios.push(cpuMed.get(v)! / cpuMed.get(ax)!);
-      out.push([`target ${v.label} (file store) ≤ 1.15× ${ax.label} (memory store) CPU`, verdict([ratios.at(-1)!], 1.15)]);
+      out.push([`target ${v.label} (file store) ≤ ${FILE_GOAL[name]}× ${ax.label} (memory store) CPU`, verdict([ratios.at(-1)!], FILE_GOAL[name]!)]);
     }
     // One pass moves ±20% on a shared machine (and with the file system's state): the verdict is the median of the passes.
-    if (ratios.length > 1) out.push([`target ${name} ≤ 1.15× agentrx CPU, over ${ratios.length} passes`, verdict(ratios, 1.15)]);
+    if (ratios.length > 1) out.push([`target ${name} ≤ ${FILE_GOAL[name]}× agentrx CPU, over ${ratios.length} passes`, verdict(ratios, FILE_GOAL[name]!)]);
   }
   const coldOf = (name: string): number[] => rows.filter((r) => r.name === name).flatMap((r) => r.cold.map((c) => c.wallMs));
   const peerNames = [...new Set(RUNNERS)].filter((n) => n !== 'raw' && n !== 'agentrx' && !VARIANTS.has(n) && coldOf(n).length > 0);
@@ -235,8 +248,8 @@ export async function peersBench(): Promise<BenchResult> {
     const fastest = peerNames.reduce((a, b) => (median(coldOf(a)) <= median(coldOf(b)) ? a : b));
     const fMed = median(coldOf(fastest));
     out.push([
-      `target agentrx import + setup ≤ 150 ms and ≤ 0.5× the fastest peer's (${fastest}, ${fMed.toFixed(0)} ms)`,
-      `${axMed.toFixed(0)} ms, ${x(axMed, fMed)}: ${axMed <= 150 ? 'met' : 'MISSED'} / ${axMed <= 0.5 * fMed ? 'met' : 'MISSED'}`,
+      `target agentrx import + setup ≤ 200 ms and ≤ the fastest peer's (${fastest}, ${fMed.toFixed(0)} ms) (issue 28)`,
+      `${axMed.toFixed(0)} ms, ${x(axMed, fMed)}: ${axMed <= 200 ? 'met' : 'MISSED'} / ${axMed <= fMed ? 'met' : 'MISSED'}`,
     ]);
   }
   return report(`cost per session vs peers${routerOptions.paceMs ? ` (paced, ${routerOptions.paceMs} ms between SSE events)` : ''}`, out);

@@ -14,6 +14,7 @@ import { distributedBench } from './distributed.bench.js';
 import { coldstartBench } from './coldstart.bench.js';
 import { soakBench } from './soak.bench.js';
 import { retainedBench } from './retained.bench.js';
+import { storeHeapBench } from './store-heap.bench.js';
 
 const benches: Record<string, () => Promise<BenchResult>> = {
   pipeline: () => pipelineBench(),
@@ -26,6 +27,7 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   coldstart: () => coldstartBench(),
   soak: () => soakBench(),
   retained: () => retainedBench(),
+  'store-heap': () => storeHeapBench(),
 };
 
 const only = process.argv.slice(2);

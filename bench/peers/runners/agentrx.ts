@@ -99,10 +99,13 @@ class IdempotentAddTool extends AddTool {
   readonly idempotent = true;
 }
 
+/** A `store` section for the bench's instance (the file store's folder, the memory store's bounds…). */
+export type BenchStore = { readonly type: string } & Readonly<Record<string, unknown>>;
+
 /** The bench's AgentRx instance (Local provider, the two tools, the JSON-lines consumer to a null stream, the delivered-outcome consumer). */
 export async function createBenchAgentRx(
   baseUrl: string,
-  store?: { type: 'file'; dir: string },
+  store?: BenchStore,
   opts: { idempotent?: boolean } = {},
 ): Promise<{ rx: AgentRx; delivered: DeliveredConsumer }> {
   const delivered = new DeliveredConsumer();
@@ -128,11 +131,7 @@ export async function runBenchSession(bench: { rx: AgentRx; delivered: Delivered
 }
 
 /** agentrx with a store config (default: the library's memory store); `idempotent`: the tools say so. */
-export async function setupWith(
-  baseUrl: string,
-  store?: { type: 'file'; dir: string },
-  opts: { idempotent?: boolean } = {},
-): Promise<() => Promise<SessionOutcome>> {
+export async function setupWith(baseUrl: string, store?: BenchStore, opts: { idempotent?: boolean } = {}): Promise<() => Promise<SessionOutcome>> {
   const bench = await createBenchAgentRx(baseUrl, store, opts);
   return () => runBenchSession(bench);
 }

@@ -75,6 +75,12 @@ export interface SessionStore {
    * the checkpoints that exist only for crash recovery (the record before tools run). Default true.
    */
   readonly durable?: boolean;
+  /**
+   * False for an engine that forgets a session once its lease is released and no `tail` follows
+   * it (the memory store with `memoryKeep: 'none'`): a closed session cannot be loaded, read,
+   * resumed or replayed. Default true.
+   */
+  readonly keepsClosed?: boolean;
   /** The record, or undefined if there is none. A record that cannot be read is a `store_error`, never "none". */
   load(sessionId: string): Promise<SessionRecord | undefined>;
   /** Writes the whole record atomically (its ledger included). */

@@ -360,7 +360,10 @@ export function describeSessionStore(name: string, makeStore: () => Promise<Stor
         expect(await store.prune({ maxSessions: 1, maxAgeMs: 1, now })).toEqual(['d3']);
         expect(await ids()).toEqual(['d0', 'd5', 'd1']);
         await lease.release();
-        expect(await store.prune({ maxSessions: 1, now })).toEqual(['d1']);
+        // An engine that keeps nothing once a session closed (keepsClosed false) forgot d1 at its
+        // release, by design; every other engine leaves it to the next prune.
+        if (store.keepsClosed === false) expect(await ids()).toEqual(['d0', 'd5']);
+        else expect(await store.prune({ maxSessions: 1, now })).toEqual(['d1']);
       });
 
       it('should delete nothing without maxAgeMs and maxSessions', async () => {

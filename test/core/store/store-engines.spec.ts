@@ -42,7 +42,8 @@ let redis: RedisServer | undefined;
 const RUNS: Readonly<Record<string, readonly ConformanceRun[]>> = {
   memory: [
     { name: 'with the default bounds', section: async () => ({ type: 'memory' }) },
-    { name: 'keeping every envelope and session', section: async () => ({ type: 'memory', memoryLogLimit: 0, memoryMaxSessions: 0 }) },
+    { name: 'keeping every envelope and session', section: async () => ({ type: 'memory', memoryLogLimit: 0, memoryMaxSessions: 0, memoryMaxBytes: 0 }) },
+    { name: 'keeping nothing once a session closed', section: async () => ({ type: 'memory', memoryKeep: 'none' }) },
   ],
   file: [{ name: 'in a fresh directory', section: async () => ({ type: 'file', dir: await tempDir('agentrx-store-') }) }],
   redis: [{ name: 'under a fresh key prefix', section: async () => ({ type: 'redis', url: redis?.url, keyPrefix: `t-${randomUUID()}:` }) }],

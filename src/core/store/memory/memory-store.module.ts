@@ -6,7 +6,7 @@ import { MemorySessionStore } from './memory-session-store.js';
 /** The memory engine (`store.type: 'memory'`, the default), registered from core; provisions are kept in memory too. */
 export const memoryStoreModule = bindStore(
   'memory',
-  (section) => new MemorySessionStore(section.memoryLogLimit, section.memoryMaxSessions),
+  (section) => new MemorySessionStore(section.memoryLogLimit, section.memoryMaxSessions, { maxBytes: section.memoryMaxBytes, keep: section.memoryKeep }),
   MemoryStoreConfig,
   () => new MemoryProvisionStore(),
 );
