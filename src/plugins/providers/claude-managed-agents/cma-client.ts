@@ -5,6 +5,7 @@ import { HttpClientFactoryImpl, streamRequest, type HttpClientFactory } from '..
 import { isTransientError, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import type { RawEvent } from '../../../core/model.js';
+import { abortReason } from '../../../core/util/async.js';
 import { errorMessageOf, errorTypeOf, isMap, truncate, type WireMap } from './cma-wire.js';
 
 /**
@@ -312,7 +313,8 @@ export function isUnprocessed(error: unknown): boolean {
   return typeof code === 'string' && UNSENT_CODES.has(code);
 }
 
-function statusError(method: string, path: string, status: number, body: unknown, headers: unknown): AgentRxError {
+/** A host's error answer as an `http_error` naming the call, with the host's message, error type and `retry-after`. */
+export function statusError(method: string, path: string, status: number, body: unknown, headers: unknown): AgentRxError {
   const text = typeof body === 'string' ? body : '';
   const message = errorMessageOf(text) || `HTTP ${status}`;
   const retryAfter = headerOf(headers, 'retry-after');
@@ -325,10 +327,15 @@ function statusError(method: string, path: string, status: number, body: unknown
   });
 }
 
-function transportError(method: string, path: string, e: unknown, signal: AbortSignal): AgentRxError {
+/**
+ * A call that got no answer: the signal's reason when it was aborted (`timeout` or `cancelled`,
+ * naming the call), else a transient `http_error` with the socket's code.
+ */
+export function transportError(method: string, path: string, e: unknown, signal: AbortSignal): AgentRxError {
   if (signal.aborted) {
-    const reason: unknown = signal.reason;
-    return reason instanceof AgentRxError ? reason : new AgentRxError('cancelled', `${method} ${path} was cancelled`);
+    const reason = abortReason(signal);
+    if (signal.reason instanceof AgentRxError) return reason;
+    return new AgentRxError(reason.code, `${method} ${path} ${reason.code === 'timeout' ? 'timed out' : 'was cancelled'}`);
   }
   const o = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; message?: unknown };
   const code = typeof o.code === 'string' ? o.code : undefined;
@@ -350,7 +357,8 @@ function pageOf(body: WireMap, what: string): { data: RawEvent[]; nextPage: stri
   return { data: data.filter(isMap), nextPage: typeof next === 'string' && next.trim() !== '' ? next : undefined };
 }
 
-function headerOf(headers: unknown, name: string): string | undefined {
+/** A response header as a string (axios headers or a plain map). */
+export function headerOf(headers: unknown, name: string): string | undefined {
   if (!isMap(headers)) return undefined;
   const get = (headers as { get?: unknown }).get;
   const v: unknown = typeof get === 'function' ? (get as (n: string) => unknown).call(headers, name) : headers[name];

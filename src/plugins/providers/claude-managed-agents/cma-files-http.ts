@@ -8,8 +8,8 @@ import { streamRequest, type HttpClientFactory } from '../../../core/http/http-c
 import { isTransientError, withRetry } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import { abortReason } from '../../../core/util/async.js';
-import { isUnprocessed, jsonMapOf } from './cma-client.js';
-import { errorMessageOf, errorTypeOf, isMap, truncate, type WireMap } from './cma-wire.js';
+import { headerOf, isUnprocessed, jsonMapOf, statusError, transportError } from './cma-client.js';
+import { isMap, type WireMap } from './cma-wire.js';
 
 /** `anthropic-beta` of the Files API. */
 export const FILES_BETA = 'files-api-2025-04-14';
@@ -244,39 +244,6 @@ export class CmaFilesHttp {
 
 function toReadable(chunks: AsyncGenerator<Buffer>): Readable {
   return readableOf(chunks, (e) => (e instanceof Error ? e : new Error(String(e))));
-}
-
-function statusError(method: string, path: string, status: number, body: unknown, headers: unknown): AgentRxError {
-  const text = typeof body === 'string' ? body : '';
-  const retryAfter = headerOf(headers, 'retry-after');
-  return new AgentRxError('http_error', `${method} ${path} failed with ${status}: ${truncate(errorMessageOf(text) || `HTTP ${status}`, 300)}`, {
-    status,
-    method,
-    path,
-    ...(errorTypeOf(text) !== undefined ? { errorType: errorTypeOf(text) } : {}),
-    ...(retryAfter !== undefined ? { retryAfter } : {}),
-  });
-}
-
-function transportError(method: string, path: string, e: unknown, signal: AbortSignal): AgentRxError {
-  if (signal.aborted) return abortReason(signal);
-  const o = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; message?: unknown };
-  const code = typeof o.code === 'string' ? o.code : undefined;
-  const message = typeof o.message === 'string' ? o.message : String(e);
-  // No `cause`: the axios error holds the request config.
-  return new AgentRxError('http_error', `${method} ${path} failed: ${code ? `${code} ` : ''}${truncate(message, 200)}`, {
-    method,
-    path,
-    transient: true,
-    ...(code ? { code } : {}),
-  });
-}
-
-function headerOf(headers: unknown, name: string): string | undefined {
-  if (!isMap(headers)) return undefined;
-  const get = (headers as { get?: unknown }).get;
-  const v: unknown = typeof get === 'function' ? (get as (n: string) => unknown).call(headers, name) : headers[name];
-  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
 }
 
 async function readText(body: Readable, max = 16_384): Promise<string> {
