@@ -16,11 +16,34 @@ const gc = runInNewContext('gc') as () => void;
 const LEASE_MS = 300;
 const closing = (id: string) => (line: string) => line.includes('no handle holds it any more') && line.includes(id);
 
-/** Submits, waits for the first result, and returns only the submission id: the handle is dropped here. */
-async function submitAndDrop(queue: SessionQueue, prompt: string): Promise<{ id: string; text: string }> {
+/** Calls its held value when a registered handle is collected (module-level: a collected registry calls nothing). */
+const finalized = new FinalizationRegistry<() => void>((resolve) => resolve());
+
+/**
+ * Submits, waits for the first result, and returns the submission id and a promise of the
+ * handle's collection: the handle itself is dropped here.
+ */
+async function submitAndDrop(queue: SessionQueue, prompt: string): Promise<{ id: string; text: string; collected: Promise<void> }> {
   const handle = await queue.submit({ prompt });
   const result = await handle.result;
-  return { id: handle.id, text: result.text };
+  const signal = new Promise<void>((resolve) => finalized.register(handle, resolve));
+  return { id: handle.id, text: result.text, collected: signal };
+}
+
+/**
+ * Waits for `collected`, running a full GC at most every half second: a full GC of a busy test
+ * process takes long, and GC after GC would starve the event loop the handle's reader and lease
+ * keeper need to let go of it.
+ */
+async function collect(collected: Promise<void>, timeoutMs: number): Promise<void> {
+  let done = false;
+  void collected.then(() => (done = true));
+  const deadline = Date.now() + timeoutMs;
+  while (!done) {
+    if (Date.now() > deadline) throw new Error(`the dropped handle was not collected within ${timeoutMs} ms: something still holds it`);
+    gc();
+    await Promise.race([collected, new Promise((r) => setTimeout(r, 500))]);
+  }
 }
 
 describeWithRedis('client leases of session handles', () => {
@@ -42,14 +65,8 @@ describeWithRedis('client leases of session handles', () => {
       expect([firstHeld.text, dropped.text].sort()).toEqual(['one', 'two']);
 
       // Collect the dropped handle; the worker sees its lease lapse and frees the slot.
-      await until(
-        () => {
-          gc();
-          return world.logs.some(closing(dropped.id));
-        },
-        45_000,
-        'the worker to close the dropped session',
-      );
+      await collect(dropped.collected, 40_000);
+      await until(() => world.logs.some(closing(dropped.id)), 30_000, 'the worker to close the collected handle’s session');
       // The submission ended for good: a new handle on it reads the end.
       const again = queue.open(dropped.id);
       await again.closed;
@@ -67,7 +84,7 @@ describeWithRedis('client leases of session handles', () => {
       expect(await next).toBe('three');
       await held.close();
       await held.closed;
-    }, 60_000);
+    }, 120_000);
   });
 
   describe('when the handle is released after its result', () => {
