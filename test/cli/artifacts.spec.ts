@@ -1,29 +1,13 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { runCli, type CliIo } from '../../src/cli/cli.js';
+import { runCli } from '../../src/cli/cli.js';
 import { startCmaEmulator, type CmaEmulator } from '../../src/testing/cma-emulator.js';
 import { tempDir } from '../support/temp-dir.js';
+import { testIo, type TestIo } from '../support/cli-io.js';
 
 const KEY = 'sk-ant-cli-artifacts-key';
 
-type TestIo = CliIo & { stdout: () => Buffer; stderr: () => string };
-
-function io(cwd: string): TestIo {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks = { out: [] as Buffer[], err: [] as Buffer[] };
-  out.on('data', (c: Buffer) => chunks.out.push(c));
-  err.on('data', (c: Buffer) => chunks.err.push(c));
-  return {
-    out,
-    err,
-    env: { NO_COLOR: '1', AGENTRX_STATE_DIR: join(cwd, 'state') },
-    cwd,
-    stdout: () => Buffer.concat(chunks.out),
-    stderr: () => Buffer.concat(chunks.err).toString(),
-  };
-}
+const io = (cwd: string): TestIo => testIo({ cwd, env: { NO_COLOR: '1', AGENTRX_STATE_DIR: join(cwd, 'state') } });
 
 const argv = (...args: string[]) => ['node', 'agentrx', 'artifacts', ...args];
 
@@ -58,7 +42,6 @@ describe('agentrx artifacts', () => {
       expect(
         ls
           .stdout()
-          .toString()
           .trim()
           .split('\n')
           .map((l) => JSON.parse(l) as unknown),
@@ -82,10 +65,10 @@ describe('agentrx artifacts', () => {
       expect(await runCli(argv('put', 'notes.txt', '--name', 'n.txt', ...session), io(dir))).toBe(0);
       const ls = io(dir);
       expect(await runCli(argv('ls', ...session), ls)).toBe(0);
-      expect(ls.stdout().toString()).toMatch(/^n\.txt +11 +\S+\n$/);
+      expect(ls.stdout()).toMatch(/^n\.txt +11 +\S+\n$/);
       const g = io(dir);
       expect(await runCli(argv('get', 'n.txt', ...session), g)).toBe(0);
-      expect(g.stdout().toString()).toBe('small notes');
+      expect(g.stdout()).toBe('small notes');
       expect(g.stderr()).toBe('');
     });
   });

@@ -3,21 +3,15 @@ import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { AgentRx } from '../../src/agentrx.js';
-import { runCli, type CliIo } from '../../src/cli/cli.js';
+import { runCli } from '../../src/cli/cli.js';
 import { mcpProgressTo, withMcpFlags } from '../../src/cli/mcp-flags.js';
 import { demoToolsModule } from '../../src/plugins/tools/tools.module.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { EVERYTHING } from '../plugins/mcp/mcp-helpers.js';
 import { tempDirSync } from '../support/temp-dir.js';
+import { testIo, type TestIo } from '../support/cli-io.js';
 
-function io(): CliIo & { stdout: () => string; stderr: () => string } {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks = { out: [] as Buffer[], err: [] as Buffer[] };
-  out.on('data', (c: Buffer) => chunks.out.push(c));
-  err.on('data', (c: Buffer) => chunks.err.push(c));
-  return { out, err, env: {}, cwd: process.cwd(), stdout: () => Buffer.concat(chunks.out).toString(), stderr: () => Buffer.concat(chunks.err).toString() };
-}
+const io = (): TestIo => testIo();
 
 const argv = (...args: string[]): string[] => ['node', 'agentrx', ...args];
 /** The real server-everything over stdio, as a user would pass it to --mcp. */

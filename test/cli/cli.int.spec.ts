@@ -1,20 +1,13 @@
 import { createServer } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { runCli, type CliIo } from '../../src/cli/cli.js';
+import { runCli } from '../../src/cli/cli.js';
 import { startCmaEmulator } from '../../src/testing/cma-emulator.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { tempDir } from '../support/temp-dir.js';
+import { testIo, type TestIo } from '../support/cli-io.js';
 
-function io(cwd = process.cwd()): CliIo & { stdout: () => string; stderr: () => string } {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks = { out: [] as Buffer[], err: [] as Buffer[] };
-  out.on('data', (c: Buffer) => chunks.out.push(c));
-  err.on('data', (c: Buffer) => chunks.err.push(c));
-  return { out, err, env: {}, cwd, stdout: () => Buffer.concat(chunks.out).toString(), stderr: () => Buffer.concat(chunks.err).toString() };
-}
+const io = (cwd = process.cwd()): TestIo => testIo({ cwd });
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {

@@ -1,23 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { runCli, type CliIo } from '../../src/cli/cli.js';
+import { runCli } from '../../src/cli/cli.js';
 import { tempDir } from '../support/temp-dir.js';
+import { testIo, type TestIo } from '../support/cli-io.js';
 
 /** A CLI io whose output is collected; `lines` resolves at the first line of stdout. */
-function io(cwd: string, signal?: AbortSignal): CliIo & { out$: () => string; err$: () => string; firstLine: Promise<string> } {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks = { out: '', err: '' };
-  let seen!: (line: string) => void;
-  const firstLine = new Promise<string>((resolve) => (seen = resolve));
-  out.on('data', (c: Buffer) => {
-    chunks.out += c.toString();
-    if (chunks.out.includes('\n')) seen(chunks.out.slice(0, chunks.out.indexOf('\n')));
-  });
-  err.on('data', (c: Buffer) => (chunks.err += c.toString()));
-  return { out, err, env: { NO_COLOR: '1' }, cwd, ...(signal ? { signal } : {}), out$: () => chunks.out, err$: () => chunks.err, firstLine };
-}
+const io = (cwd: string, signal?: AbortSignal): TestIo => testIo({ cwd, env: { NO_COLOR: '1' }, ...(signal ? { signal } : {}) });
 
 describe('agentrx emulate', () => {
   it.each(['claude-managed-agents', 'bedrock-agentcore'])(
@@ -34,11 +22,11 @@ describe('agentrx emulate', () => {
       const family = host === 'claude-managed-agents' ? 'agents' : 'harnesses';
       const p = io(dir);
       expect(await runCli(['node', 'agentrx', family, 'provision', '-c', 'agentrx.json', '--store', 'state'], p)).toBe(0);
-      expect(p.out$()).toMatch(/^created /);
+      expect(p.stdout()).toMatch(/^created /);
 
       stop.abort();
       expect(await serving).toBe(0);
-      expect(t.err$()).toContain(`agentrx emulate: ${host} on http://127.0.0.1:`);
+      expect(t.stderr()).toContain(`agentrx emulate: ${host} on http://127.0.0.1:`);
     },
     60_000,
   );
@@ -47,9 +35,9 @@ describe('agentrx emulate', () => {
     const dir = await tempDir('agentrx-cli-emulate-');
     const a = io(dir);
     expect(await runCli(['node', 'agentrx', 'emulate', 'openai'], a)).toBe(2);
-    expect(a.err$()).toBe("agentrx emulate: unknown host 'openai'; emulated hosts: claude-managed-agents, bedrock-agentcore\n");
+    expect(a.stderr()).toBe("agentrx emulate: unknown host 'openai'; emulated hosts: claude-managed-agents, bedrock-agentcore\n");
     const b = io(dir);
     expect(await runCli(['node', 'agentrx', 'emulate', 'claude-managed-agents', '--port', 'x'], b)).toBe(2);
-    expect(b.err$()).toBe('agentrx emulate: --port takes a whole number from 0 to 65535; got "x"\n');
+    expect(b.stderr()).toBe('agentrx emulate: --port takes a whole number from 0 to 65535; got "x"\n');
   });
 });

@@ -1,28 +1,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { runCli, type CliIo } from '../../src/cli/cli.js';
+import { runCli } from '../../src/cli/cli.js';
 import { startAgentCoreEmulator, type AgentCoreEmulator } from '../../src/testing/agentcore-emulator.js';
 import { startCmaEmulator, type CmaEmulator, type CmaEmulatorOptions } from '../../src/testing/cma-emulator.js';
 import { tempDir } from '../support/temp-dir.js';
+import { testIo, type TestIo } from '../support/cli-io.js';
 
-type TestIo = CliIo & { stdout: () => string; stderr: () => string };
-
-function io(cwd: string): TestIo {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks = { out: [] as Buffer[], err: [] as Buffer[] };
-  out.on('data', (c: Buffer) => chunks.out.push(c));
-  err.on('data', (c: Buffer) => chunks.err.push(c));
-  return {
-    out,
-    err,
-    env: { NO_COLOR: '1' },
-    cwd,
-    stdout: () => Buffer.concat(chunks.out).toString(),
-    stderr: () => Buffer.concat(chunks.err).toString(),
-  };
-}
+const io = (cwd: string): TestIo => testIo({ cwd, env: { NO_COLOR: '1' } });
 
 const argv = (...args: string[]) => ['node', 'agentrx', ...args];
 const API_KEY = 'sk-ant-cli-provision-test';

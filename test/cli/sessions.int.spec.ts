@@ -1,32 +1,16 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { formatCassette, parseCassette, type Cassette } from '../../src/core/store/cassette.js';
-import { runCli, type CliIo } from '../../src/cli/cli.js';
+import { runCli } from '../../src/cli/cli.js';
 import { MemorySessionStore } from '../../src/core/store/memory/memory-session-store.js';
 import type { SessionStore } from '../../src/core/store/session-store.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';
 import { tempDir } from '../support/temp-dir.js';
 import { recordSession, type RecordedSession } from './record-session.js';
+import { testIo, type TestIo } from '../support/cli-io.js';
 
-type TestIo = CliIo & { stdout: () => string; stderr: () => string };
-
-function io(opts: { cwd?: string; store?: SessionStore; env?: Record<string, string> } = {}): TestIo {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks = { out: [] as Buffer[], err: [] as Buffer[] };
-  out.on('data', (c: Buffer) => chunks.out.push(c));
-  err.on('data', (c: Buffer) => chunks.err.push(c));
-  return {
-    out,
-    err,
-    env: { NO_COLOR: '1', ...opts.env },
-    cwd: opts.cwd ?? process.cwd(),
-    ...(opts.store ? { store: opts.store } : {}),
-    stdout: () => Buffer.concat(chunks.out).toString(),
-    stderr: () => Buffer.concat(chunks.err).toString(),
-  };
-}
+const io = (opts: { cwd?: string; store?: SessionStore; env?: Record<string, string> } = {}): TestIo =>
+  testIo({ ...opts, env: { NO_COLOR: '1', ...opts.env } });
 
 const argv = (...args: string[]) => ['node', 'agentrx', ...args];
 

@@ -5,12 +5,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader, type CollectionResult } from '@opentelemetry/sdk-metrics';
 import { IsString } from 'class-validator';
 import type { Redis } from 'ioredis';
-import { runCli, type CliIo } from '../../src/cli/cli.js';
+import { runCli } from '../../src/cli/cli.js';
 import { formatAge } from '../../src/cli/commands/workers.js';
 import { injectable } from '../../src/core/util/inversify.js';
 import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
@@ -22,6 +21,7 @@ import type { RemoteSession } from '../../src/distributed/remote-session.js';
 import { describeWithRedis, freePort } from '../support/redis-server.js';
 import { tempDirSync } from '../support/temp-dir.js';
 import { DistributedWorld, until } from './distributed-fixture.js';
+import { testIo, type TestIo } from '../support/cli-io.js';
 
 class GateInput {
   @IsString()
@@ -77,14 +77,7 @@ async function gauges(reader: TestReader): Promise<Map<string, number>> {
 const PASSWORD = 'p00l-Pa55word';
 const SCRIPT = [{ toolCalls: [{ id: 'call_hold', name: 'hold', arguments: { text: 'x' } }] }, { text: 'Released.' }];
 
-function io(env: Record<string, string> = {}): CliIo & { stdout(): string; stderr(): string } {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks = { out: [] as Buffer[], err: [] as Buffer[] };
-  out.on('data', (c: Buffer) => chunks.out.push(c));
-  err.on('data', (c: Buffer) => chunks.err.push(c));
-  return { out, err, env, cwd: process.cwd(), stdout: () => Buffer.concat(chunks.out).toString(), stderr: () => Buffer.concat(chunks.err).toString() };
-}
+const io = (env: Record<string, string> = {}): TestIo => testIo({ env });
 
 describeWithRedis('worker pool operations', () => {
   let world: DistributedWorld | undefined;

@@ -6,26 +6,20 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { HttpAgent } from '@ag-ui/client';
 import { AgentRx } from '../../src/agentrx.js';
-import { runCli, type CliIo } from '../../src/cli/cli.js';
+import { runCli } from '../../src/cli/cli.js';
 import { startAgUiServer, type AgUiServer } from '../../src/servers/agui-http/agui-http.server.js';
 import { openStream, runInput, sseFrames, waitForOutput } from '../servers/agui-http/agui-http.fixtures.js';
 import { describeWithRedis } from '../support/redis-server.js';
 import { tempDirSync } from '../support/temp-dir.js';
 import { DistributedWorld } from './distributed-fixture.js';
 import { GateToolHandler } from '../fakes/gate-tool.js';
+import { testIo, type TestIo } from '../support/cli-io.js';
 
 const PASSWORD = 'serv3-Pa55word';
 
-function io(env: Record<string, string>, signal?: AbortSignal): CliIo & { out: PassThrough; stderr(): string } {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks: Buffer[] = [];
-  err.on('data', (c: Buffer) => chunks.push(c));
-  return { out, err, env, cwd: process.cwd(), ...(signal ? { signal } : {}), stderr: () => Buffer.concat(chunks).toString() };
-}
+const io = (env: Record<string, string>, signal?: AbortSignal): TestIo => testIo({ env, ...(signal ? { signal } : {}) });
 
 const argv = (...args: string[]) => ['node', 'agentrx', ...args];
 

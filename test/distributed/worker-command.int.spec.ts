@@ -5,8 +5,6 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import type { CliIo } from '../../src/cli/cli.js';
 import { runWorkerCommand } from '../../src/cli/commands/worker.js';
 import { RedisSessionStore } from '../../src/distributed/redis-store/redis-session-store.js';
 import { SessionQueue } from '../../src/distributed/session-queue.js';
@@ -14,17 +12,11 @@ import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/open
 import { until } from './distributed-fixture.js';
 import { describeWithRedis, freePort, startRedisServer as startRedis, type RedisServer as RedisProcess } from '../support/redis-server.js';
 import { tempDirSync } from '../support/temp-dir.js';
+import { testIo, type TestIo } from '../support/cli-io.js';
 
 const PASSWORD = 's3cret-Pa55word';
 
-function io(signal?: AbortSignal): CliIo & { stderr: () => string } {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks: Buffer[] = [];
-  out.resume();
-  err.on('data', (c: Buffer) => chunks.push(c));
-  return { out, err, env: { REDIS_PASSWORD: PASSWORD }, cwd: process.cwd(), ...(signal ? { signal } : {}), stderr: () => Buffer.concat(chunks).toString() };
-}
+const io = (signal?: AbortSignal): TestIo => testIo({ env: { REDIS_PASSWORD: PASSWORD }, ...(signal ? { signal } : {}) });
 
 describe('runWorkerCommand', () => {
   let dir: string;

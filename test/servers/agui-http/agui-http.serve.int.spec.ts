@@ -1,26 +1,13 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { HttpAgent } from '@ag-ui/client';
-import { runCli, type CliIo } from '../../../src/cli/cli.js';
+import { runCli } from '../../../src/cli/cli.js';
 import { readCassette } from '../../../src/core/store/cassette.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { postJson, runInput, waitForOutput } from './agui-http.fixtures.js';
+import { testIo, type TestIo } from '../../support/cli-io.js';
 
-interface TestIo extends CliIo {
-  readonly out: PassThrough;
-  stdout(): string;
-  stderr(): string;
-}
-
-function io(env: Record<string, string> = {}, signal?: AbortSignal): TestIo {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks = { out: [] as Buffer[], err: [] as Buffer[] };
-  out.on('data', (c: Buffer) => chunks.out.push(c));
-  err.on('data', (c: Buffer) => chunks.err.push(c));
-  return { out, err, env, cwd: process.cwd(), signal, stdout: () => Buffer.concat(chunks.out).toString(), stderr: () => Buffer.concat(chunks.err).toString() };
-}
+const io = (env: Record<string, string> = {}, signal?: AbortSignal): TestIo => testIo({ env, ...(signal ? { signal } : {}) });
 
 const argv = (...args: string[]) => ['node', 'agentrx', ...args];
 
