@@ -8,7 +8,8 @@ import { streamRequest, type HttpClientFactory } from '../../../core/http/http-c
 import { isTransientError, withRetry } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import { abortReason } from '../../../core/util/async.js';
-import { headerOf, isUnprocessed, jsonMapOf, statusError, transportError } from './cma-client.js';
+import { isUnprocessed, jsonMapOf } from './cma-client.js';
+import { headerOf, statusError, transportError } from './cma-http-errors.js';
 import { isMap, type WireMap } from './cma-wire.js';
 
 /** `anthropic-beta` of the Files API. */

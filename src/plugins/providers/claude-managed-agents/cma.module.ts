@@ -3,9 +3,10 @@ import { bindProvider } from '../../../core/di/bind-plugin.js';
 import { ContainerModule } from '../../../core/util/inversify.js';
 import { cmaConfigSection } from './cma.config.js';
 import { CmaAgentProvider } from './cma.provider.js';
+import { CMA_PROVIDER_ID } from '../provider-ids.js';
 
 /** The id of the provider for Claude Managed Agents (what `provider` in the config names). */
-export const CMA_PROVIDER_ID = 'claude-managed-agents';
+export { CMA_PROVIDER_ID } from '../provider-ids.js';
 
 /**
  * Registers the `claude-managed-agents` provider by id (built and started only when a session
