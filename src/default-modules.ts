@@ -2,16 +2,16 @@ import { aguiHttpModule } from './servers/agui-http/agui-http.module.js';
 import { ContainerModule } from './core/util/inversify.js';
 import { HttpClientFactory, HttpClientFactoryImpl } from './core/http/http-client-factory.js';
 import { mcpModule } from './plugins/mcp/mcp.module.js';
-import { AGENTCORE_PROVIDER_ID, agentCoreProviderModule } from './plugins/providers/bedrock-agentcore/agentcore.module.js';
-import { CMA_PROVIDER_ID, cmaProviderModule } from './plugins/providers/claude-managed-agents/cma.module.js';
-import { LOCAL_PROVIDER_ID, localProviderModule } from './plugins/providers/local/local.module.js';
+import { agentCoreProviderModule } from './plugins/providers/bedrock-agentcore/agentcore.module.js';
+import { cmaProviderModule } from './plugins/providers/claude-managed-agents/cma.module.js';
+import { localProviderModule } from './plugins/providers/local/local.module.js';
 import { distributedModule } from './distributed/distributed.module.js';
+import { BUILTIN_PROVIDER_IDS } from './plugins/providers/provider-ids.js';
 
 /** The ids of the built-in providers (each declared by its provider's module); `AgentRxConfig.provider` picks one, or the id of a provider the host registers. */
 export type ProviderId = (typeof BUILTIN_PROVIDER_IDS)[number];
 
-/** The ids the built-in provider modules register (what the CLI offers for `--provider`), each declared by its module. */
-export const BUILTIN_PROVIDER_IDS = [LOCAL_PROVIDER_ID, CMA_PROVIDER_ID, AGENTCORE_PROVIDER_ID] as const;
+export { BUILTIN_PROVIDER_IDS };
 
 /** Core services every provider may inject; a host module may bind its own first. */
 export const coreServicesModule = new ContainerModule((options) => {

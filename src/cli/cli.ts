@@ -34,6 +34,12 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerWorkersCommand,
 ];
 
+/** What the `agentrx` process adds around the commands (tests and embedders pass none). */
+export interface CliHooks {
+  /** Runs before a command's action, not for `--help` and `--version` (which load nothing else). */
+  beforeCommand?(): Promise<void>;
+}
+
 /**
  * The `agentrx` command. Returns the exit code: 0 success, 1 failed run, 2 bad usage or config.
  * Every failure prints one line with the cause and one with a hint.
@@ -41,6 +47,7 @@ const COMMANDS: readonly RegisterCommand[] = [
 export async function runCli(
   argv: readonly string[],
   io: CliIo = { out: process.stdout, err: process.stderr, env: process.env, cwd: process.cwd() },
+  hooks: CliHooks = {},
 ): Promise<number> {
   let code = EXIT_OK;
   const ctx: CommandContext = {
@@ -55,7 +62,10 @@ export async function runCli(
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })
     .showHelpAfterError('(run agentrx --help for usage)');
+  // Each command loads its code when it runs (`*.action.ts`): help and version stay light.
   for (const register of COMMANDS) register(program, ctx);
+  const { beforeCommand } = hooks;
+  if (beforeCommand) program.hook('preAction', () => beforeCommand());
 
   try {
     await program.parseAsync(argv);

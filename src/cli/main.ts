@@ -1,6 +1,4 @@
 #!/usr/bin/env node
-import 'reflect-metadata';
-import { config as rxjsConfig } from 'rxjs';
 import { runCli } from './cli.js';
 
 // A reader that went away (`agentrx run --json … | head`) ends the command quietly, as cat does.
@@ -11,10 +9,13 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-// A stray error in an RxJS subscriber is logged, never fatal.
-rxjsConfig.onUnhandledError = (e: unknown) => process.stderr.write(`agentrx: unhandled stream error: ${e instanceof Error ? e.message : String(e)}\n`);
+/** Before a command runs: a stray error in an RxJS subscriber is logged, never fatal. */
+async function beforeCommand(): Promise<void> {
+  const { config } = await import('rxjs');
+  config.onUnhandledError = (e: unknown) => process.stderr.write(`agentrx: unhandled stream error: ${e instanceof Error ? e.message : String(e)}\n`);
+}
 
-runCli(process.argv).then(
+runCli(process.argv, undefined, { beforeCommand }).then(
   (code) => {
     process.exitCode = code;
   },

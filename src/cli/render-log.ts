@@ -1,31 +1,12 @@
 import { Subject } from 'rxjs';
 import { JsonlConsumer } from '../consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
-import { AgentRxError } from '../core/errors.js';
 import { withAgUi } from '../core/events/translated-event.js';
 import { isAgentRxEvent, type SessionEvent } from '../core/events/session-event.js';
 import { stopReasonForCode, type StopReason } from '../core/plugin/event-consumer.js';
 import { ConsumerHub, type ConsumerError } from '../core/session/consumer-hub.js';
 import type { CliIo } from './cli-io.js';
-
-/** How a recorded session is printed: the terminal renderer, AG-UI JSON lines, or the envelopes verbatim. */
-export type RenderFormat = 'terminal' | 'agui' | 'envelopes';
-
-/** Flags of `sessions show` and `replay`: how to print a recorded session. */
-export interface RenderFlags {
-  json?: boolean;
-  agui?: boolean;
-}
-
-/** Longest pause `--pace` keeps between two events (a session idle for an hour replays in seconds). */
-export const MAX_PACE_GAP_MS = 5_000;
-
-/** `--json` (the envelopes), `--agui` (AG-UI JSON lines) or the terminal renderer. */
-export function renderFormat(flags: RenderFlags): RenderFormat {
-  if (flags.json && flags.agui)
-    throw new AgentRxError('invalid_options', '--json and --agui cannot be combined: --json prints the envelopes, --agui the AG-UI events');
-  return flags.json ? 'envelopes' : flags.agui ? 'agui' : 'terminal';
-}
+import { MAX_PACE_GAP_MS, type RenderFormat } from './render-flags.js';
 
 /**
  * Renders recorded envelopes through the normal consumers, as a live session would: their AG-UI

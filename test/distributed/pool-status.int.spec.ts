@@ -10,7 +10,7 @@ import { MeterProvider, MetricReader, type CollectionResult } from '@opentelemet
 import { IsString } from 'class-validator';
 import type { Redis } from 'ioredis';
 import { runCli } from '../../src/cli/cli.js';
-import { formatAge } from '../../src/cli/commands/workers.js';
+import { formatAge } from '../../src/cli/commands/workers.action.js';
 import { injectable } from '../../src/core/util/inversify.js';
 import type { ToolHandler } from '../../src/core/plugin/tool-handler.js';
 import { DistributedKeys } from '../../src/distributed/distributed-keys.js';

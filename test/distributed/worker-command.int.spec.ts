@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runWorkerCommand } from '../../src/cli/commands/worker.js';
+import { runWorkerCommand } from '../../src/cli/commands/worker.action.js';
 import { RedisSessionStore } from '../../src/distributed/redis-store/redis-session-store.js';
 import { SessionQueue } from '../../src/distributed/session-queue.js';
 import { startOpenAiEmulator, type OpenAiEmulator } from '../../src/testing/openai-emulator.js';

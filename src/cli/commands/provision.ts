@@ -4,8 +4,12 @@ import type { CliIo, CommandContext, RegisterCommand } from '../cli-io.js';
 import { EXIT_FAILED, EXIT_OK, exitCodeFor } from '../exit-codes.js';
 import { collect, DEMO_TOOLS_HELP, integerFlag, MODULE_HELP } from '../flags.js';
 import { guarded } from '../report.js';
-import { withProvisioning, type ProvisionFlags, type ResourceFamily } from './provision-context.js';
+import type { ProvisionFlags, ResourceFamily } from './provision-context.js';
 import { digest8, renderPrune, renderVersions } from './provision-render.js';
+
+/** `withProvisioning` of `provision-context.ts`, loaded when a subcommand runs (it builds an instance). */
+const withProvisioning: typeof import('./provision-context.js').withProvisioning = async (...args) =>
+  (await import('./provision-context.js')).withProvisioning(...args);
 
 /** Help of `--store` on the provisioning commands. */
 const PROVISION_STORE_HELP =

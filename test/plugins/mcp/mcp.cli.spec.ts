@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { AgentRx } from '../../../src/agentrx.js';
-import { listTools, summarizeSchema, toolRows } from '../../../src/cli/commands/tools.js';
+import { listTools, summarizeSchema, toolRows } from '../../../src/cli/commands/tools.action.js';
 import { parseMcpFlag, withMcpFlags } from '../../../src/cli/mcp-flags.js';
 import { isAgentRxError } from '../../../src/core/errors.js';
 import { defineTool } from '../../../src/core/tools/define-tool.js';

@@ -3,9 +3,10 @@ import { ContainerModule } from '../../../core/util/inversify.js';
 import { ConfigSections } from '../../../core/config/config-tokens.js';
 import { agentCoreConfigSection } from './agentcore.config.js';
 import { AgentCoreAgentProvider } from './agentcore.provider.js';
+import { AGENTCORE_PROVIDER_ID } from '../provider-ids.js';
 
 /** The id of the provider for Bedrock AgentCore (what `provider` in the config names). */
-export const AGENTCORE_PROVIDER_ID = 'bedrock-agentcore';
+export { AGENTCORE_PROVIDER_ID } from '../provider-ids.js';
 
 /**
  * Registers the `bedrock-agentcore` provider by id (built and started only when a session selects

@@ -3,9 +3,10 @@ import { ContainerModule } from '../../../core/util/inversify.js';
 import { ConfigSections } from '../../../core/config/config-tokens.js';
 import { localConfigSection } from './local.config.js';
 import { LocalAgentProvider } from './local.provider.js';
+import { LOCAL_PROVIDER_ID } from '../provider-ids.js';
 
 /** The id of the provider for an OpenAI-compatible chat endpoint (what `provider` in the config names). */
-export const LOCAL_PROVIDER_ID = 'local';
+export { LOCAL_PROVIDER_ID } from '../provider-ids.js';
 
 /**
  * Registers the `local` provider by id (built and started only when a session selects it) and
