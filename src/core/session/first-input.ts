@@ -28,13 +28,17 @@ export function firstInput(provider: AgentProvider, conn: unknown, opts: Resolve
  * and the provider keeps the conversation in the store (Local), so resuming would silently start
  * a fresh session under a mistyped id. Hosts that keep the history themselves (Claude Managed
  * Agents, AgentCore) are asked instead, and answer for their own ids. A takeover that carries the
- * submitted prompt (`freshPrompt`) may find nothing stored yet and starts from it.
+ * submitted prompt (`freshPrompt`) may find nothing stored yet and starts from it. With
+ * `keepsClosed` false (a store that forgets closed sessions) the hint says so.
  */
-export function checkResumable(provider: AgentProvider, opts: ResolvedSessionOptions, prior: SessionRecord | undefined): void {
+export function checkResumable(provider: AgentProvider, opts: ResolvedSessionOptions, prior: SessionRecord | undefined, keepsClosed = true): void {
   if (opts.sessionId === undefined || prior !== undefined || opts.freshPrompt !== undefined || provider.transcript === undefined) return;
+  const hint = keepsClosed
+    ? "List the stored ones with 'agentrx sessions ls' (with the same store), or leave out the session id to start a new session"
+    : "This store keeps no closed session (the memory store with store.memoryKeep: 'none'): set memoryKeep to 'recent' or use the file or Redis store to resume sessions, or leave out the session id to start a new session";
   throw new AgentRxError(
     'invalid_options',
-    `cannot resume session '${opts.sessionId}': the session store has no session of that id (provider '${provider.id}' keeps its conversation there). List the stored ones with 'agentrx sessions ls' (with the same store), or leave out the session id to start a new session`,
+    `cannot resume session '${opts.sessionId}': the session store has no session of that id (provider '${provider.id}' keeps its conversation there). ${hint}`,
     { sessionId: opts.sessionId },
   );
 }

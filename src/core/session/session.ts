@@ -282,7 +282,7 @@ export class Session implements LiveSession {
     const p = this.deps.provider;
     // A resume reads the stored record first: a host whose history lives with the client (Local) restores it.
     const prior = this.opts.sessionId !== undefined ? await abortable(this.journal.load(this.opts.sessionId), signal) : undefined;
-    checkResumable(p, this.opts, prior);
+    checkResumable(p, this.opts, prior, this.deps.store.keepsClosed !== false);
     const handle = await abortable(this.deps.provision(), signal);
     // A client's copy of the conversation replaces the stored one where the host takes prior messages.
     const priorMessages = p.acceptsPriorMessages ? this.opts.history : undefined;

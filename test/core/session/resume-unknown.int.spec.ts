@@ -45,6 +45,23 @@ describe('resuming a session id the store does not have', () => {
     await expectRefused(new MemorySessionStore(), emu);
   });
 
+  it("should say that the store keeps no closed session when a closed one is resumed with the memory store's memoryKeep 'none'", async () => {
+    const store = new MemorySessionStore(0, 0, { keep: 'none' });
+    const rx = await AgentRx.create({
+      modules: [new ContainerModule((o) => void o.bind(SessionStore).toConstantValue(store))],
+      config: { provider: 'local', logLevel: 'silent', consumers: { terminal: false }, providers: { local: { baseUrl: emu.baseUrl, model: 'scripted' } } },
+    });
+    try {
+      const first = await rx.run({ prompt: 'hello' });
+      expect(first.text).toBe('never');
+      const e = await rejectedWith('invalid_options', rx.run({ sessionId: first.sessionId, prompt: 'hello again' }));
+      expect(e.message).toContain(`cannot resume session '${first.sessionId}'`);
+      expect(e.message).toContain("store.memoryKeep: 'none'");
+    } finally {
+      await rx.stop();
+    }
+  });
+
   it('should be invalid_options naming the id, with the file store', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agentrx-resume-'));
     try {
