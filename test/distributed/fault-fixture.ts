@@ -91,6 +91,8 @@ export class FaultWorld {
   /** The third reader: a store instance of its own, neither a worker's nor the client's. */
   reader!: RedisSessionStore;
   private readonly stores: RedisSessionStore[] = [];
+  /** Every worker child, for the diagnosis of a session that does not complete. */
+  private readonly workers: ProofChild[] = [];
 
   async start(redis: RedisServerOptions = {}): Promise<void> {
     this.redis = await startRedisServer(redis);
@@ -134,6 +136,7 @@ export class FaultWorld {
       concurrency: opts.concurrency,
     };
     const child = forkChild(CHILD, [JSON.stringify(args)], this.children);
+    this.workers.push(child);
     await until(
       () => child.messages.some((m) => (m as { type: string }).type === 'ready') || child.proc.exitCode !== null,
       30_000,
@@ -169,6 +172,18 @@ export class FaultWorld {
    * executed exactly one. Returns the logs.
    */
   async checkCompleted(handles: readonly RemoteSession[]): Promise<Map<string, SessionEvent[]>> {
+    // Bounded, naming what is missing: under load a session that never completes shows which one and what the workers said.
+    const settled = new Set<string>();
+    for (const h of handles)
+      void h.result.then(
+        () => settled.add(h.id),
+        () => settled.add(h.id),
+      );
+    await until(() => settled.size === handles.length, 100_000, 'every session to complete').catch((e: unknown) => {
+      const pending = handles.filter((h) => !settled.has(h.id)).map((h) => h.id);
+      const logs = this.workers.map((w, i) => `worker ${i} (pid ${w.proc.pid}):\n  ${FaultWorld.logLines(w).slice(-40).join('\n  ')}`);
+      throw new Error(`${(e as Error).message}; pending: ${pending.join(', ')}\n${logs.join('\n')}`);
+    });
     const results = await Promise.all(handles.map((h) => h.result));
     for (const r of results) expect(r).toMatchObject({ terminal: 'end_turn', text: expect.stringContaining('calculate returned: "(17 + 25) * 3 = 126"') });
     await Promise.all(
