@@ -8,12 +8,18 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { SessionQueue } from '../../src/distributed/session-queue.js';
 import { DistributedWorld, until } from './distributed-fixture.js';
+import { withDeadline } from '../support/deadline.js';
 import { describeWithRedis } from '../support/redis-server.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-const LEASE_MS = 300;
+/**
+ * Short enough for a quick test, long enough that the held handle's renewals (every third of it)
+ * survive the full GCs this test runs in a loaded process: at 300 ms a GC pause let the held
+ * session's lease lapse too, and the worker closed it.
+ */
+const LEASE_MS = 3_000;
 const closing = (id: string) => (line: string) => line.includes('no handle holds it any more') && line.includes(id);
 
 /** Calls its held value when a registered handle is collected (module-level: a collected registry calls nothing). */
@@ -25,7 +31,7 @@ const finalized = new FinalizationRegistry<() => void>((resolve) => resolve());
  */
 async function submitAndDrop(queue: SessionQueue, prompt: string): Promise<{ id: string; text: string; collected: Promise<void> }> {
   const handle = await queue.submit({ prompt });
-  const result = await handle.result;
+  const result = await withDeadline(handle.result, 30_000, 'the dropped session’s first result');
   const signal = new Promise<void>((resolve) => finalized.register(handle, resolve));
   return { id: handle.id, text: result.text, collected: signal };
 }
@@ -60,7 +66,7 @@ describeWithRedis('client leases of session handles', () => {
       const queue = await world.queue({ clientLeaseMs: LEASE_MS });
 
       const held = await queue.submit({ prompt: 'keep me' });
-      const firstHeld = await held.result;
+      const firstHeld = await withDeadline(held.result, 30_000, 'the held session’s first result');
       const dropped = await submitAndDrop(queue, 'drop me');
       expect([firstHeld.text, dropped.text].sort()).toEqual(['one', 'two']);
 
@@ -69,7 +75,7 @@ describeWithRedis('client leases of session handles', () => {
       await until(() => world.logs.some(closing(dropped.id)), 30_000, 'the worker to close the collected handle’s session');
       // The submission ended for good: a new handle on it reads the end.
       const again = queue.open(dropped.id);
-      await again.closed;
+      await withDeadline(again.closed, 20_000, 'a new handle on the closed submission to read its end');
 
       // The held handle's session is still open: it answers another message.
       expect(world.logs.some(closing(held.id))).toBe(false);
@@ -81,10 +87,10 @@ describeWithRedis('client leases of session handles', () => {
         });
       });
       await held.message('and again');
-      expect(await next).toBe('three');
+      expect(await withDeadline(next, 20_000, 'the held session’s answer to its next message')).toBe('three');
       await held.close();
-      await held.closed;
-    }, 120_000);
+      await withDeadline(held.closed, 20_000, 'the held session to close');
+    }, 240_000);
   });
 
   describe('when the handle is released after its result', () => {
