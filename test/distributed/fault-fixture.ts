@@ -20,6 +20,7 @@ import { startOpenAiEmulator, type EmulatorFault, type OpenAiEmulator } from '..
 import { forkChild, type ProofChild } from '../proof/child-process.js';
 import { startRedisServer, type RedisServer, type RedisServerOptions } from '../support/redis-server.js';
 import { tempDirSync } from '../support/temp-dir.js';
+import { withDeadline } from '../support/deadline.js';
 import { until } from './distributed-fixture.js';
 
 const ROOT = resolve(process.cwd());
@@ -181,8 +182,7 @@ export class FaultWorld {
       );
     await until(() => settled.size === handles.length, 100_000, 'every session to complete').catch((e: unknown) => {
       const pending = handles.filter((h) => !settled.has(h.id)).map((h) => h.id);
-      const logs = this.workers.map((w, i) => `worker ${i} (pid ${w.proc.pid}):\n  ${FaultWorld.logLines(w).slice(-40).join('\n  ')}`);
-      throw new Error(`${(e as Error).message}; pending: ${pending.join(', ')}\n${logs.join('\n')}`);
+      throw this.diagnosed(new Error(`${(e as Error).message}; pending: ${pending.join(', ')}`));
     });
     const results = await Promise.all(handles.map((h) => h.result));
     for (const r of results) expect(r).toMatchObject({ terminal: 'end_turn', text: expect.stringContaining('calculate returned: "(17 + 25) * 3 = 126"') });
@@ -207,6 +207,31 @@ export class FaultWorld {
     }
     expect(executions).toHaveLength(handles.length);
     return logs;
+  }
+
+  /**
+   * `p` within `ms`; past it, a rejection naming `what` with the workers' last log lines and the
+   * model requests so far (a jest timeout names neither the step that hung nor why).
+   */
+  async within<T>(p: Promise<T>, what: string, ms = 60_000): Promise<T> {
+    return withDeadline(p, ms, what).catch((e: unknown) => {
+      throw this.diagnosed(e as Error);
+    });
+  }
+
+  /** Resolves once `cond()` holds, polling; past `ms`, fails like {@link within}. */
+  async waitFor(cond: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+    await until(cond, ms, what).catch((e: unknown) => {
+      throw this.diagnosed(e as Error);
+    });
+  }
+
+  private diagnosed(e: Error): Error {
+    const logs = this.workers.map(
+      (w, i) => `worker ${i} (pid ${w.proc.pid}, exit ${w.proc.exitCode ?? w.proc.signalCode ?? 'none'}):\n  ${FaultWorld.logLines(w).slice(-40).join('\n  ')}`,
+    );
+    const requests = this.emu?.requests.map((r) => `#${r.completion} chunks ${r.chunksSent}`).join(', ') ?? 'none';
+    return new Error(`${e.message}\nmodel requests: ${requests}\n${logs.join('\n')}`);
   }
 
   /** What the owner workers published on submission `submissionId`'s output stream, in order. */

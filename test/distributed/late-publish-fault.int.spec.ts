@@ -8,7 +8,6 @@
  */
 import type { RemoteResult } from '../../src/distributed/distributed-messages.js';
 import { describeWithRedis } from '../support/redis-server.js';
-import { until } from './distributed-fixture.js';
 import { FaultWorld, useFaultWorld } from './fault-fixture.js';
 import { startWireTrap, type WireTrap } from './wire-trap.js';
 
@@ -29,34 +28,34 @@ describeWithRedis('a worker paused while it publishes a result, then resumed (ch
     const [handle] = await w.submit(1);
     const seen: RemoteResult[] = [];
     handle!.results$.subscribe((r) => seen.push(r));
-    await held;
+    await w.within(held, 'the worker to publish its result (held on the wire)');
     paused.proc.kill('SIGSTOP');
-    const sessionId = await handle!.opened;
+    const sessionId = await w.within(handle!.opened, 'the session id on the handle');
     // Its request finished in the log; only the publication is missing.
     const log = await w.reader.read(sessionId, 0, 10_000);
     expect(log.some((e) => e.source === 'agentrx' && e.raw.type === 'agentrx.run_finished')).toBe(true);
 
     const second = await w.worker();
-    const result = await handle!.result;
+    const result = await w.within(handle!.result, 'the result on the handle (after the takeover)');
     expect(result.text).toContain('calculate returned: "(17 + 25) * 3 = 126"');
     expect(FaultWorld.logLines(second).some((l) => l.includes(`job ${handle!.id} started (taken over`))).toBe(true);
 
     // Resumed, its held publication goes through to Redis.
     paused.proc.kill('SIGCONT');
     trap.release();
-    await until(
+    await w.waitFor(
       () =>
         FaultWorld.logLines(paused).some(
           (l) => l.includes(`job ${handle!.id} left to the worker that took it over`) || l.includes(`lost the lease of session ${sessionId}`),
         ),
-      30_000,
       'the resumed worker to leave the submission',
+      30_000,
     );
     expect((await w.outputsOf(handle!.id)).filter((m) => m.kind === 'result')).toHaveLength(1);
     expect(FaultWorld.logLines(paused).some((l) => l.includes(`another worker claimed submission ${handle!.id}`))).toBe(true);
 
     await handle!.close();
-    await handle!.closed;
+    await w.within(handle!.closed, 'the handle to close');
     expect(seen).toHaveLength(1);
     const outputs = await w.outputsOf(handle!.id);
     expect(outputs.filter((m) => m.kind === 'result')).toHaveLength(1);

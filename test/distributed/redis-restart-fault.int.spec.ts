@@ -7,7 +7,6 @@
 import { lastValueFrom, toArray } from 'rxjs';
 import type { SessionEvent } from '../../src/core/events/session-event.js';
 import { describeWithRedis } from '../support/redis-server.js';
-import { until } from './distributed-fixture.js';
 import { useFaultWorld } from './fault-fixture.js';
 
 const SESSIONS = 4;
@@ -24,8 +23,8 @@ describeWithRedis('Redis restarted during runs (child processes, real Redis and 
     const handles = await w.submit(SESSIONS);
     const streamed = handles.map((h) => lastValueFrom(h.events$.pipe(toArray())));
     // Every session is in its tool (on either worker), its log partly written.
-    await until(() => w.executions().length === SESSIONS, 30_000, 'every session to run its tool');
-    await Promise.all(handles.map((h) => h.opened));
+    await w.waitFor(() => w.executions().length === SESSIONS, 'every session to run its tool', 30_000);
+    await w.within(Promise.all(handles.map((h) => h.opened)), 'every session id on its handle');
 
     await w.redis.kill();
     await w.redis.restart();

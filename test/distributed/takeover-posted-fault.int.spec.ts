@@ -12,10 +12,8 @@
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { toAgUi } from '../../src/core/events/operators/to-ag-ui.js';
 import { describeWithRedis } from '../support/redis-server.js';
-import { until } from './distributed-fixture.js';
 import { FaultWorld, useFaultWorld } from './fault-fixture.js';
 import { startWireTrap, type WireTrap } from './wire-trap.js';
-import { withDeadline } from '../support/deadline.js';
 
 describeWithRedis('a worker killed between posting a tool result and ending its request (child processes, real Redis and BullMQ)', () => {
   const { world } = useFaultWorld();
@@ -32,11 +30,15 @@ describeWithRedis('a worker killed between posting a tool result and ending its 
     const first = await w.worker({ redisUrl: trap.url });
     const posted = trap.armOn('"state":"posted"');
     const [handle] = await w.submit(1);
-    await posted;
-    const sessionId = await handle!.opened;
-    await until(async () => (await w.reader.load(sessionId))?.ledger.some((e) => e.state === 'posted') === true, 10_000, 'the posted ledger entry in Redis');
+    await w.within(posted, 'the worker to post the tool result (held on the wire)');
+    const sessionId = await w.within(handle!.opened, 'the session id on the handle');
+    await w.waitFor(
+      async () => (await w.reader.load(sessionId))?.ledger.some((e) => e.state === 'posted') === true,
+      'the posted ledger entry in Redis',
+      10_000,
+    );
     first.proc.kill('SIGKILL');
-    expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(await w.within(first.exited, 'the killed worker to exit')).toEqual({ code: null, signal: 'SIGKILL' });
     // Killed mid-request: the tool ran, the request's end is not in the log (its last envelopes,
     // the tool's result among them, may still have been waiting for their batched append).
     const before = await w.reader.read(sessionId, 0, 10_000);
@@ -46,7 +48,7 @@ describeWithRedis('a worker killed between posting a tool result and ending its 
     expect((await w.reader.load(sessionId))!.status).toBe('running');
 
     const second = await w.worker();
-    const result = await withDeadline(handle!.result, 30_000, 'the result on the handle');
+    const result = await w.within(handle!.result, 'the result on the handle (after the takeover)');
     expect(result).toMatchObject({ terminal: 'end_turn', sessionId, text: expect.stringContaining('calculate returned: "(17 + 25) * 3 = 126"') });
     expect(FaultWorld.logLines(second).some((l) => l.includes(`job ${handle!.id} started (taken over`))).toBe(true);
     const logs = await w.checkCompleted([handle!]);

@@ -6,7 +6,6 @@
  */
 import type { RecordedRequest } from '../../src/testing/openai-emulator.js';
 import { describeWithRedis } from '../support/redis-server.js';
-import { until } from './distributed-fixture.js';
 import { FaultWorld, useFaultWorld } from './fault-fixture.js';
 
 const SESSIONS = 4;
@@ -27,12 +26,12 @@ describeWithRedis('workers SIGKILLed mid-stream and between turns (child process
     const handles = [];
     for (let k = 0; k < SESSIONS; k++) {
       handles.push(...(await w.submit(1)));
-      await until(() => w.emu.requests.some((r) => r.completion === 2 * k + 1 && r.chunksSent >= 2), 30_000, `session ${k} mid-stream`);
+      await w.waitFor(() => w.emu.requests.some((r) => r.completion === 2 * k + 1 && r.chunksSent >= 2), `session ${k} mid-stream`, 30_000);
     }
     const ranBeforeKill = w.executions();
     expect(ranBeforeKill).toHaveLength(SESSIONS);
     first.proc.kill('SIGKILL');
-    expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(await w.within(first.exited, 'the killed worker to exit')).toEqual({ code: null, signal: 'SIGKILL' });
     for (const k of Object.keys(w.faults)) delete w.faults[Number(k)];
 
     const second = await w.worker();
@@ -63,14 +62,14 @@ describeWithRedis('workers SIGKILLed mid-stream and between turns (child process
         () => undefined,
       );
     const hanging = (): RecordedRequest[] => w.emu.requests.filter((r) => r.completion !== undefined && r.completion >= SESSIONS && !r.closed);
-    await until(() => hanging().length + done.size === SESSIONS, 30_000, 'every session to finish or wait on the model');
+    await w.waitFor(() => hanging().length + done.size === SESSIONS, 'every session to finish or wait on the model', 30_000);
     // The sessions waiting between turns: their tool ran and its result is in the next request.
     const betweenTurns = hanging().filter((r) => messagesOf(r).some((m) => m.role === 'tool'));
     expect(betweenTurns.length).toBeGreaterThanOrEqual(1);
     const ranBeforeKill = w.executions();
     expect(ranBeforeKill.length).toBe(betweenTurns.length + done.size);
     first.proc.kill('SIGKILL');
-    await first.exited;
+    await w.within(first.exited, 'the killed worker to exit');
     for (const k of Object.keys(w.faults)) delete w.faults[Number(k)];
 
     const second = await w.worker();

@@ -6,7 +6,6 @@
  * by the late writer, and the ledger keeps the new owner's answer.
  */
 import { describeWithRedis } from '../support/redis-server.js';
-import { until } from './distributed-fixture.js';
 import { FaultWorld, useFaultWorld } from './fault-fixture.js';
 
 describeWithRedis('a worker paused past its lease, then resumed (child processes, real Redis and BullMQ)', () => {
@@ -17,17 +16,17 @@ describeWithRedis('a worker paused past its lease, then resumed (child processes
     await w.start();
     const paused = await w.worker({ gated: true });
     const [handle] = await w.submit(1);
-    const started = (await paused.next('tool_started')) as unknown as { toolUseId: string; sessionId: string };
-    expect(await handle!.opened).toBe(started.sessionId);
+    const started = (await w.within(paused.next('tool_started'), 'the gated tool to start')) as unknown as { toolUseId: string; sessionId: string };
+    expect(await w.within(handle!.opened, 'the session id on the handle')).toBe(started.sessionId);
     paused.proc.kill('SIGSTOP');
 
     // The second worker takes the job once the lock and the lease expire; the tool started and
     // recorded nothing and is not idempotent, so the model reads "outcome unknown".
     const second = await w.worker();
-    const result = await handle!.result;
+    const result = await w.within(handle!.result, 'the result on the handle (after the takeover)');
     expect(result.text).toContain('calculate failed');
     await handle!.close();
-    await handle!.closed;
+    await w.within(handle!.closed, 'the handle to close');
     expect(FaultWorld.logLines(second).some((l) => l.includes(`job ${handle!.id} started (taken over`))).toBe(true);
     const logBefore = await w.reader.read(started.sessionId, 0, 10_000);
     const ledgerBefore = (await w.reader.load(started.sessionId))!.ledger;
@@ -42,7 +41,7 @@ describeWithRedis('a worker paused past its lease, then resumed (child processes
     w.openGate();
     paused.proc.kill('SIGCONT');
     const gaveUp = [`job ${handle!.id} handed back`, `job ${handle!.id} left to the worker that took it over`];
-    await until(() => FaultWorld.logLines(paused).some((l) => gaveUp.some((g) => l.includes(g))), 30_000, 'the resumed worker to give the job up');
+    await w.waitFor(() => FaultWorld.logLines(paused).some((l) => gaveUp.some((g) => l.includes(g))), 'the resumed worker to give the job up', 30_000);
     const reasons = [`lost the lease of session ${started.sessionId}`, `another worker claimed submission ${handle!.id}`];
     expect(FaultWorld.logLines(paused).filter((l) => reasons.some((r) => l.includes(r)))).not.toEqual([]);
     expect(FaultWorld.logLines(paused).some((l) => l.includes(`job ${handle!.id} ended`))).toBe(false);
