@@ -202,10 +202,10 @@ export class AgentRx {
   }
 
   /** Runs one request to its terminal and closes the session. Rejects with a typed AgentRxError. */
-  async run(opts: SessionOptions = {}): Promise<SessionResult> {
+  async run<O = unknown>(opts: SessionOptions<O> = {}): Promise<SessionResult<O>> {
     const session = this.openSession(opts, false);
     try {
-      return await session.result;
+      return (await session.result) as SessionResult<O>;
     } finally {
       session.close();
       await session.closed;
@@ -304,7 +304,7 @@ export class AgentRx {
     this.consumerErrors.complete();
   }
 
-  private openSession(opts: SessionOptions, live: boolean): Session {
+  private openSession(opts: SessionOptions<unknown>, live: boolean): Session {
     if (this.stopped) throw new AgentRxError('session_closed', 'this AgentRx instance is stopped; create a new one');
     const provider = this.providers.require(opts.provider ?? this.config.provider);
     const limits = this.config.limits;
@@ -326,6 +326,7 @@ export class AgentRx {
         supportsOutcomes: provider.supportsOutcomes === true,
         providerId: provider.id,
         toolsPerCall: provider.toolsPerCall === true,
+        runSettings: provider.runSettings,
       },
     );
     const { spec, dispatcher } = this.toolsOf(resolved.tools);

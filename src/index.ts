@@ -3,12 +3,14 @@ export { AgentRx, type AgentRxConfigInput, type AgentRxCreateOptions } from './a
 export { Session } from './core/session/session.js';
 export type { LogAttachment, SequencedAgUiEvent } from './core/session/log-attachment.js';
 export { InProcessPlacement } from './core/session/in-process-placement.js';
-export type { ConfirmTool, SessionOptions, ToolDecision, TurnGuard } from './core/session/session-options.js';
+export type { ConfirmTool, OutputSchema, SessionOptions, ToolDecision, TurnGuard } from './core/session/session-options.js';
 export { AgentRxError, isAgentRxError, type ErrorCode } from './core/errors.js';
 export type {
   AgentSpec,
   Outcome,
   RawEvent,
+  RunSetting,
+  RunSettings,
   SessionResult,
   ToolConfirmation,
   ToolDeclaration,

@@ -33,7 +33,9 @@ export type ErrorCode =
   /** Artifacts: a storage command on the host exited non-zero. */
   | 'command_failed'
   /** A host answered with a shape agentrx does not understand. */
-  | 'unexpected_response';
+  | 'unexpected_response'
+  /** Structured output: the final answer did not match `outputSchema`, also after the one retry. */
+  | 'output_invalid';
 
 /**
  * Base class of every error agentrx raises. Switch on `code`, never on the message. `details`

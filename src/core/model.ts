@@ -90,7 +90,7 @@ export interface ToolConfirmation {
 }
 
 /** What a whole session request produced. */
-export interface SessionResult extends Omit<TurnResult, 'usage' | 'events' | 'customToolUses' | 'serverToolUses'> {
+export interface SessionResult<O = unknown> extends Omit<TurnResult, 'usage' | 'events' | 'customToolUses' | 'serverToolUses'> {
   /**
    * The final answer: the text of the request's last turn (earlier turns' texts are in `texts`).
    * `stopReason`, `terminal` and `continueWithoutTools` are the last turn's too.
@@ -112,7 +112,35 @@ export interface SessionResult extends Omit<TurnResult, 'usage' | 'events' | 'cu
   readonly transcript: readonly RawEvent[] | undefined;
   /** Raw provider events of the request (never normalized text deltas); see `retainEvents`. */
   readonly events: readonly RawEvent[];
+  /**
+   * With `outputSchema`: the final answer, parsed as JSON and validated (a DTO instance for a
+   * class, the Standard Schema's output, or the object itself for a JSON Schema). Else undefined.
+   */
+  readonly output?: O;
 }
+
+/**
+ * Model settings of one session (`SessionOptions.model`, `instructions`, sampling), as a provider
+ * receives them (`OpenOptions.settings`): they override the agent's for this session only and
+ * never change what is provisioned.
+ */
+export interface RunSettings {
+  readonly model?: string;
+  /** The system prompt, instead of the agent's. */
+  readonly instructions?: string;
+  readonly temperature?: number;
+  readonly topP?: number;
+  /** Most tokens the model may generate per call. */
+  readonly maxOutputTokens?: number;
+  /**
+   * The JSON Schema (an object schema) the final answer must match, for a host that takes it
+   * natively (`nativeOutputSchema`); the Session validates the answer either way.
+   */
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
+}
+
+/** A per-session model setting a provider may take (`ProviderBase.runSettings`). */
+export type RunSetting = Exclude<keyof RunSettings, 'outputSchema'>;
 
 /**
  * One message of an earlier conversation carried into a fresh session (`SessionOptions.history`:

@@ -64,6 +64,7 @@ export async function loggedResults(store: SessionStore, sessionId: string): Pro
           provider: env.provider,
           turns: raw.turns,
           usage: raw.usage,
+          ...(raw.output !== undefined ? { output: raw.output } : {}),
         });
         reset();
         open = false;

@@ -1,6 +1,7 @@
 import { AgentRxError } from '../core/errors.js';
-import { resolveSessionOptions, type SessionOptions } from '../core/session/session-options.js';
+import { RUN_SETTINGS, resolveSessionOptions, type SessionOptions } from '../core/session/session-options.js';
 import { ClientCalls, type ClientToolDeclaration } from '../core/tools/client-tool.js';
+import { isStandardSchema } from '../core/tools/tool-input.js';
 
 /**
  * Options of `SessionQueue.submit`: the options of `rx.start` that can travel to a worker in
@@ -34,6 +35,12 @@ const SERIALIZABLE: readonly (keyof SubmitOptions)[] = [
   'retainEvents',
   'clientTools',
   'clientAnswers',
+  'outputSchema',
+  'model',
+  'instructions',
+  'temperature',
+  'topP',
+  'maxOutputTokens',
 ];
 
 /** Why each non-serializable option of `start` is refused, and what to use instead. */
@@ -72,6 +79,10 @@ export function checkSubmitOptions(opts: unknown): SubmitOptions {
     if (value === undefined) continue;
     if (REFUSED[key] !== undefined) problems.push(`${key}: not accepted by submit: ${REFUSED[key]}`);
     else if (!(SERIALIZABLE as readonly string[]).includes(key)) problems.push(`${key}: unknown option; submit accepts ${SERIALIZABLE.join(', ')}`);
+    else if (key === 'outputSchema' && (typeof value === 'function' || isStandardSchema(value)))
+      problems.push(
+        'outputSchema: a class or a Standard Schema cannot travel to a worker in another process; pass its JSON Schema (zod: z.toJSONSchema(schema)), and the handle gets the output as parsed JSON',
+      );
     else if (!isJson(value)) problems.push(`${key}: must be plain JSON (strings, numbers, booleans, arrays, objects) to travel to a worker`);
     else copy[key] = value;
   }
@@ -85,6 +96,7 @@ export function checkSubmitOptions(opts: unknown): SubmitOptions {
     supportsOutcomes: true,
     providerId: submitted.provider ?? 'the configured provider',
     toolsPerCall: true,
+    runSettings: RUN_SETTINGS,
   });
   return submitted;
 }

@@ -60,6 +60,46 @@ describe('agentrx CLI', () => {
   });
 
   describe('run', () => {
+    describe('when given --instructions, --temperature and --output-schema', () => {
+      let emu: OpenAiEmulator | undefined;
+      afterEach(async () => {
+        await emu?.close();
+        emu = undefined;
+      });
+
+      it('should send them with the model call and validate the answer against the schema file', async () => {
+        emu = await startOpenAiEmulator({ script: [{ text: '{"total": 126}' }] });
+        const dir = await tempDir('agentrx-cli-');
+        await writeFile(join(dir, 'out.json'), JSON.stringify({ type: 'object', properties: { total: { type: 'integer' } }, required: ['total'] }));
+        const t = io(dir);
+        const flags = ['--provider', 'local', '--base-url', emu.baseUrl, '--model', 'scripted', '--instructions', 'Be exact.', '--temperature', '0.3'];
+        const code = await runCli(argv('run', 'sum', ...flags, '--output-schema', 'out.json', '--json'), t);
+        expect(t.stderr()).toBe('');
+        expect(code).toBe(0);
+        const body = emu.requests.find((r) => r.completion === 0)!.body as Record<string, unknown> & { messages: { role: string; content: string }[] };
+        expect(body).toMatchObject({ temperature: 0.3, response_format: { type: 'json_schema' } });
+        expect(body.messages[0]).toEqual({ role: 'system', content: 'Be exact.' });
+        const finished = t
+          .stdout()
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { type: string; result?: unknown })
+          .find((e) => e.type === 'RUN_FINISHED');
+        expect(finished?.result).toMatchObject({ output: { total: 126 } });
+      });
+
+      it('should refuse a temperature out of range and a schema file that is not JSON, naming the flag', async () => {
+        const dir = await tempDir('agentrx-cli-');
+        await writeFile(join(dir, 'bad.json'), '{ not json');
+        const hot = io(dir);
+        expect(await runCli(argv('run', 'x', '--provider', 'local', '--temperature', '7'), hot)).toBe(2);
+        expect(hot.stderr()).toContain('--temperature takes a number from 0 to 2; got "7"');
+        const broken = io(dir);
+        expect(await runCli(argv('run', 'x', '--provider', 'local', '--output-schema', 'bad.json'), broken)).toBe(2);
+        expect(broken.stderr()).toMatch(/--output-schema: bad\.json is not JSON/);
+      });
+    });
+
     describe('when the base URL has nothing listening', () => {
       it('should exit 1 with a message naming the URL and a hint', async () => {
         const url = `http://127.0.0.1:${await closedPort()}/v1`;

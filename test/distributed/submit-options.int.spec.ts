@@ -52,6 +52,24 @@ describe('checkSubmitOptions', () => {
     it('should return a plain copy without undefined values', () => {
       expect(checkSubmitOptions({ prompt: 'hi', maxTurns: 3, sessionId: undefined })).toEqual({ prompt: 'hi', maxTurns: 3 });
     });
+
+    it('should carry the model settings and a JSON Schema outputSchema, checked as start checks them', () => {
+      const schema = { type: 'object', properties: { total: { type: 'integer' } } };
+      const settings = { model: 'm', instructions: 'Be exact.', temperature: 0.1, topP: 0.5, maxOutputTokens: 10 };
+      expect(checkSubmitOptions({ prompt: 'hi', outputSchema: schema, ...settings })).toEqual({ prompt: 'hi', outputSchema: schema, ...settings });
+      expect(() => checkSubmitOptions({ temperature: -1 })).toThrow(/temperature: must be a number from 0 to 2; got -1/);
+    });
+  });
+
+  describe('when given an outputSchema that is a class or a Standard Schema', () => {
+    it('should refuse it, saying to pass its JSON Schema', () => {
+      class Dto {}
+      const zodLike = { '~standard': { version: 1, vendor: 'zod', validate: () => ({ value: {} }) } };
+      for (const outputSchema of [Dto, zodLike])
+        expect(() => checkSubmitOptions({ prompt: 'x', outputSchema } as never)).toThrow(
+          /outputSchema: a class or a Standard Schema cannot travel to a worker in another process; pass its JSON Schema/,
+        );
+    });
   });
 });
 

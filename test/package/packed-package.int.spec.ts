@@ -267,6 +267,7 @@ describe('the packed package', () => {
         'provisioning',
         'replay',
         'scale-out',
+        'structured-output',
         'testing',
         'tools-without-classes',
         'use-from-code',
@@ -286,6 +287,12 @@ describe('the packed package', () => {
       expect(r.stdout).toContain('Tomorrow: 23 °C.\n');
       expect(r.stdout.match(/^RUN_FINISHED$/gm)).toHaveLength(2);
       expect(JSON.stringify(m.requests[1]?.body)).toContain(JSON.stringify(JSON.stringify({ city: 'Lisbon', tempC: 21 })).slice(1, -1));
+    });
+
+    it('structured-output: should send the schema as response_format and print the typed output', async () => {
+      const { r, model: m } = await runSample('structured-output', [{ text: '{"expression":"(17 + 25) * 3","total":126}' }]);
+      expect(r.stdout).toBe('(17 + 25) * 3 = 126\n');
+      expect(m.requests[0]?.body).toMatchObject({ temperature: 0, response_format: { type: 'json_schema', json_schema: { name: 'output' } } });
     });
 
     it('event-consumer: should see the tool call, the streamed text and one stop per session', async () => {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { AgentRx } from '../../agentrx.js';
 import { AgentRxError } from '../../core/errors.js';
 import type { ConsumerContext, EventConsumer } from '../../core/plugin/event-consumer.js';
@@ -52,6 +53,7 @@ export async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Pr
       prompt,
       timeoutMs,
       maxTurns,
+      ...(await runSettingFlags(flags, io)),
       ...(flags.resume !== undefined ? { sessionId: flags.resume } : {}),
       ...(flags.confirm ? { confirmTool: confirmFlag(flags.confirm) } : {}),
     });
@@ -77,6 +79,36 @@ export async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Pr
     await rx?.stop();
   }
   return code;
+}
+
+/** The run's own settings from `--instructions`, `--temperature` and `--output-schema` (read and parsed here, validated by `run`). */
+async function runSettingFlags(flags: RunFlags, io: CliIo): Promise<{ instructions?: string; temperature?: number; outputSchema?: Record<string, unknown> }> {
+  const out: { instructions?: string; temperature?: number; outputSchema?: Record<string, unknown> } = {};
+  if (flags.instructions !== undefined) out.instructions = flags.instructions;
+  if (flags.temperature !== undefined) {
+    const t = /^\s*\d+(\.\d+)?\s*$/.test(flags.temperature) ? Number(flags.temperature) : Number.NaN;
+    if (!(t >= 0 && t <= 2)) throw new AgentRxError('invalid_options', `--temperature takes a number from 0 to 2; got ${JSON.stringify(flags.temperature)}`);
+    out.temperature = t;
+  }
+  if (flags.outputSchema !== undefined) {
+    const file = pathFrom(io.cwd, flags.outputSchema);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      throw new AgentRxError('invalid_options', `--output-schema: cannot read ${flags.outputSchema} (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+    }
+    let schema: unknown;
+    try {
+      schema = JSON.parse(text);
+    } catch (e) {
+      throw new AgentRxError('invalid_options', `--output-schema: ${flags.outputSchema} is not JSON (${(e as Error).message})`);
+    }
+    if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+      throw new AgentRxError('invalid_options', `--output-schema: ${flags.outputSchema} must hold a JSON Schema object`);
+    out.outputSchema = schema as Record<string, unknown>;
+  }
+  return out;
 }
 
 /** Remembers the session id of the run (also when it fails), for `--record` and the resume hint. */

@@ -20,6 +20,12 @@ export interface RunFlags extends ConfigFlags {
   module?: string[];
   /** `--demo-tools`: also offer the demo tools (get_time, calculate, read_file on the working folder). */
   demoTools?: boolean;
+  /** `--instructions <text>`: this run's system prompt. */
+  instructions?: string;
+  /** `--temperature <n>`: this run's sampling temperature. */
+  temperature?: string;
+  /** `--output-schema <file>`: a JSON Schema file the final answer must match. */
+  outputSchema?: string;
 }
 
 /** `agentrx run <prompt>`: one prompt to its end, printed as it runs. */
@@ -52,6 +58,12 @@ export const registerRunCommand: RegisterCommand = (program, ctx) => {
     )
     .option('--module <file>', MODULE_HELP, collect, [])
     .option('--demo-tools', DEMO_TOOLS_HELP)
+    .option('--instructions <text>', "this run's system prompt instead of the agent's (local, bedrock-agentcore)")
+    .option('--temperature <n>', "this run's sampling temperature, 0 to 2 (local, bedrock-agentcore)")
+    .option(
+      '--output-schema <file>',
+      'a JSON Schema file (of an object) the final answer must match; the answer is validated, sent back once if it does not match',
+    )
     .action(async (prompt: string, flags: RunFlags) => {
       ctx.exit(await (await import('./run.action.js')).runCommand(prompt, flags, ctx.io));
     });

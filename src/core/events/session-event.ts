@@ -163,6 +163,8 @@ export interface RunFinished {
   readonly stopReason: unknown;
   readonly turns: number;
   readonly usage: Usage;
+  /** With `outputSchema`: the validated final answer, as JSON (`result.output`). */
+  readonly output?: unknown;
 }
 /** The session failed (the request's terminal when it did not finish). */
 export interface RunError {

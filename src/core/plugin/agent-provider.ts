@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { Artifacts } from '../artifacts/artifacts.js';
 import { AgentRxError } from '../errors.js';
-import type { AgentSpec, Outcome, PriorMessage, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
+import type { AgentSpec, Outcome, PriorMessage, RawEvent, RunSetting, RunSettings, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../model.js';
 import type { HostEvent } from './host-event.js';
 
 /** Extension point for loop hosts (see {@link AgentProvider} for the contract). */
@@ -33,6 +33,8 @@ export interface OpenOptions {
    * directive); the Session enforces the limit either way.
    */
   readonly maxTurns?: number;
+  /** The session's own model settings (only those the provider lists in `runSettings`, and `outputSchema`). */
+  readonly settings?: RunSettings;
 }
 
 /** Options for `kickoffInput`. */
@@ -132,6 +134,17 @@ export interface ProviderBase<Conn = unknown, Input = unknown> {
    * provisioned agent's.
    */
   readonly toolsPerCall?: boolean;
+  /**
+   * The per-session model settings the host takes (`OpenOptions.settings`): a session that sets
+   * another is refused with `unsupported` before it opens. Default none (the host fixes them when
+   * the agent is provisioned).
+   */
+  readonly runSettings?: readonly RunSetting[];
+  /**
+   * The host constrains the answer to `settings.outputSchema` itself (a native structured-output
+   * form). Without it, the Session asks for the JSON in the prompt. Either way it validates.
+   */
+  readonly nativeOutputSchema?: boolean;
 
   /** Creates (or looks up) the provider-side agent for `spec`; returns a durable handle. */
   provision?(spec: AgentSpec, signal: AbortSignal): Promise<unknown>;

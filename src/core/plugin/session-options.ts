@@ -1,5 +1,12 @@
 import type { Outcome, PriorMessage, ToolConfirmation, ToolUse, Usage } from '../model.js';
-import type { ToolHandler } from './tool-handler.js';
+import type { InputType, JsonSchema, StandardSchemaV1, ToolHandler } from './tool-handler.js';
+
+/**
+ * What the final answer must be (`SessionOptions.outputSchema`): a class-validator DTO class, a
+ * Standard Schema such as zod 4 (≥ 4.2), or a JSON Schema, of an object. `O` is what
+ * `result.output` is typed as (unknown for a JSON Schema).
+ */
+export type OutputSchema<O = unknown> = InputType<O> | StandardSchemaV1<unknown, O> | JsonSchema;
 
 /**
  * A guard called after every turn that would continue the loop. Return `true` (or a reason
@@ -37,8 +44,8 @@ export interface ClientAnswers {
   readonly confirmations?: readonly ToolConfirmation[];
 }
 
-/** Options of one session (`rx.run` / `rx.start`). */
-export interface SessionOptions {
+/** Options of one session (`rx.run` / `rx.start`); `O` is the type of `result.output` (see `outputSchema`). */
+export interface SessionOptions<O = unknown> {
   /** The user prompt. A fresh session sends it as the kickoff (default "Begin."). */
   readonly prompt?: string;
   /** Resume this provider session: unanswered tool uses are redriven before the prompt. */
@@ -109,4 +116,22 @@ export interface SessionOptions {
    * uses, then goes on with the host.
    */
   readonly clientAnswers?: ClientAnswers;
+  /**
+   * The final answer must be a JSON object matching this schema: it is parsed and validated at the
+   * request's end and returned as `result.output` (typed from a DTO class or a Standard Schema).
+   * A host with a native form gets the schema (Local: `response_format`); others are asked for
+   * the JSON in the prompt. An answer that does not match is sent back to the model once with
+   * what was wrong; a second one fails the request with `output_invalid` (its `details.problems`).
+   */
+  readonly outputSchema?: OutputSchema<O>;
+  /** The model of this session instead of the agent's (hosts that take it per call: local, bedrock-agentcore). */
+  readonly model?: string;
+  /** The system prompt of this session instead of the agent's (local, bedrock-agentcore). */
+  readonly instructions?: string;
+  /** Sampling temperature, 0 to 2 (local; bedrock-agentcore with a model). */
+  readonly temperature?: number;
+  /** Nucleus sampling, above 0 and at most 1 (local; bedrock-agentcore with a model). */
+  readonly topP?: number;
+  /** Most tokens the model may generate per call (local, bedrock-agentcore). */
+  readonly maxOutputTokens?: number;
 }

@@ -3,6 +3,7 @@ import type { AgentProvider } from '../plugin/agent-provider.js';
 import type { SessionRecord } from '../store/session-store.js';
 import { withPriorConversation } from './prior-conversation.js';
 import type { ResolvedSessionOptions } from './session-options.js';
+import { outputInstruction } from './structured-output.js';
 
 /**
  * Input of a session's first request, once `conn` is open: the kickoff on a fresh session, the
@@ -14,13 +15,19 @@ import type { ResolvedSessionOptions } from './session-options.js';
  * @returns The provider input, or `undefined` to wait.
  */
 export function firstInput(provider: AgentProvider, conn: unknown, opts: ResolvedSessionOptions): unknown {
-  if (provider.resumed(conn)) return opts.prompt !== undefined ? provider.userInput(opts.prompt) : undefined;
+  if (provider.resumed(conn)) return opts.prompt !== undefined ? provider.userInput(withOutputInstruction(provider, opts, opts.prompt)) : undefined;
   // A resume that found no history (taken over before its first turn ended) starts from freshPrompt.
-  const asked = opts.prompt ?? (opts.sessionId !== undefined ? opts.freshPrompt : undefined);
+  const given = opts.prompt ?? (opts.sessionId !== undefined ? opts.freshPrompt : undefined);
+  const asked = given !== undefined ? withOutputInstruction(provider, opts, given) : given;
   // Prior messages the host cannot take as history go before the prompt, as one delimited block.
   const prompt = opts.history && !provider.acceptsPriorMessages && opts.sessionId === undefined ? withPriorConversation(asked, opts.history) : asked;
   // No prompt stays undefined: the provider picks its default (or, with an outcome, sends none).
   return provider.kickoffInput({ prompt, outcome: opts.outcome });
+}
+
+/** `prompt`, followed by the output schema for a host that does not take it natively. */
+function withOutputInstruction(provider: AgentProvider, opts: ResolvedSessionOptions, prompt: string): string {
+  return opts.output && !provider.nativeOutputSchema ? `${prompt}\n\n${outputInstruction(opts.output.schema)}` : prompt;
 }
 
 /**

@@ -10,6 +10,7 @@ import { notMessage, type InboxItem, type RequestRun, type RequestStep } from '.
 import type { SessionJournal } from './session-journal.js';
 import type { SessionOutcome } from './session-outcome.js';
 import type { ResolvedSessionOptions } from './session-options.js';
+import { outputRetryText } from './structured-output.js';
 import { Answer, type Asked, type ToolAnswerer } from './tool-answerer.js';
 
 /** The text sent when `requireTerminalTool` re-prompts after an `end_turn` without the tool. */
@@ -27,7 +28,7 @@ export interface RequestLoopContext {
   readonly agentState: AgentState;
   readonly journal: SessionJournal;
   readonly outcome: SessionOutcome;
-  readonly opts: Pick<ResolvedSessionOptions, 'terminalTool' | 'retainEvents'>;
+  readonly opts: Pick<ResolvedSessionOptions, 'terminalTool' | 'retainEvents' | 'output'>;
   /** A live session syncs its record at each terminal (a run syncs it when it closes). */
   readonly live: boolean;
   conn(): unknown;
@@ -73,7 +74,7 @@ export class RequestLoop {
           step = await this.turnClosed(step.events, run, signal);
           break;
         case 'finish':
-          return this.finish(step.turn);
+          return this.finish(step.turn, step.output);
         default: {
           const _never: never = step;
           throw new AgentRxError('provider_error', `unknown request step ${JSON.stringify(_never)}`);
@@ -122,11 +123,35 @@ export class RequestLoop {
       return this.nextStep(run);
     }
     if (terminal === 'end_turn' && run.toSend.length > 0) return this.nextStep(run);
-    if (terminal !== 'end_turn' || !this.ctx.opts.terminalTool || !this.ctx.state.missingTerminalTool) return { kind: 'finish', turn };
-    if (!this.ctx.state.mayReprompt) return { kind: 'finish', turn: { ...turn, terminal: 'terminated', stopReason: 'no_terminal_tool' } };
+    if (terminal !== 'end_turn') return { kind: 'finish', turn };
+    if (this.ctx.opts.terminalTool && this.ctx.state.missingTerminalTool) {
+      if (!this.ctx.state.mayReprompt) return { kind: 'finish', turn: { ...turn, terminal: 'terminated', stopReason: 'no_terminal_tool' } };
+      this.ctx.state.checkLimits(turnNo);
+      const text = REPROMPT_TEXT(this.ctx.opts.terminalTool);
+      this.ctx.ingestion.emit({ type: 'agentrx.reprompt', attempt: ++this.ctx.state.reprompts, text });
+      return { kind: 'send', input: this.ctx.provider.userInput(text) };
+    }
+    return this.ctx.opts.output ? this.checkOutput(turn, turnNo) : { kind: 'finish', turn };
+  }
+
+  /**
+   * The final answer against `outputSchema`: valid, the request finishes with it as `output`;
+   * invalid, the problems go back to the model once, and a second invalid answer fails the
+   * request with `output_invalid`.
+   */
+  private async checkOutput(turn: TurnResult, turnNo: number): Promise<RequestStep> {
+    const verdict = await this.ctx.opts.output!.check(turn.text);
+    if (verdict.ok) return { kind: 'finish', turn, output: verdict.value };
+    if (this.ctx.state.outputRetries >= 1) {
+      throw new AgentRxError(
+        'output_invalid',
+        `the final answer does not match outputSchema, also after the problems were sent back to the model:\n${verdict.problems.map((p) => `- ${p}`).join('\n')}`,
+        { problems: verdict.problems, turns: turnNo },
+      );
+    }
     this.ctx.state.checkLimits(turnNo);
-    const text = REPROMPT_TEXT(this.ctx.opts.terminalTool);
-    this.ctx.ingestion.emit({ type: 'agentrx.reprompt', attempt: ++this.ctx.state.reprompts, text });
+    const text = outputRetryText(verdict.problems);
+    this.ctx.ingestion.emit({ type: 'agentrx.reprompt', attempt: ++this.ctx.state.outputRetries, text });
     return { kind: 'send', input: this.ctx.provider.userInput(text) };
   }
 
@@ -144,7 +169,7 @@ export class RequestLoop {
   }
 
   /** A request's terminal: its record checkpoint (log durable, transcript saved), then its result. */
-  private async finish(turn: TurnResult): Promise<void> {
+  private async finish(turn: TurnResult, output: unknown): Promise<void> {
     this.ctx.state.end();
     this.ctx.link.terminalReached();
     const p = this.ctx.provider;
@@ -155,6 +180,7 @@ export class RequestLoop {
       turns: this.ctx.ingestion.turn,
       transcript: p.transcript?.(this.ctx.conn()),
       events,
+      ...(output !== undefined ? { output } : {}),
     });
     this.ctx.ingestion.emit({
       type: 'agentrx.run_finished',
@@ -164,6 +190,7 @@ export class RequestLoop {
       stopReason: result.stopReason,
       turns: result.turns,
       usage: result.usage,
+      ...(output !== undefined ? { output } : {}),
     });
     // A run closes right after its terminal, and closing syncs the record: this one need not.
     await this.ctx.journal.checkpoint({ status: 'idle', transcript: result.transcript }, { sync: this.ctx.live });

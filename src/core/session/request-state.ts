@@ -21,6 +21,8 @@ export class RequestState {
   runId = '';
   usage: Usage = emptyUsage();
   reprompts = 0;
+  /** Answers sent back for not matching `outputSchema` (at most one per request). */
+  outputRetries = 0;
   private runNo = 0;
   private terminalToolCalled = false;
   private texts: string[] = [];
@@ -51,6 +53,7 @@ export class RequestState {
     this.usage = emptyUsage();
     this.terminalToolCalled = false;
     this.reprompts = 0;
+    this.outputRetries = 0;
     this.texts = [];
     this.customToolUses = [];
     this.serverToolUses = [];
@@ -124,7 +127,7 @@ export class RequestState {
   }
 
   /** The SessionResult of a request that ended on `turn` (counted, or a verdict on the last counted one). */
-  result(turn: TurnResult, session: Pick<SessionResult, 'sessionId' | 'provider' | 'turns' | 'transcript' | 'events'>): SessionResult {
+  result(turn: TurnResult, session: Pick<SessionResult, 'sessionId' | 'provider' | 'turns' | 'transcript' | 'events' | 'output'>): SessionResult {
     return {
       terminal: turn.terminal,
       stopReason: turn.stopReason,

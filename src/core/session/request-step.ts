@@ -20,13 +20,13 @@ export const notMessage = (item: InboxItem): boolean => item.kind !== 'message';
  * - `await`: nothing is ready; wait for the inbox (a turn the host closes, a redrive).
  * - `redrive`: answer what a resume or a re-attach found unanswered.
  * - `turn`: a turn closed; fold it and decide (answer it, re-prompt, go on, or finish).
- * - `finish`: the request's terminal.
+ * - `finish`: the request's terminal (with the validated `output` when the session has an `outputSchema`).
  */
 export type RequestStep =
   | { readonly kind: 'send'; readonly input: unknown }
   | { readonly kind: 'await' }
   | Exclude<InboxItem, { readonly kind: 'message' }>
-  | { readonly kind: 'finish'; readonly turn: TurnResult };
+  | { readonly kind: 'finish'; readonly turn: TurnResult; readonly output?: unknown };
 
 /** What a request has in flight: inputs queued to send, and whether one is waiting for its turn. */
 export interface RequestRun {

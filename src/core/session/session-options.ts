@@ -1,11 +1,12 @@
 import { AgentRxError } from '../errors.js';
-import type { Outcome, PriorMessage } from '../model.js';
+import type { Outcome, PriorMessage, RunSetting, RunSettings } from '../model.js';
 import type { ClientAnswers, SessionOptions, TurnGuard, ConfirmTool } from '../plugin/session-options.js';
 import type { ToolHandler } from '../plugin/tool-handler.js';
 import { compileToolInput } from '../tools/tool-input.js';
 import { priorMessageProblems } from './prior-conversation.js';
+import { compileOutputSchema, type CompiledOutput } from './structured-output.js';
 
-export type { ClientAnswers, ClientToolResult, ConfirmTool, SessionOptions, ToolDecision, TurnGuard } from '../plugin/session-options.js';
+export type { ClientAnswers, ClientToolResult, ConfirmTool, OutputSchema, SessionOptions, ToolDecision, TurnGuard } from '../plugin/session-options.js';
 
 /** Effective, validated options. */
 export interface ResolvedSessionOptions {
@@ -26,6 +27,10 @@ export interface ResolvedSessionOptions {
   readonly retainEvents: boolean;
   readonly tools: readonly ToolHandler[];
   readonly clientAnswers: ClientAnswers | undefined;
+  /** The compiled `outputSchema`, when given. */
+  readonly output: CompiledOutput | undefined;
+  /** The session's model settings for the provider (`OpenOptions.settings`), when any is set. */
+  readonly settings: RunSettings | undefined;
   readonly toolTimeoutMs: number;
   readonly toolConcurrency: number;
   readonly reconnectAttempts: number;
@@ -53,7 +58,7 @@ export interface SessionDefaults {
 export function resolveSessionOptions(
   opts: SessionOptions,
   defaults: SessionDefaults,
-  ctx: { toolNames: readonly string[]; supportsOutcomes: boolean; providerId: string; toolsPerCall?: boolean },
+  ctx: { toolNames: readonly string[]; supportsOutcomes: boolean; providerId: string; toolsPerCall?: boolean; runSettings?: readonly RunSetting[] },
 ): ResolvedSessionOptions {
   const problems: string[] = [];
   const int = (name: string, v: unknown, min: number, max: number): void => {
@@ -89,12 +94,22 @@ export function resolveSessionOptions(
   }
   problems.push(...sessionToolProblems(opts.tools, ctx));
   problems.push(...clientAnswersProblems(opts.clientAnswers, opts.sessionId));
+  problems.push(...settingProblems(opts));
+  let output: CompiledOutput | undefined;
+  if (opts.outputSchema !== undefined) {
+    try {
+      output = compileOutputSchema(opts.outputSchema);
+    } catch (e) {
+      problems.push(e instanceof Error ? e.message : String(e));
+    }
+  }
   if (problems.length > 0) {
     throw new AgentRxError('invalid_options', `invalid session options:\n${problems.map((p) => `- ${p}`).join('\n')}`, { problems });
   }
   if (opts.outcome && !ctx.supportsOutcomes) {
     throw new AgentRxError('outcome_unsupported', `provider '${ctx.providerId}' does not support outcomes; remove \`outcome\` or use claude-managed-agents`);
   }
+  const settings = runSettingsOf(opts, output, ctx);
   return {
     prompt: opts.prompt,
     sessionId: opts.sessionId,
@@ -113,6 +128,8 @@ export function resolveSessionOptions(
     retainEvents: opts.retainEvents ?? defaults.retainEvents,
     tools: opts.tools ?? [],
     clientAnswers: opts.clientAnswers,
+    output,
+    settings,
     toolTimeoutMs: defaults.toolTimeoutMs,
     toolConcurrency: defaults.toolConcurrency,
     reconnectAttempts: defaults.reconnectAttempts,
@@ -164,4 +181,51 @@ function clientAnswersProblems(answers: SessionOptions['clientAnswers'], session
   list('toolResults', answers.toolResults, (r) => text(r?.toolUseId) && typeof r.content === 'string', '{ toolUseId, content, isError? } with strings');
   list('confirmations', answers.confirmations, (c) => text(c?.toolUseId) && typeof c.allow === 'boolean', '{ toolUseId, allow, denyMessage? }');
   return problems;
+}
+
+/** The per-session model settings a session may set, in the order they are named. */
+export const RUN_SETTINGS: readonly RunSetting[] = ['model', 'instructions', 'temperature', 'topP', 'maxOutputTokens'];
+
+/** Problems of the per-session model settings' values. */
+function settingProblems(opts: SessionOptions): string[] {
+  const problems: string[] = [];
+  const num = (name: string, v: unknown, ok: (n: number) => boolean, range: string): void => {
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && ok(v)))
+      problems.push(`${name}: must be a number ${range}; got ${JSON.stringify(v)}`);
+  };
+  if (opts.model !== undefined && (typeof opts.model !== 'string' || opts.model.trim() === ''))
+    problems.push('model: must be a non-empty string (a model id of the host)');
+  if (opts.instructions !== undefined && typeof opts.instructions !== 'string')
+    problems.push(`instructions: must be a string; got ${typeof opts.instructions}`);
+  num('temperature', opts.temperature, (n) => n >= 0 && n <= 2, 'from 0 to 2');
+  num('topP', opts.topP, (n) => n > 0 && n <= 1, 'above 0 and at most 1');
+  num('maxOutputTokens', opts.maxOutputTokens, (n) => Number.isInteger(n) && n >= 1 && n <= 2 ** 31 - 1, 'that is a whole number of at least 1');
+  return problems;
+}
+
+/**
+ * The settings the provider is given; `unsupported` naming the provider when the session sets one
+ * it does not take per session (its host fixes it when the agent is provisioned).
+ */
+function runSettingsOf(
+  opts: SessionOptions,
+  output: CompiledOutput | undefined,
+  ctx: { providerId: string; runSettings?: readonly RunSetting[] },
+): RunSettings | undefined {
+  const set = RUN_SETTINGS.filter((k) => opts[k] !== undefined);
+  const refused = set.filter((k) => !(ctx.runSettings ?? []).includes(k));
+  if (refused.length > 0) {
+    throw new AgentRxError(
+      'unsupported',
+      `provider '${ctx.providerId}' does not take ${refused.join(', ')} per session: its host fixes ${refused.length > 1 ? 'them' : 'it'} when the agent is provisioned. ` +
+        `Set ${refused.length > 1 ? 'them' : 'it'} on the agent (config agent.model, agent.systemPrompt) and provision again, or use a provider that takes ${refused.length > 1 ? 'them' : 'it'} per session` +
+        (ctx.runSettings && ctx.runSettings.length > 0 ? ` (this one takes: ${ctx.runSettings.join(', ')})` : ''),
+      { provider: ctx.providerId, settings: refused },
+    );
+  }
+  if (set.length === 0 && output === undefined) return undefined;
+  return {
+    ...Object.fromEntries(set.map((k) => [k, opts[k]])),
+    ...(output ? { outputSchema: output.schema } : {}),
+  } as RunSettings;
 }

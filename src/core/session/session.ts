@@ -296,6 +296,7 @@ export class Session implements LiveSession {
         maxTurns: this.opts.maxTurns,
         history,
         ...(priorMessages ? { priorMessages } : {}),
+        ...(this.opts.settings ? { settings: this.opts.settings } : {}),
       }),
       signal,
     );

@@ -59,9 +59,21 @@ export function isStandardSchema(v: unknown): v is StandardSchemaV1 {
 }
 
 function build(handler: ToolHandler): CompiledToolInput {
-  const owner = `tool '${String(handler.name)}'`;
+  return compileDeclaration(handler, `tool '${String(handler.name)}'`, 'invalid_config', { tool: handler.name });
+}
+
+/**
+ * Compiles an object declaration: a DTO class (`inputType`), a JSON Schema or a Standard Schema
+ * (`inputSchema`). A tool's input, or a session's `outputSchema`. Failures throw `code` naming `owner`.
+ */
+export function compileDeclaration(
+  handler: Pick<ToolHandler, 'inputType' | 'inputSchema'>,
+  owner: string,
+  code: 'invalid_config' | 'invalid_options',
+  details: Record<string, unknown> = {},
+): CompiledToolInput {
   const fail = (what: string): never => {
-    throw new AgentRxError('invalid_config', `${owner}: ${what}`, { tool: handler.name });
+    throw new AgentRxError(code, `${owner}: ${what}`, details);
   };
   if (handler.inputType && handler.inputSchema !== undefined) fail('declares both inputType and inputSchema; keep one');
   if (handler.inputType) {

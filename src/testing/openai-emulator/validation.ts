@@ -25,6 +25,18 @@ export function validateCompletionRequest(body: unknown): { message: string; par
       }
     }
   }
+  const format = responseFormatProblem(body['response_format']);
+  if (format) return format;
+  for (const [name, min, max] of [
+    ['temperature', 0, 2],
+    ['top_p', 0, 1],
+  ] as const) {
+    const v = body[name];
+    if (v !== undefined && (typeof v !== 'number' || v < min || v > max))
+      return { message: `Invalid '${name}': expected a number from ${min} to ${max}.`, param: name };
+  }
+  if (body['max_tokens'] !== undefined && !(Number.isInteger(body['max_tokens']) && (body['max_tokens'] as number) >= 1))
+    return { message: "Invalid 'max_tokens': expected an integer of at least 1.", param: 'max_tokens' };
   const pending: string[] = [];
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as unknown;
@@ -80,4 +92,22 @@ export function validateCompletionRequest(body: unknown): { message: string; par
 
 function isMap(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `response_format` as OpenAI checks it: `text`, `json_object`, or `json_schema` with a name and an object schema. */
+function responseFormatProblem(format: unknown): { message: string; param: string } | undefined {
+  if (format === undefined) return undefined;
+  if (!isMap(format) || !['text', 'json_object', 'json_schema'].includes(format['type'] as string))
+    return { message: "Invalid 'response_format.type': expected one of 'text', 'json_object', 'json_schema'.", param: 'response_format.type' };
+  if (format['type'] !== 'json_schema') return undefined;
+  const spec = format['json_schema'];
+  if (!isMap(spec)) return { message: "Missing required parameter: 'response_format.json_schema'.", param: 'response_format.json_schema' };
+  if (typeof spec['name'] !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(spec['name']))
+    return {
+      message: "Invalid 'response_format.json_schema.name': expected a string of letters, digits, '_' or '-', at most 64.",
+      param: 'response_format.json_schema.name',
+    };
+  if (spec['schema'] !== undefined && !isMap(spec['schema']))
+    return { message: "Invalid type for 'response_format.json_schema.schema': expected an object.", param: 'response_format.json_schema.schema' };
+  return undefined;
 }

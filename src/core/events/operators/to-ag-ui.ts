@@ -294,7 +294,7 @@ export class AgUiTranslator {
   private runFinished(ev: RunFinished, at: number | undefined): AgUiEvent[] {
     const run = this.run;
     if (run === undefined) return NONE;
-    const result = compact({ terminal: ev.terminal, stopReason: ev.stopReason, turns: ev.turns, usage: ev.usage });
+    const result = compact({ terminal: ev.terminal, stopReason: ev.stopReason, turns: ev.turns, usage: ev.usage, output: ev.output });
     // The ids come from the open run so the terminal always pairs with its RUN_STARTED.
     return [...this.closeRun(at), stamp({ type: 'RUN_FINISHED', threadId: run.threadId, runId: run.runId, result }, at)];
   }

@@ -3,7 +3,9 @@ import type { InvokeHarnessCommandInput } from '@aws-sdk/client-bedrock-agentcor
 import type { CreateHarnessCommandInput, HarnessTool } from '@aws-sdk/client-bedrock-agentcore-control';
 import type { AgentCoreConn, AgentCoreInput } from './agentcore.provider.js';
 import type { AgentCoreProviderOptions } from './agentcore.config.js';
-import type { AgentSpec } from '../../../core/model.js';
+import { AgentRxError } from '../../../core/errors.js';
+import type { AgentSpec, RunSettings } from '../../../core/model.js';
+import type { OpenOptions } from '../../../core/plugin/agent-provider.js';
 import { agentCoreNameOf } from './agentcore-names.js';
 import type { AgentCoreProvisionerOptions } from './agentcore-provisioner.js';
 
@@ -89,17 +91,42 @@ function isHarnessEnvironment(env: unknown): env is NonNullable<CreateHarnessCom
   return typeof env === 'object' && env !== null;
 }
 
-/** The `InvokeHarness` input of one turn of `conn`: the delta `input`, and the invoke knobs the options set (unset ones omitted). */
+/**
+ * The `InvokeHarness` input of one turn of `conn`: the delta `input`, and the invoke knobs the
+ * session's settings and the options set (unset ones omitted).
+ */
 export function invokeInput(o: AgentCoreProviderOptions, conn: AgentCoreConn, input: AgentCoreInput): InvokeHarnessCommandInput {
+  // The session's settings win over the config's; sampling goes inside the model configuration.
+  const s = conn.settings;
+  const sampling = { ...(s.temperature !== undefined ? { temperature: s.temperature } : {}), ...(s.topP !== undefined ? { topP: s.topP } : {}) };
+  const modelId = s.model ?? o.model ?? (Object.keys(sampling).length > 0 ? conn.modelId : undefined);
+  const maxTokens = s.maxOutputTokens ?? o.maxTokens;
   return {
     harnessArn: conn.harnessArn,
     runtimeSessionId: conn.sessionId,
     messages: [...input.messages],
     ...(o.qualifier !== undefined ? { qualifier: o.qualifier } : {}),
     ...(o.runtimeUserId !== undefined ? { runtimeUserId: o.runtimeUserId } : {}),
-    ...(o.model !== undefined ? { model: { bedrockModelConfig: { modelId: o.model } } } : {}),
+    ...(modelId !== undefined ? { model: { bedrockModelConfig: { modelId, ...sampling } } } : {}),
+    ...(s.instructions !== undefined ? { systemPrompt: [{ text: s.instructions }] } : {}),
     ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
-    ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
     ...(o.timeoutSeconds !== undefined ? { timeoutSeconds: o.timeoutSeconds } : {}),
   };
+}
+
+/**
+ * The session's settings and the model id its sampling goes with (the session's, the config's,
+ * else the spec's); `invalid_options` when sampling is set and no model id is known.
+ */
+export function sessionSettingsOf(opts: OpenOptions, o: AgentCoreProviderOptions): { settings: RunSettings; modelId: string | undefined } {
+  const settings = opts.settings ?? {};
+  const modelId = settings.model ?? o.model ?? opts.spec.model;
+  if (modelId === undefined && (settings.temperature !== undefined || settings.topP !== undefined)) {
+    throw new AgentRxError(
+      'invalid_options',
+      'bedrock-agentcore: temperature and topP go with a model id (bedrockModelConfig), and none is known: set the session option model, providers.bedrock-agentcore.model or agent.model',
+    );
+  }
+  return { settings, modelId };
 }

@@ -19,7 +19,7 @@ import { agentCoreArtifacts, type Artifacts } from './agentcore-storage.js';
 import type { AgentCoreProvisioner, AgentCoreHarnessHandle } from './agentcore-provisioner.js';
 import { AgentCoreProvisioning, controlProvisioner, type AgentCoreEnsured } from './agentcore-provisioning.js';
 import { AgentCoreProviderOptions } from './agentcore.config.js';
-import { invokeInput } from './agentcore-harness-input.js';
+import { invokeInput, sessionSettingsOf } from './agentcore-harness-input.js';
 import { ConverseAssembler } from './converse-assembler.js';
 import { newRuntimeSessionId, validateRuntimeSessionId } from './runtime-session-id.js';
 
@@ -49,6 +49,10 @@ export interface AgentCoreConn {
    * only what is new (or nothing, `''`). Weakly keyed: an entry goes with its event.
    */
   readonly textOverrides: WeakMap<RawEvent, string>;
+  /** The session's own settings (model, system prompt, sampling), sent with every invoke. */
+  readonly settings: NonNullable<OpenOptions['settings']>;
+  /** The model id sampling settings go with: the session's, the config's, else the spec's. */
+  readonly modelId: string | undefined;
 }
 
 export { ATTEMPT_FAILED, STREAM_EXCEPTION, type AgentCoreSyntheticEvent } from './agentcore-invoke.js';
@@ -88,6 +92,8 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
   readonly mode = 'request_response' as const;
   /** AgentCore has no outcome grading. */
   readonly supportsOutcomes = false;
+  /** InvokeHarness overrides the harness's model (with its sampling), system prompt and maxTokens per call. */
+  readonly runSettings: TurnProvider['runSettings'] = ['model', 'instructions', 'temperature', 'topP', 'maxOutputTokens'];
 
   /** The data plane once created (the SDK is imported on first use); a failed creation is not kept. */
   private data: Promise<AgentCoreDataPlane> | undefined;
@@ -172,6 +178,7 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
         },
       );
     }
+    const { settings, modelId } = sessionSettingsOf(opts, this.options);
     const sessionId = opts.sessionId !== undefined ? validateRuntimeSessionId(opts.sessionId) : newRuntimeSessionId();
     await this.dataPlane();
     return {
@@ -182,6 +189,8 @@ export class AgentCoreAgentProvider implements TurnProvider<AgentCoreConn, Agent
       inflight: new Set(),
       closed: false,
       textOverrides: new WeakMap(),
+      settings,
+      modelId,
     };
   }
 

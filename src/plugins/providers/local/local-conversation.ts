@@ -51,6 +51,8 @@ export interface LocalConn {
   readonly sessionId: string;
   readonly resumed: boolean;
   readonly model: string;
+  /** Request fields of the session's own settings (sampling, `response_format`), sent on every model call. */
+  readonly callFields: WireMap;
   /** Spec tools in OpenAI function format, read again before each model call (a ToolSource may change them). */
   tools: readonly WireMap[];
   /** The agent spec the session opened with (its `tools` are live). */

@@ -54,12 +54,19 @@ export class LocalModelClient {
 
   /**
    * Calls the model with `messages` (and `tools` when there are any), retried as described on the
-   * class. Streaming: `onChunk` receives each chunk as it arrives, with what its tool-call deltas
+   * class; `fields` are more request fields (sampling, `response_format`). Streaming: `onChunk` receives each chunk as it arrives, with what its tool-call deltas
    * added to their calls (`ChunkAccumulator.add`). Resolves with the whole answer; rejects with an
    * AgentRxError (`cancelled` once `signal` aborted).
    */
-  call(model: string, tools: readonly WireMap[], messages: readonly WireMap[], signal: AbortSignal, onChunk: ChunkListener): Promise<ChatCompletionResult> {
-    const body: WireMap = { model, messages };
+  call(
+    model: string,
+    tools: readonly WireMap[],
+    messages: readonly WireMap[],
+    signal: AbortSignal,
+    onChunk: ChunkListener,
+    fields: WireMap = {},
+  ): Promise<ChatCompletionResult> {
+    const body: WireMap = { ...fields, model, messages };
     if (tools.length > 0) body['tools'] = tools;
     if (this.options.stream) {
       body['stream'] = true;

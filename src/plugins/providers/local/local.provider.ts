@@ -6,7 +6,7 @@ import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';
 import type { KickoffOptions, OpenOptions, TurnProvider } from '../../../core/plugin/agent-provider.js';
 import type { HostEvent } from '../../../core/plugin/host-event.js';
-import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
+import type { RawEvent, RunSetting, RunSettings, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
 import { isMap, type CallFragment, type WireMap } from './chat-stream.js';
 import { LocalCallIds } from './local-call-ids.js';
 import { acceptResponse, stageTurn, unansweredCalls, type LocalConn, type LocalInput, type StagedTurn } from './local-conversation.js';
@@ -38,6 +38,10 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
   readonly acceptsPriorMessages = true;
   readonly toolsPerCall = true;
   readonly supportsOutcomes = false;
+  /** Every setting goes with each model call. */
+  readonly runSettings: readonly RunSetting[] = ['model', 'instructions', 'temperature', 'topP', 'maxOutputTokens'];
+  /** `response_format: { type: 'json_schema' }`. */
+  readonly nativeOutputSchema = true;
 
   private readonly model: LocalModelClient;
 
@@ -53,15 +57,18 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
   async open(opts: OpenOptions): Promise<LocalConn> {
     if (opts.signal.aborted) throw new AgentRxError('cancelled', 'The session was cancelled before it opened');
     const restored = (opts.history ?? []).filter(isMap).map((m) => ({ ...m }));
+    const settings = opts.settings ?? {};
+    const system = settings.instructions ?? opts.spec.systemPrompt;
     // A fresh session starts from the system prompt, then the conversation a client carried over.
     const history: WireMap[] =
       restored.length > 0
-        ? restored
-        : [...(opts.spec.systemPrompt ? [{ role: 'system', content: opts.spec.systemPrompt }] : []), ...priorWireMessages(opts.priorMessages ?? [])];
+        ? withInstructions(restored, settings.instructions)
+        : [...(system ? [{ role: 'system', content: system }] : []), ...priorWireMessages(opts.priorMessages ?? [])];
     return {
       sessionId: opts.sessionId ?? `local-${randomUUID()}`,
       resumed: restored.length > 0,
-      model: opts.spec.model ?? this.options.model,
+      model: settings.model ?? opts.spec.model ?? this.options.model,
+      callFields: callFieldsOf(settings),
       tools: wireTools(opts.spec),
       spec: opts.spec,
       signal: opts.signal,
@@ -138,7 +145,7 @@ export class LocalAgentProvider implements TurnProvider<LocalConn, LocalInput> {
         subscriber.next(toolCallDeltas ? { type: 'local.chunk', chunk, toolCallDeltas } : { type: 'local.chunk', chunk });
       };
       this.model
-        .call(conn.model, (conn.tools = wireTools(conn.spec)), staged.history, controller.signal, onChunk)
+        .call(conn.model, (conn.tools = wireTools(conn.spec)), staged.history, controller.signal, onChunk, conn.callFields)
         .then((result) => {
           if (subscriber.closed) return;
           const events = acceptResponse(conn, staged, result);
@@ -199,4 +206,23 @@ function wireTools(spec: OpenOptions['spec']): WireMap[] {
     type: 'function',
     function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema ?? { type: 'object' } },
   }));
+}
+
+/** A resumed conversation with the session's own system prompt in place of the stored one (or first, when it had none). */
+function withInstructions(history: WireMap[], instructions: string | undefined): WireMap[] {
+  if (instructions === undefined) return history;
+  const system = { role: 'system', content: instructions };
+  return history[0]?.['role'] === 'system' ? [system, ...history.slice(1)] : [system, ...history];
+}
+
+/** The chat-completions fields of the session's settings: sampling, and the output schema as `response_format`. */
+function callFieldsOf(s: RunSettings): WireMap {
+  return {
+    ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
+    ...(s.topP !== undefined ? { top_p: s.topP } : {}),
+    ...(s.maxOutputTokens !== undefined ? { max_tokens: s.maxOutputTokens } : {}),
+    ...(s.outputSchema !== undefined
+      ? { response_format: { type: 'json_schema', json_schema: { name: 'output', schema: s.outputSchema, strict: false } } }
+      : {}),
+  };
 }
