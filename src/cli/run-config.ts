@@ -13,6 +13,8 @@ export interface ConfigFlags {
   provider?: string;
   model?: string;
   baseUrl?: string;
+  /** `--api <api>`: the Local loop's model API (`providers.local.api`). */
+  api?: string;
 }
 
 /**
@@ -41,6 +43,11 @@ export function mergeConfig(base: Record<string, unknown>, flags: ConfigFlags): 
   if (flags.baseUrl) {
     const providers = { ...sectionOf(config['providers']) };
     providers[provider] = { ...sectionOf(providers[provider]), baseUrl: flags.baseUrl };
+    config['providers'] = providers;
+  }
+  if (flags.api) {
+    const providers = { ...sectionOf(config['providers']) };
+    providers['local'] = { ...sectionOf(providers['local']), api: flags.api };
     config['providers'] = providers;
   }
   return config;

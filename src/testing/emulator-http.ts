@@ -1,4 +1,5 @@
-import type { IncomingMessage, Server } from 'node:http';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** Helpers shared by the loopback emulators. */
@@ -52,4 +53,64 @@ export function redactCredential(name: string, value: string): string {
     return `${scheme}[redacted]`;
   }
   return value;
+}
+
+/** What every emulator records of a request: its place, and how its response went. */
+export interface LoggedRequest {
+  readonly index: number;
+  status: number;
+  closed: boolean;
+  clientAborted: boolean;
+}
+
+/**
+ * An emulator's request log: the requests received (the most recent `limit` of them), each
+ * followed as its response goes (the status once the head is written, the close), and waits for
+ * one by index.
+ */
+export class RequestLog<R extends LoggedRequest> {
+  readonly requests: R[] = [];
+  private readonly changes = new EventEmitter();
+
+  constructor(private readonly limit = Infinity) {
+    this.changes.setMaxListeners(0);
+  }
+
+  /** Records `record` and follows `res`. */
+  add(record: R, res: ServerResponse): void {
+    this.requests.push(record);
+    if (this.requests.length > this.limit) this.requests.splice(0, this.requests.length - this.limit);
+    res.on('close', () => {
+      record.closed = true;
+      record.clientAborted = !res.writableEnded;
+      this.changed();
+    });
+    const writeHead = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse;
+    (res as { writeHead: unknown }).writeHead = (...a: unknown[]) => {
+      record.status = Number(a[0]);
+      return writeHead(...a);
+    };
+    this.changed();
+  }
+
+  /** A record changed (more of its response was written): wake the waits. */
+  changed(): void {
+    this.changes.emit('change');
+  }
+
+  /** Resolves with request `index` once `ready` holds for it. */
+  waitFor(index: number, ready: (r: R) => boolean): Promise<R> {
+    return new Promise((resolve) => {
+      const check = (): boolean => {
+        const r = this.requests.find((q) => q.index === index);
+        if (r && ready(r)) {
+          this.changes.off('change', check);
+          resolve(r);
+          return true;
+        }
+        return false;
+      };
+      if (!check()) this.changes.on('change', check);
+    });
+  }
 }

@@ -9,6 +9,16 @@ export type {
   OpenAiEmulatorOptions,
   RecordedRequest,
 } from './openai-emulator.js';
+export { startAnthropicEmulator } from './anthropic-emulator.js';
+export type {
+  AnthropicEmulator,
+  AnthropicEmulatorFault,
+  AnthropicEmulatorOptions,
+  AnthropicEmulatorToolUse,
+  AnthropicEmulatorTurn,
+  AnthropicEmulatorUsage,
+  AnthropicRecordedRequest,
+} from './anthropic-emulator.js';
 export { DEMO_MODEL_LABEL, demoModelTurn } from './demo-model.js';
 export type { DemoModelRequest } from './demo-model.js';
 export {

@@ -1,7 +1,6 @@
-import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { demoModelTurn } from './demo-model.js';
-import { listenLoopback, parseJsonBody, readBodyBuffer, recordedHeaders } from './emulator-http.js';
+import { listenLoopback, parseJsonBody, readBodyBuffer, recordedHeaders, RequestLog } from './emulator-http.js';
 import { buildAnswer, buildChunks, completionBody } from './openai-emulator/answers.js';
 import { faultsFor, type EmulatorFault, type EmulatorQuirks, type EmulatorTurn, type FaultPlan } from './openai-emulator/openai-script.js';
 import { validateCompletionRequest } from './openai-emulator/validation.js';
@@ -77,28 +76,12 @@ type Json = Record<string, unknown>;
 
 /** Starts the emulator on an ephemeral port of 127.0.0.1. */
 export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Promise<OpenAiEmulator> {
-  const requests: RecordedRequest[] = [];
-  const changes = new EventEmitter();
-  changes.setMaxListeners(0);
+  const log = new RequestLog<RecordedRequest>(opts.recordLimit);
+  const requests = log.requests;
   const script = [...(opts.script ?? [])];
   let served = 0;
   let completions = 0;
   let received = 0;
-  const recordLimit = opts.recordLimit ?? Infinity;
-
-  const waitFor = (index: number, ready: (r: RecordedRequest) => boolean): Promise<RecordedRequest> =>
-    new Promise((resolve) => {
-      const check = (): boolean => {
-        const r = requests.find((q) => q.index === index);
-        if (r && ready(r)) {
-          changes.off('change', check);
-          resolve(r);
-          return true;
-        }
-        return false;
-      };
-      if (!check()) changes.on('change', check);
-    });
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((e: unknown) => {
@@ -124,19 +107,7 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
       closed: false,
       clientAborted: false,
     };
-    requests.push(record);
-    if (requests.length > recordLimit) requests.splice(0, requests.length - recordLimit);
-    res.on('close', () => {
-      record.closed = true;
-      record.clientAborted = !res.writableEnded;
-      changes.emit('change');
-    });
-    const origWriteHead = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse;
-    (res as { writeHead: unknown }).writeHead = (...a: unknown[]) => {
-      record.status = Number(a[0]);
-      return origWriteHead(...a);
-    };
-    changes.emit('change');
+    log.add(record, res);
 
     if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
       sendError(res, 401, 'Incorrect API key provided.', 'invalid_request_error', null, 'invalid_api_key');
@@ -213,7 +184,7 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
       if (i === limit) break;
       await write(`data: ${JSON.stringify(chunks[i])}\n\n`);
       record.chunksSent++;
-      changes.emit('change');
+      log.changed();
       if (res.destroyed) return false;
     }
     if (fault?.kind === 'stall' && limit <= chunks.length) return false; // keep the socket open; close() ends it
@@ -246,8 +217,8 @@ export async function startOpenAiEmulator(opts: OpenAiEmulatorOptions = {}): Pro
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
-    waitForRequest: (index) => waitFor(index, () => true),
-    waitForClose: (index) => waitFor(index, (r) => r.closed),
+    waitForRequest: (index) => log.waitFor(index, () => true),
+    waitForClose: (index) => log.waitFor(index, (r) => r.closed),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

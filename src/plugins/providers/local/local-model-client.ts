@@ -17,6 +17,7 @@ import {
   type ChatCompletionResult,
   type WireMap,
 } from './chat-stream.js';
+import { anthropicHeaders, anthropicRequest, parseAnthropicMessage, readAnthropicStream } from './anthropic-messages.js';
 import { newCallId } from './local-conversation.js';
 import type { LocalProviderOptions } from './local.config.js';
 
@@ -39,16 +40,22 @@ export class LocalModelClient {
   /** The endpoint without credentials, as shown in messages. */
   private readonly baseUrl: string;
   private readonly target: string;
+  /** The model API's path under baseUrl. */
+  private readonly path: string;
+  private readonly anthropic: boolean;
 
   constructor(
     private readonly options: LocalProviderOptions,
     private readonly httpClientFactory: HttpClientFactory,
     private readonly logger: Logger,
   ) {
+    this.anthropic = options.api === 'anthropic-messages';
+    this.path = this.anthropic ? 'messages' : 'chat/completions';
     this.baseUrl = redactUrl(options.baseUrl.replace(/\/+$/, ''));
-    this.target = `POST ${this.baseUrl}/chat/completions`;
+    this.target = `POST ${this.baseUrl}/${this.path}`;
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
-    if (options.apiKey !== undefined) headers['Authorization'] = `Bearer ${options.apiKey}`;
+    // The Messages API takes its key as x-api-key (with the version), per request: see `post`.
+    if (options.apiKey !== undefined && !this.anthropic) headers['Authorization'] = `Bearer ${options.apiKey}`;
     this.http = httpClientFactory.create({ baseURL: options.baseUrl, headers, timeoutMs: options.requestTimeoutMs });
   }
 
@@ -66,11 +73,15 @@ export class LocalModelClient {
     onChunk: ChunkListener,
     fields: WireMap = {},
   ): Promise<ChatCompletionResult> {
-    const body: WireMap = { ...fields, model, messages };
-    if (tools.length > 0) body['tools'] = tools;
-    if (this.options.stream) {
-      body['stream'] = true;
-      body['stream_options'] = { include_usage: true };
+    let body: WireMap;
+    if (this.anthropic) body = anthropicRequest(model, tools, messages, fields, this.options.stream);
+    else {
+      body = { ...fields, model, messages };
+      if (tools.length > 0) body['tools'] = tools;
+      if (this.options.stream) {
+        body['stream'] = true;
+        body['stream_options'] = { include_usage: true };
+      }
     }
     return withRetry(() => (this.options.stream ? this.streamOnce(body, signal, onChunk) : this.requestOnce(body, signal)), {
       maxRetries: this.options.maxRetries,
@@ -94,7 +105,11 @@ export class LocalModelClient {
     if (res.status < 200 || res.status > 299) throw this.httpError(res.status, String(res.data ?? ''), res.headers);
     const contentType = String(res.headers['content-type'] ?? '');
     if (isHtml(contentType)) throw this.notTheApi(res.status, contentType);
-    return parseChatCompletion(String(res.data ?? ''), this.target);
+    return this.parseWhole(String(res.data ?? ''));
+  }
+
+  private parseWhole(text: string): ChatCompletionResult {
+    return this.anthropic ? parseAnthropicMessage(text, this.target) : parseChatCompletion(text, this.target);
   }
 
   private async streamOnce(body: WireMap, signal: AbortSignal, onChunk: ChunkListener): Promise<ChatCompletionResult> {
@@ -116,23 +131,28 @@ export class LocalModelClient {
     }
     if (contentType.includes('application/json')) {
       // A server that ignored `stream: true` answered with a whole completion.
-      return parseChatCompletion(await readBodyText(res.data, 16 * 1024 * 1024, this.options.idleTimeoutMs), this.target);
+      return this.parseWhole(await readBodyText(res.data, 16 * 1024 * 1024, this.options.idleTimeoutMs));
     }
     const acc = new ChunkAccumulator();
     let chunks = 0;
+    let extra: WireMap = {};
     try {
-      ({ chunks } = await readChatStream(res.data, {
+      const read = {
         idleTimeoutMs: this.options.idleTimeoutMs,
         target: this.target,
         signal,
         maxFrameBytes: this.options.maxFrameBytes,
-        onChunk: (chunk) => onChunk(chunk, acc.add(chunk)),
-      }));
+        onChunk: (chunk: WireMap) => onChunk(chunk, acc.add(chunk)),
+      };
+      if (this.anthropic) ({ chunks, extra } = await readAnthropicStream(res.data, read));
+      else ({ chunks } = await readChatStream(res.data, read));
     } catch (e) {
       throw this.redactError(this.withContentType(toAgentRxError(e, 'stream_error'), contentType));
     }
     if (!acc.hasChoices) throw noChoicesError(this.target, chunks);
-    return acc.result(newCallId);
+    const result = acc.result(newCallId);
+    // What the chunks do not carry (Messages: the thinking blocks, sent back with the next request).
+    return Object.keys(extra).length > 0 ? { ...result, message: { ...result.message, ...extra } } : result;
   }
 
   /**
@@ -149,7 +169,10 @@ export class LocalModelClient {
           reject(new AgentRxError('cancelled', 'The model call was cancelled'));
           return;
         }
-        const request = { ...config, method: 'POST', url: 'chat/completions', data: body, signal } as const;
+        const headers = this.anthropic
+          ? { ...(config.headers as Record<string, string> | undefined), ...anthropicHeaders(this.options.apiKey, body) }
+          : config.headers;
+        const request = { ...config, headers, method: 'POST', url: this.path, data: body, signal } as const;
         const sent = config.responseType === 'stream' ? streamRequest(this.httpClientFactory, this.http, request) : this.http.request<T>(request);
         (sent as Promise<AxiosResponse<T>>).then(resolve, reject);
       });
@@ -193,7 +216,9 @@ export class LocalModelClient {
     let hint = '';
     if (status === 401 || status === 403) hint = ' Check the local provider apiKey: the endpoint rejected the credentials.';
     else if (status === 404) {
-      hint = ` Check that baseUrl ends with /v1 and that the model exists on the server (for Ollama: ollama pull <model>).`;
+      hint = this.anthropic
+        ? ' Check that baseUrl ends with /v1 (https://api.anthropic.com/v1) and that the model exists.'
+        : ` Check that baseUrl ends with /v1 and that the model exists on the server (for Ollama: ollama pull <model>).`;
     }
     const retryAfter = headers?.['retry-after'];
     return new AgentRxError('http_error', `${this.target} returned HTTP ${status}${detail ? `: ${detail}` : ''}.${hint}`, {
@@ -211,7 +236,7 @@ export class LocalModelClient {
   private notTheApi(status: number, contentType: string): AgentRxError {
     return new AgentRxError(
       'http_error',
-      `${this.target} answered HTTP ${status} with content-type '${this.shown(contentType)}', not a chat completion (JSON) or an event stream: is baseUrl pointing at the API, including /v1?`,
+      `${this.target} answered HTTP ${status} with content-type '${this.shown(contentType)}', not a ${this.anthropic ? 'message' : 'chat completion'} (JSON) or an event stream: is baseUrl pointing at the API, including /v1?`,
       { status, contentType: this.shown(contentType), url: this.baseUrl, transient: false },
     );
   }

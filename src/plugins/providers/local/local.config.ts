@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { IsBoolean, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
 import { IsStringRecord } from '../../../core/config/config-section.js';
 
 /** Default `maxFrameBytes` of the `local` provider: 8 MiB. */
@@ -11,13 +11,25 @@ export const LocalProviderOptions = Symbol('LocalProviderOptions');
 /** Validated options of the `local` provider (config section `local`). */
 export type LocalProviderOptions = LocalProviderOptionsClass;
 
-/** Options of the `local` provider: any OpenAI-compatible `/v1/chat/completions` endpoint. */
+/** The model APIs the Local loop speaks (`api`). */
+export const LOCAL_MODEL_APIS = ['openai-chat', 'anthropic-messages'] as const;
+
+/** Options of the `local` provider: any OpenAI-compatible `/v1/chat/completions` endpoint, or the Anthropic Messages API. */
 export class LocalProviderOptionsClass {
+  /**
+   * The model API: `openai-chat` (`POST <baseUrl>/chat/completions`, any OpenAI-compatible
+   * server) or `anthropic-messages` (`POST <baseUrl>/messages`, e.g. baseUrl
+   * `https://api.anthropic.com/v1`; `apiKey` goes as `x-api-key`; thinking blocks become reasoning
+   * events and are sent back with the next request; cache reads and writes count as input tokens).
+   */
+  @IsIn(LOCAL_MODEL_APIS)
+  api: (typeof LOCAL_MODEL_APIS)[number] = 'openai-chat';
+
   /** Endpoint prefix up to and including `/v1` (Ollama's default; vLLM and llama.cpp use `:8000/v1`, `:8080/v1`). */
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   baseUrl: string = 'http://127.0.0.1:11434/v1';
 
-  /** Sent as `Authorization: Bearer <apiKey>`. Never logged, never in an error message or `inspect` output. */
+  /** Sent as `Authorization: Bearer <apiKey>` (`anthropic-messages`: `x-api-key`). Never logged, never in an error message or `inspect` output. */
   @IsOptional()
   @IsString()
   @MinLength(1)

@@ -20,6 +20,7 @@ describe('LocalProviderOptionsClass', () => {
       const { options, errors } = validate({});
       expect(errors).toEqual([]);
       expect({ ...options }).toEqual({
+        api: 'openai-chat',
         baseUrl: 'http://127.0.0.1:11434/v1',
         model: 'llama3.1',
         stream: true,
