@@ -15,6 +15,7 @@ import { coldstartBench } from './coldstart.bench.js';
 import { soakBench } from './soak.bench.js';
 import { retainedBench } from './retained.bench.js';
 import { storeHeapBench } from './store-heap.bench.js';
+import { modelApisBench } from './model-apis.bench.js';
 
 const benches: Record<string, () => Promise<BenchResult>> = {
   pipeline: () => pipelineBench(),
@@ -28,6 +29,7 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   soak: () => soakBench(),
   retained: () => retainedBench(),
   'store-heap': () => storeHeapBench(),
+  'model-apis': () => modelApisBench(),
 };
 
 const only = process.argv.slice(2);

@@ -19,6 +19,26 @@ export type {
   AnthropicEmulatorUsage,
   AnthropicRecordedRequest,
 } from './anthropic-emulator.js';
+export { startGeminiEmulator } from './gemini-emulator.js';
+export type {
+  GeminiEmulator,
+  GeminiEmulatorFault,
+  GeminiEmulatorFunctionCall,
+  GeminiEmulatorOptions,
+  GeminiEmulatorTurn,
+  GeminiEmulatorUsage,
+  GeminiRecordedRequest,
+} from './gemini-emulator.js';
+export { startResponsesEmulator } from './responses-emulator.js';
+export type {
+  ResponsesEmulator,
+  ResponsesEmulatorFault,
+  ResponsesEmulatorFunctionCall,
+  ResponsesEmulatorOptions,
+  ResponsesEmulatorTurn,
+  ResponsesEmulatorUsage,
+  ResponsesRecordedRequest,
+} from './responses-emulator.js';
 export { DEMO_MODEL_LABEL, demoModelTurn } from './demo-model.js';
 export type { DemoModelRequest } from './demo-model.js';
 export {

@@ -63,7 +63,7 @@ describe('README', () => {
     });
 
     it.each(configs.map((c) => [c.line, c.config]))('should be valid for the default modules (block at line %i)', (_line, config) => {
-      const env = { TRACKER_TOKEN: 'token', OPENAI_API_KEY: 'key', ANTHROPIC_API_KEY: 'key' };
+      const env = { TRACKER_TOKEN: 'token', OPENAI_API_KEY: 'key', ANTHROPIC_API_KEY: 'key', GEMINI_API_KEY: 'key' };
       expect(() => validateConfig(config, sections, env, [...BUILTIN_PROVIDER_IDS], stores)).not.toThrow();
     });
   });

@@ -38,7 +38,7 @@ export const registerRunCommand: RegisterCommand = (program, ctx) => {
     .option('-p, --provider <id>', `provider id: ${BUILTIN_PROVIDER_IDS.join(', ')}, or one that a --module registers`)
     .option('-m, --model <model>', 'model id sent to the host')
     .option('-u, --base-url <url>', "the provider's base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)")
-    .option('--api <api>', "the local provider's model API: openai-chat (default) or anthropic-messages (validated with the config)")
+    .option('--api <api>', "the local provider's model API: openai-chat (default), anthropic-messages, openai-responses or gemini")
     .option('--timeout <ms>', 'run timeout in milliseconds')
     .option('--max-turns <n>', 'turn limit')
     .addOption(

@@ -1,12 +1,14 @@
 import type { Readable } from 'node:stream';
 import { AgentRxError } from '../../../core/errors.js';
 import type { SseMessage } from '../../../core/http/sse-frame-decoder.js';
-import { readSse, type SseRead, type SseStop } from '../../../core/http/sse-reader.js';
+import { readSse, type SseRead } from '../../../core/http/sse-reader.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../../../core/util/json-depth.js';
 import { sharedScheduler } from '../../../core/util/time-slice-scheduler.js';
 import type { ChatCompletionResult } from './chat-completion.js';
 import { errorText, isMap, truncate, type WireMap } from './chat-wire.js';
 import type { ReadChatStreamOptions } from './chat-stream.js';
+import type { ModelApi } from './model-api.js';
+import { streamStopError, textOf } from './model-api-parts.js';
 
 /**
  * The Anthropic Messages API (`POST /v1/messages`) under the Local loop. The loop keeps its
@@ -22,6 +24,17 @@ import type { ReadChatStreamOptions } from './chat-stream.js';
 export const ANTHROPIC_VERSION = '2023-06-01';
 /** `max_tokens` when the session sets no `maxOutputTokens` (the Messages API requires one). */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+
+/** `POST <baseUrl>/messages` (baseUrl `https://api.anthropic.com/v1`). */
+export const anthropicMessagesApi: ModelApi = {
+  path: () => 'messages',
+  body: anthropicRequest,
+  headers: anthropicHeaders,
+  parseWhole: parseAnthropicMessage,
+  readStream: readAnthropicStream,
+  notFoundHint: 'Check that baseUrl ends with /v1 (https://api.anthropic.com/v1) and that the model exists.',
+  answerName: 'message',
+};
 
 const STOP_REASONS: Readonly<Record<string, string>> = {
   end_turn: 'stop',
@@ -120,7 +133,7 @@ export function readAnthropicStream(body: Readable, opts: ReadChatStreamOptions)
       signal: opts.signal,
       scheduler: opts.scheduler ?? sharedScheduler,
       onMessage: (message, read) => state.onMessage(message, read),
-      onStop: (stop) => state.onStop(stop),
+      onStop: (stop) => streamStopError(stop, opts, state.chunks, 'message_stop'),
       onDone: (error) => (error ? reject(error) : resolve({ chunks: state.chunks, extra: thinkingFields(state.thinking) })),
     });
   });
@@ -238,32 +251,6 @@ class AnthropicStreamState {
     this.opts.onChunk(chunk);
   }
 
-  onStop(stop: SseStop): AgentRxError | undefined {
-    const { target, idleTimeoutMs } = this.opts;
-    switch (stop.kind) {
-      case 'end':
-        return this.failure(`ended before message_stop after ${this.chunks} chunks`, this.chunks === 0);
-      case 'close':
-        return this.failure(`was closed before message_stop after ${this.chunks} chunks`, this.chunks === 0);
-      case 'error':
-        return this.failure(`broke off (connection lost) after ${this.chunks} chunks`, this.chunks === 0);
-      case 'idle':
-        return new AgentRxError('timeout', `The model stream from ${target} was idle for more than ${idleTimeoutMs} ms (after ${this.chunks} chunks)`, {
-          kind: 'idle',
-          idleTimeoutMs,
-          chunks: this.chunks,
-          transient: false,
-        });
-      case 'oversized':
-        return this.failure(
-          `sent an SSE frame longer than maxFrameBytes (${stop.maxFrameBytes} bytes) after ${this.chunks} chunks: check what answers at baseUrl, or raise providers.local.maxFrameBytes`,
-          false,
-        );
-      case 'aborted':
-        return new AgentRxError('cancelled', 'The model call was cancelled');
-    }
-  }
-
   private failure(what: string, transient: boolean): AgentRxError {
     return new AgentRxError('stream_error', `The model stream from ${this.opts.target} ${what}`, { chunks: this.chunks, transient });
   }
@@ -306,13 +293,6 @@ function inputOf(args: unknown): WireMap {
 function textBlocks(content: unknown): WireMap[] {
   const text = textOf(content);
   return text === '' ? [] : [{ type: 'text', text }];
-}
-
-/** The text of chat content: a string, or the text parts of an array. */
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((p) => (isMap(p) && typeof p['text'] === 'string' ? p['text'] : '')).join('');
 }
 
 /** The assistant message's thinking: its text as `reasoning_content`, its blocks verbatim for the next request. */

@@ -10,14 +10,13 @@ import {
   errorText,
   type CallFragment,
   noChoicesError,
-  parseChatCompletion,
   readBodyText,
-  readChatStream,
   truncate,
   type ChatCompletionResult,
   type WireMap,
 } from './chat-stream.js';
-import { anthropicHeaders, anthropicRequest, parseAnthropicMessage, readAnthropicStream } from './anthropic-messages.js';
+import { modelApiOf } from './model-apis.js';
+import type { ModelApi } from './model-api.js';
 import { newCallId } from './local-conversation.js';
 import type { LocalProviderOptions } from './local.config.js';
 
@@ -39,23 +38,18 @@ export class LocalModelClient {
   private readonly http: AxiosInstance;
   /** The endpoint without credentials, as shown in messages. */
   private readonly baseUrl: string;
-  private readonly target: string;
-  /** The model API's path under baseUrl. */
-  private readonly path: string;
-  private readonly anthropic: boolean;
+  /** The model API (`options.api`): its request and answer shapes. */
+  private readonly api: ModelApi;
 
   constructor(
     private readonly options: LocalProviderOptions,
     private readonly httpClientFactory: HttpClientFactory,
     private readonly logger: Logger,
   ) {
-    this.anthropic = options.api === 'anthropic-messages';
-    this.path = this.anthropic ? 'messages' : 'chat/completions';
+    this.api = modelApiOf(options.api);
     this.baseUrl = redactUrl(options.baseUrl.replace(/\/+$/, ''));
-    this.target = `POST ${this.baseUrl}/${this.path}`;
+    // The key goes where the API takes it, with each request (see `post`).
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
-    // The Messages API takes its key as x-api-key (with the version), per request: see `post`.
-    if (options.apiKey !== undefined && !this.anthropic) headers['Authorization'] = `Bearer ${options.apiKey}`;
     this.http = httpClientFactory.create({ baseURL: options.baseUrl, headers, timeoutMs: options.requestTimeoutMs });
   }
 
@@ -73,17 +67,9 @@ export class LocalModelClient {
     onChunk: ChunkListener,
     fields: WireMap = {},
   ): Promise<ChatCompletionResult> {
-    let body: WireMap;
-    if (this.anthropic) body = anthropicRequest(model, tools, messages, fields, this.options.stream);
-    else {
-      body = { ...fields, model, messages };
-      if (tools.length > 0) body['tools'] = tools;
-      if (this.options.stream) {
-        body['stream'] = true;
-        body['stream_options'] = { include_usage: true };
-      }
-    }
-    return withRetry(() => (this.options.stream ? this.streamOnce(body, signal, onChunk) : this.requestOnce(body, signal)), {
+    const path = this.api.path(model, this.options.stream);
+    const spec: CallSpec = { body: this.api.body(model, tools, messages, fields, this.options.stream), path, target: `POST ${this.baseUrl}/${path}` };
+    return withRetry(() => (this.options.stream ? this.streamOnce(spec, signal, onChunk) : this.requestOnce(spec, signal)), {
       maxRetries: this.options.maxRetries,
       baseMs: this.options.retryBaseMs,
       signal,
@@ -91,47 +77,46 @@ export class LocalModelClient {
     });
   }
 
-  private async requestOnce(body: WireMap, signal: AbortSignal): Promise<ChatCompletionResult> {
+  private async requestOnce(spec: CallSpec, signal: AbortSignal): Promise<ChatCompletionResult> {
+    const { target } = spec;
     let res: AxiosResponse<string>;
     try {
-      res = await this.post<string>(body, signal, {
+      res = await this.post<string>(spec, signal, {
         responseType: 'text',
         transformResponse: [(d: unknown) => d],
         validateStatus: () => true,
       });
     } catch (e) {
-      throw this.transportError(e, signal);
+      throw this.transportError(e, signal, target);
     }
-    if (res.status < 200 || res.status > 299) throw this.httpError(res.status, String(res.data ?? ''), res.headers);
+    if (res.status < 200 || res.status > 299) throw this.httpError(res.status, String(res.data ?? ''), res.headers, target);
     const contentType = String(res.headers['content-type'] ?? '');
-    if (isHtml(contentType)) throw this.notTheApi(res.status, contentType);
-    return this.parseWhole(String(res.data ?? ''));
+    if (isHtml(contentType)) throw this.notTheApi(res.status, contentType, target);
+    return this.api.parseWhole(String(res.data ?? ''), target);
   }
 
-  private parseWhole(text: string): ChatCompletionResult {
-    return this.anthropic ? parseAnthropicMessage(text, this.target) : parseChatCompletion(text, this.target);
-  }
-
-  private async streamOnce(body: WireMap, signal: AbortSignal, onChunk: ChunkListener): Promise<ChatCompletionResult> {
+  private async streamOnce(spec: CallSpec, signal: AbortSignal, onChunk: ChunkListener): Promise<ChatCompletionResult> {
+    const { target } = spec;
     let res: AxiosResponse<Readable>;
     try {
-      res = await this.post<Readable>(body, signal, {
+      res = await this.post<Readable>(spec, signal, {
         responseType: 'stream',
         headers: { Accept: 'text/event-stream' },
         validateStatus: () => true,
       });
     } catch (e) {
-      throw this.transportError(e, signal);
+      throw this.transportError(e, signal, target);
     }
-    if (res.status < 200 || res.status > 299) throw this.httpError(res.status, await readBodyText(res.data, 65_536, this.options.idleTimeoutMs), res.headers);
+    if (res.status < 200 || res.status > 299)
+      throw this.httpError(res.status, await readBodyText(res.data, 65_536, this.options.idleTimeoutMs), res.headers, target);
     const contentType = String(res.headers['content-type'] ?? '');
     if (isHtml(contentType)) {
       res.data.destroy();
-      throw this.notTheApi(res.status, contentType);
+      throw this.notTheApi(res.status, contentType, target);
     }
     if (contentType.includes('application/json')) {
       // A server that ignored `stream: true` answered with a whole completion.
-      return this.parseWhole(await readBodyText(res.data, 16 * 1024 * 1024, this.options.idleTimeoutMs));
+      return this.api.parseWhole(await readBodyText(res.data, 16 * 1024 * 1024, this.options.idleTimeoutMs), target);
     }
     const acc = new ChunkAccumulator();
     let chunks = 0;
@@ -139,17 +124,16 @@ export class LocalModelClient {
     try {
       const read = {
         idleTimeoutMs: this.options.idleTimeoutMs,
-        target: this.target,
+        target,
         signal,
         maxFrameBytes: this.options.maxFrameBytes,
         onChunk: (chunk: WireMap) => onChunk(chunk, acc.add(chunk)),
       };
-      if (this.anthropic) ({ chunks, extra } = await readAnthropicStream(res.data, read));
-      else ({ chunks } = await readChatStream(res.data, read));
+      ({ chunks, extra = {} } = await this.api.readStream(res.data, read));
     } catch (e) {
       throw this.redactError(this.withContentType(toAgentRxError(e, 'stream_error'), contentType));
     }
-    if (!acc.hasChoices) throw noChoicesError(this.target, chunks);
+    if (!acc.hasChoices) throw noChoicesError(target, chunks);
     const result = acc.result(newCallId);
     // What the chunks do not carry (Messages: the thinking blocks, sent back with the next request).
     return Object.keys(extra).length > 0 ? { ...result, message: { ...result.message, ...extra } } : result;
@@ -162,24 +146,22 @@ export class LocalModelClient {
    * A call whose signal aborted while it waited is rejected without being sent. A streamed call
    * goes through `HttpClientFactory.stream` (the instance's interceptors, then a lean transport).
    */
-  private post<T>(body: WireMap, signal: AbortSignal, config: AxiosRequestConfig): Promise<AxiosResponse<T>> {
+  private post<T>(spec: CallSpec, signal: AbortSignal, config: AxiosRequestConfig): Promise<AxiosResponse<T>> {
     return new Promise<AxiosResponse<T>>((resolve, reject) => {
       sharedScheduler.schedule(() => {
         if (signal.aborted) {
           reject(new AgentRxError('cancelled', 'The model call was cancelled'));
           return;
         }
-        const headers = this.anthropic
-          ? { ...(config.headers as Record<string, string> | undefined), ...anthropicHeaders(this.options.apiKey, body) }
-          : config.headers;
-        const request = { ...config, headers, method: 'POST', url: this.path, data: body, signal } as const;
+        const headers = { ...(config.headers as Record<string, string> | undefined), ...this.api.headers(this.options.apiKey, spec.body) };
+        const request = { ...config, headers, method: 'POST', url: spec.path, data: spec.body, signal } as const;
         const sent = config.responseType === 'stream' ? streamRequest(this.httpClientFactory, this.http, request) : this.http.request<T>(request);
         (sent as Promise<AxiosResponse<T>>).then(resolve, reject);
       });
     });
   }
 
-  private transportError(e: unknown, signal: AbortSignal): AgentRxError {
+  private transportError(e: unknown, signal: AbortSignal, target: string): AgentRxError {
     if (signal.aborted) return new AgentRxError('cancelled', 'The model call was cancelled');
     if (e instanceof AgentRxError) return e;
     const o = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; message?: unknown };
@@ -194,7 +176,7 @@ export class LocalModelClient {
       );
     }
     if (code === 'ETIMEDOUT' || code === 'ECONNABORTED') {
-      return new AgentRxError('timeout', `No response from ${this.target} within ${this.options.requestTimeoutMs} ms`, {
+      return new AgentRxError('timeout', `No response from ${target} within ${this.options.requestTimeoutMs} ms`, {
         kind: 'request',
         code,
         url: this.baseUrl,
@@ -208,20 +190,16 @@ export class LocalModelClient {
         transient,
       });
     }
-    return new AgentRxError('http_error', `The request ${this.target} failed: ${raw}`, { code, url: this.baseUrl, transient });
+    return new AgentRxError('http_error', `The request ${target} failed: ${raw}`, { code, url: this.baseUrl, transient });
   }
 
-  private httpError(status: number, bodyText: string, headers: AxiosResponse['headers']): AgentRxError {
+  private httpError(status: number, bodyText: string, headers: AxiosResponse['headers'], target: string): AgentRxError {
     const detail = this.redact(truncate(errorText(bodyText).trim(), 300));
     let hint = '';
     if (status === 401 || status === 403) hint = ' Check the local provider apiKey: the endpoint rejected the credentials.';
-    else if (status === 404) {
-      hint = this.anthropic
-        ? ' Check that baseUrl ends with /v1 (https://api.anthropic.com/v1) and that the model exists.'
-        : ` Check that baseUrl ends with /v1 and that the model exists on the server (for Ollama: ollama pull <model>).`;
-    }
+    else if (status === 404) hint = ` ${this.api.notFoundHint}`;
     const retryAfter = headers?.['retry-after'];
-    return new AgentRxError('http_error', `${this.target} returned HTTP ${status}${detail ? `: ${detail}` : ''}.${hint}`, {
+    return new AgentRxError('http_error', `${target} returned HTTP ${status}${detail ? `: ${detail}` : ''}.${hint}`, {
       status,
       url: this.baseUrl,
       transient: isTransientStatus(status),
@@ -233,10 +211,10 @@ export class LocalModelClient {
    * A 2xx answer that is a web page, not the API (a proxy, a UI, a login page): `baseUrl` most
    * likely lacks `/v1` or points at the wrong port. Not retried; the body is not quoted.
    */
-  private notTheApi(status: number, contentType: string): AgentRxError {
+  private notTheApi(status: number, contentType: string, target: string): AgentRxError {
     return new AgentRxError(
       'http_error',
-      `${this.target} answered HTTP ${status} with content-type '${this.shown(contentType)}', not a ${this.anthropic ? 'message' : 'chat completion'} (JSON) or an event stream: is baseUrl pointing at the API, including /v1?`,
+      `${target} answered HTTP ${status} with content-type '${this.shown(contentType)}', not a ${this.api.answerName} (JSON) or an event stream: is baseUrl pointing at the API, including /v1?`,
       { status, contentType: this.shown(contentType), url: this.baseUrl, transient: false },
     );
   }
@@ -285,6 +263,13 @@ export class LocalModelClient {
     const message = this.redact(e.message);
     return message === e.message ? e : new AgentRxError(e.code, message, e.details);
   }
+}
+
+/** One model call's request: its body, its path under baseUrl, and `POST <url>` as messages show it. */
+interface CallSpec {
+  readonly body: WireMap;
+  readonly path: string;
+  readonly target: string;
 }
 
 function isHtml(contentType: string): boolean {

@@ -12,18 +12,24 @@ export const LocalProviderOptions = Symbol('LocalProviderOptions');
 export type LocalProviderOptions = LocalProviderOptionsClass;
 
 /** The model APIs the Local loop speaks (`api`). */
-export const LOCAL_MODEL_APIS = ['openai-chat', 'anthropic-messages'] as const;
+export const LOCAL_MODEL_APIS = ['openai-chat', 'anthropic-messages', 'openai-responses', 'gemini'] as const;
+
+/** One of {@link LOCAL_MODEL_APIS}. */
+export type LocalModelApiId = (typeof LOCAL_MODEL_APIS)[number];
 
 /** Options of the `local` provider: any OpenAI-compatible `/v1/chat/completions` endpoint, or the Anthropic Messages API. */
 export class LocalProviderOptionsClass {
   /**
    * The model API: `openai-chat` (`POST <baseUrl>/chat/completions`, any OpenAI-compatible
-   * server) or `anthropic-messages` (`POST <baseUrl>/messages`, e.g. baseUrl
-   * `https://api.anthropic.com/v1`; `apiKey` goes as `x-api-key`; thinking blocks become reasoning
-   * events and are sent back with the next request; cache reads and writes count as input tokens).
+   * server), `anthropic-messages` (`<baseUrl>/messages`, baseUrl `https://api.anthropic.com/v1`;
+   * the key as `x-api-key`), `openai-responses` (`<baseUrl>/responses`, baseUrl
+   * `https://api.openai.com/v1`; `store: false`, encrypted reasoning sent back) or `gemini`
+   * (`<baseUrl>/models/<model>:streamGenerateContent`, baseUrl
+   * `https://generativelanguage.googleapis.com/v1beta`; the key as `x-goog-api-key`). Thinking and
+   * reasoning become reasoning events, and what the API needs of them goes back with the next request.
    */
   @IsIn(LOCAL_MODEL_APIS)
-  api: (typeof LOCAL_MODEL_APIS)[number] = 'openai-chat';
+  api: LocalModelApiId = 'openai-chat';
 
   /** Endpoint prefix up to and including `/v1` (Ollama's default; vLLM and llama.cpp use `:8000/v1`, `:8080/v1`). */
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })

@@ -143,9 +143,9 @@ describe('the Local loop on the Anthropic Messages API', () => {
   });
 
   it('should refuse an api it does not speak, naming the allowed ones', async () => {
-    await expect(AgentRx.create({ config: { provider: 'local', logLevel: 'silent', providers: { local: { api: 'gemini' } } } })).rejects.toMatchObject({
+    await expect(AgentRx.create({ config: { provider: 'local', logLevel: 'silent', providers: { local: { api: 'cohere-chat' } } } })).rejects.toMatchObject({
       code: 'invalid_config',
-      message: expect.stringMatching(/api[\s\S]*openai-chat, anthropic-messages/),
+      message: expect.stringMatching(/api[\s\S]*openai-chat, anthropic-messages, openai-responses, gemini/),
     });
   });
 });
