@@ -42,8 +42,9 @@ describe('MCP servers in AgentRx', () => {
     it('should fail AgentRx.create naming the server with its stderr tail', async () => {
       let err: unknown;
       try {
+        // The budget is what the server is given to start and write its stderr line (a loaded machine can take over a second to start node).
         rx = await create(
-          { stuck: { command: process.execPath, args: ['-e', "process.stderr.write('loading index…\\n'); setInterval(() => {}, 1e9)"], startTimeoutMs: 300 } },
+          { stuck: { command: process.execPath, args: ['-e', "process.stderr.write('loading index…\\n'); setInterval(() => {}, 1e9)"], startTimeoutMs: 5_000 } },
           [],
         );
       } catch (e) {
@@ -51,7 +52,7 @@ describe('MCP servers in AgentRx', () => {
       }
       expect(isAgentRxError(err, 'timeout')).toBe(true);
       expect((err as Error).message).toBe(
-        'MCP server stuck did not answer initialize within 300 ms (raise mcp.servers.stuck.startTimeoutMs if it needs longer to start); its stderr ended with:\nloading index…',
+        'MCP server stuck did not answer initialize within 5000 ms (raise mcp.servers.stuck.startTimeoutMs if it needs longer to start); its stderr ended with:\nloading index…',
       );
     });
   });
