@@ -44,7 +44,9 @@ describe('MCP servers in AgentRx', () => {
       try {
         // The budget is what the server is given to start and write its stderr line (a loaded machine can take over a second to start node).
         rx = await create(
-          { stuck: { command: process.execPath, args: ['-e', "process.stderr.write('loading index…\\n'); setInterval(() => {}, 1e9)"], startTimeoutMs: 5_000 } },
+          {
+            stuck: { command: process.execPath, args: ['-e', "process.stderr.write('loading index…\\n'); setInterval(() => {}, 1e9)"], startTimeoutMs: 5_000 },
+          },
           [],
         );
       } catch (e) {

@@ -54,7 +54,11 @@ describe('McpToolSource over stdio', () => {
         // The budget is what the server is given to start and write its stderr line: a loaded
         // machine can take over a second to start node (300 ms once missed the line).
         const err = await startFailure({
-          stuck: { command: process.execPath, args: ['-e', "process.stderr.write('booting the widget\\n'); setInterval(() => {}, 1e9)"], startTimeoutMs: 5_000 },
+          stuck: {
+            command: process.execPath,
+            args: ['-e', "process.stderr.write('booting the widget\\n'); setInterval(() => {}, 1e9)"],
+            startTimeoutMs: 5_000,
+          },
         });
         expect(isAgentRxError(err, 'timeout')).toBe(true);
         expect(err.message).toBe(
