@@ -98,6 +98,14 @@ describe('the Local loop on the Anthropic Messages API', () => {
     });
   }
 
+  it('should resume a stored session with its thinking sent back, signature intact', async () => {
+    const { emu, rx } = await setup([...TOOL_TURNS, { text: 'Again: HI.' }]);
+    const first = await rx.run({ prompt: 'echo hi' });
+    expect((await rx.run({ sessionId: first.sessionId, prompt: 'and again?' })).text).toBe('Again: HI.');
+    const assistant = bodies(emu)[2]!.messages[1]!;
+    expect((assistant.content as Block[])[0]).toEqual({ type: 'thinking', thinking: 'The user wants an echo.', signature: expect.any(String) });
+  });
+
   it('should retry an overloaded answer (529) before anything was shown, and succeed', async () => {
     const { emu, rx } = await setup([{ text: 'ok' }], {}, { 0: { kind: 'status', status: 529 } });
     const result = await rx.run({ prompt: 'x' });

@@ -32,6 +32,8 @@ interface Api {
   /** What the second request carries back of the first answer: its reasoning, the call, the tool result. */
   checkSentBack(body: Json): void;
   checkSettings(body: Json): void;
+  /** The body's conversation cut to the first exchange (the prompt, the answer with its call, the tool result). */
+  firstThree(body: Json): Json;
 }
 
 const responses: Api = {
@@ -70,6 +72,7 @@ const responses: Api = {
   checkSettings(body) {
     expect(body).toMatchObject({ temperature: 0.5, max_output_tokens: 300, text: { format: { type: 'json_schema', name: 'output' } } });
   },
+  firstThree: (body) => ({ input: (body['input'] as Json[]).slice(0, 5) }),
 };
 
 const gemini: Api = {
@@ -112,6 +115,7 @@ const gemini: Api = {
       responseJsonSchema: expect.any(Object),
     });
   },
+  firstThree: (body) => ({ contents: (body['contents'] as Json[]).slice(0, 3) }),
 };
 
 for (const api of [responses, gemini]) {
@@ -158,6 +162,15 @@ for (const api of [responses, gemini]) {
         expect(emu!.keyHeader()).not.toContain(KEY);
       });
     }
+
+    it('should resume a stored session with its reasoning and calls sent back in the API shape', async () => {
+      await setup([api.toolTurn, api.answerTurn('It said HI.'), api.answerTurn('Again: HI.')]);
+      const first = await rx!.run({ prompt: 'echo hi' });
+      const again = await rx!.run({ sessionId: first.sessionId, prompt: 'and again?' });
+      expect(again.text).toBe('Again: HI.');
+      const resumed = emu!.bodies()[2]!;
+      api.checkSentBack({ ...resumed, ...api.firstThree(resumed) });
+    });
 
     it('should retry a 500 before the answer started', async () => {
       await setup([api.answerTurn('ok')], {}, { 0: api.status500 });
