@@ -78,12 +78,15 @@ export async function runCli(
   return code;
 }
 
-/** The package's version (`agentrx --version`), from package.json two folders up (src/ or dist/). */
+/** The package's version (`agentrx --version`): the nearest package.json above this module (in src/, or in dist/ where the build bundled it). */
 function version(): string {
-  try {
-    const here = dirname(fileURLToPath(import.meta.url));
-    return (JSON.parse(readFileSync(join(here, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return '0.0.0';
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'agentrx' && pkg.version !== undefined) return pkg.version;
+    } catch {
+      // not here: one folder up
+    }
   }
+  return '0.0.0';
 }

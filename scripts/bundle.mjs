@@ -1,0 +1,104 @@
+// The second step of `npm run build`: tsc has emitted one module per source file into .build/tsc
+// (with the decorator metadata esbuild cannot emit); this bundles them into dist/ as a few ES
+// modules, because loading ~500 small modules (ours and inversify's) was most of the package's
+// import time. Declarations are copied beside the bundles.
+//
+// - Entries: the package's exports, the CLI, and the internal modules the proof fixtures import.
+//   Shared code goes to dist/chunks/ (code splitting), so every entry sees one copy of each class,
+//   token and registry; each dynamic import() (a CLI command, an optional capability) is its own
+//   chunk and loads when it runs.
+// - Bundled packages: inversify and @inversifyjs/* only (hundreds of small modules; inversify 8
+//   keeps its state in reflect metadata under string keys and Symbol.for, so a user's own
+//   `inversify` import interoperates). Every other package stays an import: hosts' `instanceof`
+//   checks (AxiosError, rxjs) and single copies (reflect-metadata, class-validator) hold.
+// - Skipped when the inputs have not changed since the last bundle (jest workers build at once).
+import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const IN = join(ROOT, '.build/tsc');
+const OUT = join(ROOT, 'dist');
+const STAMP = join(OUT, '.bundle-stamp');
+const ENTRIES = [
+  'index',
+  'testing/index',
+  'distributed/index',
+  'nest/index',
+  'cli/main',
+  // Imported by the proof fixtures (test/proof/fixtures), which run the built package.
+  'distributed/session-worker',
+  'distributed/redis-store/redis-session-store',
+  'core/store/file/journal-io',
+];
+const BUNDLED = /^(inversify|@inversifyjs\/)/;
+
+function files(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath ?? e.path, e.name));
+}
+
+/** A digest of the inputs (path, size, mtime) and of this script. */
+function stampOf(inputs) {
+  const h = createHash('sha256').update(readFileSync(fileURLToPath(import.meta.url)));
+  for (const f of inputs.sort()) {
+    const s = statSync(f);
+    h.update(`${relative(IN, f)}\0${s.size}\0${s.mtimeMs}\n`);
+  }
+  return h.digest('hex');
+}
+
+const inputs = files(IN).filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'));
+const stamp = stampOf(inputs);
+if (existsSync(STAMP) && readFileSync(STAMP, 'utf8') === stamp && ENTRIES.every((e) => existsSync(join(OUT, `${e}.js`)))) process.exit(0);
+
+const staging = join(ROOT, `.build/bundle-${process.pid}`);
+rmSync(staging, { recursive: true, force: true });
+const result = await build({
+  entryPoints: Object.fromEntries(ENTRIES.map((e) => [e, join(IN, `${e}.js`)])),
+  outdir: staging,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: 'linked',
+  chunkNames: 'chunks/[name]-[hash]',
+  keepNames: true,
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: true,
+  plugins: [
+    {
+      name: 'packages-external-but-inversify',
+      setup(b) {
+        b.onResolve({ filter: /^[^./]/ }, (args) => (BUNDLED.test(args.path) ? undefined : { path: args.path, external: true }));
+      },
+    },
+  ],
+});
+for (const f of inputs.filter((f) => f.endsWith('.d.ts'))) {
+  const to = join(staging, relative(IN, f));
+  mkdirSync(dirname(to), { recursive: true });
+  cpSync(f, to);
+}
+
+// Into place: each file by rename (a reader sees the old or the new file, never half of one),
+// then what this build did not write goes.
+const written = new Set(files(staging).map((f) => relative(staging, f)));
+for (const rel of written) {
+  mkdirSync(dirname(join(OUT, rel)), { recursive: true });
+  renameSync(join(staging, rel), join(OUT, rel));
+}
+rmSync(staging, { recursive: true, force: true });
+if (existsSync(OUT)) {
+  for (const f of files(OUT)) if (!written.has(relative(OUT, f)) && f !== STAMP) rmSync(f);
+}
+writeFileSync(STAMP, stamp);
+const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
+console.log(`bundled ${ENTRIES.length} entries into dist/ (${Object.keys(result.metafile.outputs).length} files, ${(bytes / 1024).toFixed(0)} KiB with maps)`);
