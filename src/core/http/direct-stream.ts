@@ -1,13 +1,6 @@
 import type { Readable } from 'node:stream';
-import axios, {
-  AxiosHeaders,
-  CanceledError,
-  type AxiosInstance,
-  type AxiosInterceptorManager,
-  type AxiosRequestConfig,
-  type AxiosResponse,
-  type InternalAxiosRequestConfig,
-} from 'axios';
+import type { AxiosHeaders, AxiosInstance, AxiosInterceptorManager, AxiosRequestConfig, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
+import { axiosModule, type AxiosModule } from './axios-module.js';
 import { needsFullAdapter, sendStreamed } from './stream-adapter.js';
 
 /**
@@ -49,9 +42,13 @@ const known = new WeakMap<AxiosInstance, Known>();
 
 /** Per-call options the direct path implements (anything else goes through axios). */
 const DIRECT_OPTIONS = new Set(['method', 'url', 'data', 'signal', 'headers', 'validateStatus', 'responseType']);
-/** axios's own transforms, as loaded (a host that replaced them globally gets the pipeline). */
-const defaultTransformRequest = axios.defaults.transformRequest;
-const defaultTransformResponse = axios.defaults.transformResponse;
+/**
+ * axios's own transforms, as they were when the factory made its first instance (a host that
+ * replaces them globally after that gets the pipeline).
+ */
+let defaultTransforms: { readonly request: unknown; readonly response: unknown } | undefined;
+const transformsOf = (ax: AxiosModule): { readonly request: unknown; readonly response: unknown } =>
+  (defaultTransforms ??= { request: ax.default.defaults.transformRequest, response: ax.default.defaults.transformResponse });
 
 /**
  * Records `instance` as made by the factory with `setup` installed, as it is now. Call it last in
@@ -71,9 +68,11 @@ export function rememberFactoryInstance(instance: AxiosInstance, setup: FactoryS
 export function directStream(client: AxiosInstance, config: AxiosRequestConfig): Promise<AxiosResponse<Readable>> | undefined {
   const own = known.get(client);
   if (!own || !callIsPlain(config) || !interceptorsAreOwn(client, own) || !shapeHolds(own.shape)) return undefined;
+  // Loaded: the factory made `client`.
+  const { CanceledError, isCancel, AxiosHeaders } = axiosModule();
   const d = client.defaults;
   const method = String(config.method ?? d.method ?? 'get').toLowerCase();
-  const headers = defaultHeaders(d.headers, method);
+  const headers = defaultHeaders(new AxiosHeaders(), d.headers, method);
   if (config.headers) headers.set(config.headers as Record<string, string>);
   let request = {
     baseURL: d.baseURL,
@@ -107,7 +106,7 @@ export function directStream(client: AxiosInstance, config: AxiosRequestConfig):
       return response;
     },
     (error: unknown) => {
-      if (signal?.aborted && !axios.isCancel(error)) throw own.onError(new CanceledError(undefined, request));
+      if (signal?.aborted && !isCancel(error)) throw own.onError(new CanceledError(undefined, request));
       throw own.onError(error);
     },
   );
@@ -161,7 +160,8 @@ function shapeOf(instance: AxiosInstance): Shape {
     const v = d[key];
     if (isObject(v)) objects.push(v);
   }
-  if (!sameList(d['transformRequest'], defaultTransformRequest) || !sameList(d['transformResponse'], defaultTransformResponse)) {
+  const transforms = transformsOf(axiosModule());
+  if (!sameList(d['transformRequest'], transforms.request) || !sameList(d['transformResponse'], transforms.response)) {
     // A transform of the host's: mark the shape as never holding.
     return [{ obj: {}, keys: [''], values: [] }];
   }
@@ -183,10 +183,10 @@ function shapeHolds(shape: Shape): boolean {
 
 /**
  * axios's header flattening: `common`, then the method's bucket, then the headers outside buckets
- * (an object-valued entry of `defaults.headers` is a bucket: `common` or one per method name).
+ * (an object-valued entry of `defaults.headers` is a bucket: `common` or one per method name),
+ * set on `headers` (empty).
  */
-function defaultHeaders(defaults: Record<string, unknown>, method: string): AxiosHeaders {
-  const headers = new AxiosHeaders();
+function defaultHeaders(headers: AxiosHeaders, defaults: Record<string, unknown>, method: string): AxiosHeaders {
   const common = defaults['common'];
   const forMethod = defaults[method];
   if (isObject(common)) headers.set(common as Record<string, string>);

@@ -1,7 +1,8 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Readable } from 'node:stream';
-import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
+import type { AxiosInstance, AxiosRequestConfig, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
+import { axiosModule, loadAxios } from './axios-module.js';
 import { injectable } from '../util/inversify.js';
 import { directStream, rememberFactoryInstance } from './direct-stream.js';
 import { createStreamAdapter } from './stream-adapter.js';
@@ -31,7 +32,14 @@ export interface HttpClientOptions {
 
 export interface HttpClientFactory {
   /**
-   * Returns a new axios instance for `opts`. Called once per provider (or per session); the caller
+   * Resolves once `create` may be called. Optional (a host's own factory that imports axios
+   * itself needs none); the default factory loads axios here, at first use, so a process that
+   * never sends a request never loads it. Callers use `createClient`, which awaits it.
+   */
+  ready?(): Promise<void>;
+
+  /**
+   * Returns a new axios instance for `opts` (after `ready`, when the factory has it). Called once per provider (or per session); the caller
    * owns the instance. Never logs headers. Errors the instance rejects with keep `config`,
    * `request` and `response` as non-enumerable properties with secret headers redacted, so
    * logging or inspecting an error cannot print a credential.
@@ -51,6 +59,39 @@ export interface HttpClientFactory {
    * request and the same errors (`directStream`).
    */
   stream?(client: AxiosInstance, config: AxiosRequestConfig): Promise<AxiosResponse<Readable>>;
+}
+
+/** `factory.create(opts)` once `factory.ready()` (when it has one) resolved. */
+export async function createClient(factory: HttpClientFactory, opts: HttpClientOptions): Promise<AxiosInstance> {
+  await factory.ready?.();
+  return factory.create(opts);
+}
+
+/**
+ * A client made at first use (`createClient` on the first `get()`; every `get()` resolves with
+ * that instance): a provider holds one from its construction without loading axios until its
+ * first request.
+ */
+export class LazyHttpClient {
+  // ES private fields: `opts` carries secret headers, and inspecting an owner must not show them.
+  readonly #factory: HttpClientFactory;
+  readonly #opts: HttpClientOptions;
+  #instance: Promise<AxiosInstance> | undefined;
+
+  constructor(factory: HttpClientFactory, opts: HttpClientOptions) {
+    this.#factory = factory;
+    this.#opts = opts;
+  }
+
+  get(): Promise<AxiosInstance> {
+    this.#instance ??= createClient(this.#factory, this.#opts);
+    return this.#instance;
+  }
+}
+
+/** The instance itself, or a lazy client's instance (made now if needed). */
+export function clientOf(http: AxiosInstance | LazyHttpClient): AxiosInstance | Promise<AxiosInstance> {
+  return http instanceof LazyHttpClient ? http.get() : http;
 }
 
 /**
@@ -87,13 +128,19 @@ const agentOptions = { keepAlive: true, keepAliveMsecs: KEEP_ALIVE_PROBE_MS, sch
 const sharedHttpAgent = new HttpAgent(agentOptions);
 const sharedHttpsAgent = new HttpsAgent(agentOptions);
 /** The adapter of `stream` (stateless; falls back to axios's Node adapter). */
-const streamAdapter = createStreamAdapter();
+let streamAdapter: ReturnType<typeof createStreamAdapter> | undefined;
 
 /** Default `HttpClientFactory`: plain axios instances with the secret-safety described above. */
 @injectable()
 export class HttpClientFactoryImpl implements HttpClientFactory {
+  /** Loads axios (once per process). */
+  async ready(): Promise<void> {
+    await loadAxios();
+  }
+
+  /** Throws, saying to await `ready()`, when axios is not loaded yet. */
   create(opts: HttpClientOptions): AxiosInstance {
-    const instance = axios.create({
+    const instance = axiosModule().default.create({
       baseURL: opts.baseURL,
       timeout: opts.timeoutMs ?? 0,
       // Timeouts surface as ETIMEDOUT (transient) rather than the ambiguous ECONNABORTED.
@@ -130,7 +177,7 @@ export class HttpClientFactoryImpl implements HttpClientFactory {
     const own = adapter === undefined || isDefaultAdapterList(adapter);
     const direct = own ? directStream(client, config) : undefined;
     if (direct) return direct;
-    return client.request<Readable>({ ...config, responseType: 'stream', ...(own ? { adapter: streamAdapter } : {}) });
+    return client.request<Readable>({ ...config, responseType: 'stream', ...(own ? { adapter: (streamAdapter ??= createStreamAdapter()) } : {}) });
   }
 }
 
@@ -138,10 +185,11 @@ export class HttpClientFactoryImpl implements HttpClientFactory {
  * Makes an axios error safe to log or inspect: secret request headers in `config` are replaced by
  * `[redacted]`, `config`, `request` and `response` become non-enumerable (still readable), and
  * so do the agents in `config` (their sockets hold the raw request headers while in flight).
- * Returns its argument; anything that is not an AxiosError is returned untouched.
+ * Returns its argument; anything that is not an AxiosError (of any copy of axios: its
+ * `isAxiosError` flag) is returned untouched.
  */
 export function sanitizeAxiosError(error: unknown): unknown {
-  if (!(error instanceof AxiosError)) return error;
+  if (!isAxiosError(error)) return error;
   const headers = error.config?.headers as Record<string, unknown> | undefined;
   if (headers) {
     for (const name of Object.keys(headers)) {
@@ -161,6 +209,10 @@ export function sanitizeAxiosError(error: unknown): unknown {
     }
   }
   return error;
+}
+
+function isAxiosError(error: unknown): error is import('axios').AxiosError {
+  return error instanceof Error && (error as { isAxiosError?: unknown }).isAxiosError === true;
 }
 
 /** True for axios's default adapter setting (`['xhr', 'http', 'fetch']`), i.e. none chosen by the host. */

@@ -2,7 +2,8 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage, type 
 import { request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import axios, { AxiosError, AxiosHeaders, CanceledError, type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
+import type { AxiosAdapter, AxiosError, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
+import { axiosModule, withAxios } from './axios-module.js';
 
 /**
  * The axios adapter of streamed calls (`HttpClientFactory.stream`): one `node:http(s)` request,
@@ -19,9 +20,10 @@ import axios, { AxiosError, AxiosHeaders, CanceledError, type AxiosAdapter, type
  * redirects are not followed (a 3xx is returned as the answer), `Accept-Encoding` is not added
  * (an encoded answer, when the caller asked for one, is still decoded), and `timeout` bounds the
  * wait for the response headers, as axios documents it for stream responses.
+ * `fallback` defaults to axios's Node adapter, taken when first needed (axios loads at first use).
  */
-export function createStreamAdapter(fallback: AxiosAdapter = axios.getAdapter('http')): AxiosAdapter {
-  return (config) => (needsFullAdapter(config) ? fallback(config) : sendStreamed(config));
+export function createStreamAdapter(fallback?: AxiosAdapter): AxiosAdapter {
+  return (config) => withAxios((ax) => (needsFullAdapter(config) ? (fallback ?? ax.default.getAdapter('http'))(config) : sendStreamed(config)));
 }
 
 const PROXY_ENV = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'ALL_PROXY', 'all_proxy'];
@@ -38,9 +40,11 @@ export function needsFullAdapter(config: InternalAxiosRequestConfig): boolean {
 /**
  * Sends one request with `node:http(s)` as described on `createStreamAdapter` (the adapter's lean
  * path, without the `needsFullAdapter` check): `config` is final (headers, body text, agents).
+ * Runs once axios is loaded (`axiosModule`): its errors and headers are axios's own classes.
  */
 export function sendStreamed(config: InternalAxiosRequestConfig): Promise<AxiosResponse<Readable>> {
   return new Promise((resolve, reject) => {
+    const { AxiosError, AxiosHeaders, CanceledError, default: axios } = axiosModule();
     let url: URL;
     try {
       url = new URL(fullUrl(config));

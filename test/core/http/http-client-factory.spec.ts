@@ -26,6 +26,9 @@ async function startServer(): Promise<{ server: Server; baseURL: string; seen: I
 }
 
 describe('HttpClientFactoryImpl', () => {
+  // axios loads at first use: `create` needs it loaded.
+  beforeAll(() => new HttpClientFactoryImpl().ready());
+
   let srv: Awaited<ReturnType<typeof startServer>>;
 
   beforeEach(async () => {

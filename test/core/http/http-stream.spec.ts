@@ -74,7 +74,9 @@ describe('HttpClientFactoryImpl.stream', () => {
   const proxyEnv = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'ALL_PROXY', 'all_proxy'];
   const savedEnv: Record<string, string | undefined> = {};
 
-  beforeAll(() => {
+  beforeAll(async () => {
+    // axios loads at first use: `create` needs it loaded.
+    await factory.ready();
     // The lean transport hands proxied calls to axios's adapter: keep the machine's proxy out.
     for (const name of proxyEnv) {
       savedEnv[name] = process.env[name];

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { AxiosInstance, AxiosResponse } from 'axios';
 import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
-import { HttpClientFactoryImpl, streamRequest, type HttpClientFactory } from '../../../core/http/http-client-factory.js';
+import { clientOf, HttpClientFactoryImpl, streamRequest, type HttpClientFactory, type LazyHttpClient } from '../../../core/http/http-client-factory.js';
 import { isTransientError, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import type { RawEvent } from '../../../core/model.js';
@@ -29,14 +29,14 @@ import { isMap, truncate, type WireMap } from './cma-wire.js';
  */
 export class CmaClient {
   /**
-   * @param http The configured axios instance (from `HttpClientFactory`); the caller owns it.
+   * @param http The configured axios instance (from `HttpClientFactory`), or one made at first use; the caller owns it.
    * @param opts Retry and paging settings.
    * @param logger Gets retry and reconcile notes (method, path, status; never headers).
    * @param httpClientFactory Sends the event stream (`HttpClientFactory.stream`) through `http`'s
    *   pipeline; default: the built-in factory's lean streaming transport.
    */
   constructor(
-    private readonly http: AxiosInstance,
+    private readonly http: AxiosInstance | LazyHttpClient,
     private readonly opts: CmaClientOptions,
     private readonly logger: Logger,
     private readonly httpClientFactory: HttpClientFactory = defaultStreamFactory,
@@ -195,7 +195,7 @@ export class CmaClient {
     const path = this.streamPathOf(sessionId);
     let res: AxiosResponse<Readable>;
     try {
-      res = await streamRequest(this.httpClientFactory, this.http, {
+      res = await streamRequest(this.httpClientFactory, await clientOf(this.http), {
         method: 'GET',
         url: path,
         params: opts.eventDeltas ? { event_deltas: 'agent.message' } : undefined,
@@ -248,7 +248,9 @@ export class CmaClient {
     const attempt = async (): Promise<WireMap> => {
       let res: AxiosResponse<string>;
       try {
-        res = await this.http.request<string>({
+        res = await (
+          await clientOf(this.http)
+        ).request<string>({
           method,
           url: path,
           params: o.query,

@@ -4,7 +4,7 @@ import type { AxiosInstance, AxiosResponse } from 'axios';
 import { bytesOf, byteLengthOf, isReplayable, readableOf } from '../../../core/artifacts/artifact-bytes.js';
 import type { ArtifactBody } from '../../../core/artifacts/artifacts.js';
 import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
-import { streamRequest, type HttpClientFactory } from '../../../core/http/http-client-factory.js';
+import { clientOf, streamRequest, type HttpClientFactory, type LazyHttpClient } from '../../../core/http/http-client-factory.js';
 import { isTransientError, withRetry } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import { abortReason } from '../../../core/util/async.js';
@@ -42,7 +42,7 @@ export interface CmaFilesHttpOptions {
  */
 export class CmaFilesHttp {
   constructor(
-    private readonly http: AxiosInstance,
+    private readonly http: AxiosInstance | LazyHttpClient,
     private readonly factory: HttpClientFactory,
     private readonly opts: CmaFilesHttpOptions,
     private readonly logger: Logger,
@@ -132,7 +132,7 @@ export class CmaFilesHttp {
       async () => {
         let r: AxiosResponse<Readable>;
         try {
-          r = await streamRequest(this.factory, this.http, {
+          r = await streamRequest(this.factory, await clientOf(this.http), {
             method: 'GET',
             url: path,
             headers: { 'anthropic-beta': this.bothBetas(), accept: 'application/binary' },
@@ -205,7 +205,9 @@ export class CmaFilesHttp {
     const attempt = async (): Promise<WireMap> => {
       let res: AxiosResponse<string>;
       try {
-        res = await this.http.request<string>({
+        res = await (
+          await clientOf(this.http)
+        ).request<string>({
           method,
           url: path,
           params: o.query,

@@ -2,7 +2,7 @@ import { checkArtifactName } from '../../../core/artifacts/artifact-name.js';
 import { artifactNotFound, newestNamed, newestPerName } from '../../../core/artifacts/artifact-bytes.js';
 import type { ArtifactBody, ArtifactCallOptions, ArtifactDownload, ArtifactInfo, ArtifactPutOptions, Artifacts } from '../../../core/artifacts/artifacts.js';
 import { AgentRxError, isAgentRxError } from '../../../core/errors.js';
-import type { HttpClientFactory } from '../../../core/http/http-client-factory.js';
+import { LazyHttpClient, type HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import type { Logger } from '../../../core/logger.js';
 import { CmaFilesHttp } from './cma-files-http.js';
 import type { WireMap } from './cma-wire.js';
@@ -144,7 +144,7 @@ export function cmaArtifacts(options: CmaProviderOptions | undefined, factory: H
   }
   let http = clients.get(options);
   if (!http) {
-    const instance = factory.create({
+    const instance = new LazyHttpClient(factory, {
       baseURL: cmaApiOrigin(options.baseUrl),
       headers: { 'x-api-key': options.apiKey.reveal(), 'anthropic-version': options.anthropicVersion },
       timeoutMs: options.requestTimeoutMs,

@@ -3,7 +3,7 @@ import type { AgentRxConfig } from '../../../core/config/agentrx.config.js';
 import { AgentRxConfigToken } from '../../../core/config/config-tokens.js';
 import { inject, injectable, optional } from '../../../core/util/inversify.js';
 import { AgentRxError } from '../../../core/errors.js';
-import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
+import { HttpClientFactory, LazyHttpClient } from '../../../core/http/http-client-factory.js';
 import { Logger } from '../../../core/logger.js';
 import type { AgentSpec, RawEvent, ToolConfirmation, ToolResult, ToolUse, TurnResult } from '../../../core/model.js';
 import {
@@ -99,7 +99,8 @@ export class CmaAgentProvider implements StreamingProvider<CmaConn, CmaInput> {
   ) {
     this.idleTimeoutMs = options?.streamIdleTimeoutMs ?? config?.limits?.streamIdleTimeoutMs ?? 300_000;
     if (options && options.apiKey && typeof options.apiKey.reveal === 'function' && !options.apiKey.isEmpty) {
-      const http = httpClientFactory.create({
+      // Made at the first request: axios loads then.
+      const http = new LazyHttpClient(httpClientFactory, {
         baseURL: cmaApiOrigin(options.baseUrl),
         headers: {
           'x-api-key': options.apiKey.reveal(),

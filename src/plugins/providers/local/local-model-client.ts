@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
-import type { AxiosInstance, AxiosRequestConfig, AxiosResponse } from 'axios';
+import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { AgentRxError, toAgentRxError } from '../../../core/errors.js';
-import { isSecretHeader, streamRequest, type HttpClientFactory } from '../../../core/http/http-client-factory.js';
+import { isSecretHeader, LazyHttpClient, streamRequest, type HttpClientFactory } from '../../../core/http/http-client-factory.js';
 import { isTransientError, isTransientStatus, withRetry, type RetryAttemptInfo } from '../../../core/http/retry.js';
 import type { Logger } from '../../../core/logger.js';
 import { sharedScheduler } from '../../../core/util/time-slice-scheduler.js';
@@ -35,7 +35,8 @@ export type ChunkListener = (chunk: WireMap, fragments: readonly CallFragment[])
  * Holds no per-session state: one instance serves every session of the provider.
  */
 export class LocalModelClient {
-  private readonly http: AxiosInstance;
+  /** Made at the first model call (axios loads then). */
+  private readonly http: LazyHttpClient;
   /** The endpoint without credentials, as shown in messages. */
   private readonly baseUrl: string;
   /** The model API (`options.api`): its request and answer shapes. */
@@ -50,7 +51,7 @@ export class LocalModelClient {
     this.baseUrl = redactUrl(options.baseUrl.replace(/\/+$/, ''));
     // The key goes where the API takes it, with each request (see `post`).
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
-    this.http = httpClientFactory.create({ baseURL: options.baseUrl, headers, timeoutMs: options.requestTimeoutMs });
+    this.http = new LazyHttpClient(httpClientFactory, { baseURL: options.baseUrl, headers, timeoutMs: options.requestTimeoutMs });
   }
 
   /**
@@ -146,7 +147,8 @@ export class LocalModelClient {
    * A call whose signal aborted while it waited is rejected without being sent. A streamed call
    * goes through `HttpClientFactory.stream` (the instance's interceptors, then a lean transport).
    */
-  private post<T>(spec: CallSpec, signal: AbortSignal, config: AxiosRequestConfig): Promise<AxiosResponse<T>> {
+  private async post<T>(spec: CallSpec, signal: AbortSignal, config: AxiosRequestConfig): Promise<AxiosResponse<T>> {
+    const http = await this.http.get();
     return new Promise<AxiosResponse<T>>((resolve, reject) => {
       sharedScheduler.schedule(() => {
         if (signal.aborted) {
@@ -155,7 +157,7 @@ export class LocalModelClient {
         }
         const headers = { ...(config.headers as Record<string, string> | undefined), ...this.api.headers(this.options.apiKey, spec.body) };
         const request = { ...config, headers, method: 'POST', url: spec.path, data: spec.body, signal } as const;
-        const sent = config.responseType === 'stream' ? streamRequest(this.httpClientFactory, this.http, request) : this.http.request<T>(request);
+        const sent = config.responseType === 'stream' ? streamRequest(this.httpClientFactory, http, request) : http.request<T>(request);
         (sent as Promise<AxiosResponse<T>>).then(resolve, reject);
       });
     });

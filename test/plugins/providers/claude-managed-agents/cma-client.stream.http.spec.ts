@@ -29,6 +29,9 @@ function readAll(body: Readable): Promise<string> {
 }
 
 describe('CmaClient.openEventStream transport', () => {
+  // axios loads at first use: `create` needs it loaded.
+  beforeAll(() => new HttpClientFactoryImpl().ready());
+
   let server: Server;
   let base: string;
   const seen: { url: string; headers: IncomingHttpHeaders }[] = [];

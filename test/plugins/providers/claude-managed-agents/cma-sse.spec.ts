@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import fc from 'fast-check';
 import type { Subscription } from 'rxjs';
 import { AgentRxError } from '../../../../src/core/errors.js';
-import { HttpClientFactoryImpl } from '../../../../src/core/http/http-client-factory.js';
+import { HttpClientFactoryImpl, LazyHttpClient } from '../../../../src/core/http/http-client-factory.js';
 import type { StreamItem } from '../../../../src/core/plugin/agent-provider.js';
 import { CmaSseDecoder, cmaEventStream, type CmaSseItem } from '../../../../src/plugins/providers/claude-managed-agents/cma-sse.js';
 
@@ -118,8 +118,9 @@ describe('cmaEventStream', () => {
     await new Promise<void>((r) => server!.close(() => r()));
   });
 
-  const http = new HttpClientFactoryImpl().create({ baseURL: '' });
-  const open = (signal: AbortSignal): Promise<Readable> => http.get<Readable>(`${base}/stream`, { responseType: 'stream', signal }).then((r) => r.data);
+  const http = new LazyHttpClient(new HttpClientFactoryImpl(), { baseURL: '' });
+  const open = async (signal: AbortSignal): Promise<Readable> =>
+    (await http.get()).get<Readable>(`${base}/stream`, { responseType: 'stream', signal }).then((r) => r.data);
 
   /** Subscribes and resolves when the stream errors or completes. */
   function collect(idleTimeoutMs = 5_000): { items: StreamItem[]; done: Promise<{ error?: AgentRxError }> } {
