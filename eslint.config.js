@@ -1,12 +1,33 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** class-validator's index loads ~320 modules: src takes what it uses from src/core/util/class-validator.ts. */
+const classValidatorPaths = ['class-validator', 'class-validator-jsonschema'].map((name) => ({
+  name,
+  message: 'Import class-validator (and class-validator-jsonschema) through src/core/util/class-validator.ts only.',
+}));
+/** The same for rxjs's index (~220 modules): values from src/core/util/rxjs.ts, types from 'rxjs'. */
+const rxjsPath = { name: 'rxjs', message: "Import rxjs's values through src/core/util/rxjs.ts only (types may come from 'rxjs').", allowTypeImports: true };
+
 export default tseslint.config(
   { ignores: ['dist/**', '.build/**', 'node_modules/**', 'coverage/**', '.bench-build/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly', URL: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -15,12 +36,36 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/core/util/inversify.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'inversify', message: 'Import inversify through src/core/util/inversify.ts only.' }], patterns: [{ group: ['rxjs/internal/*'] }] }] },
+    ignores: ['src/core/util/inversify.ts', 'src/core/util/class-validator.ts', 'src/core/util/rxjs.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'inversify', message: 'Import inversify through src/core/util/inversify.ts only.' }, ...classValidatorPaths, rxjsPath],
+          patterns: [{ group: ['rxjs/internal/*'] }],
+        },
+      ],
+    },
   },
   {
     files: ['src/core/**/*.ts'],
-    ignores: ['src/core/util/inversify.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'inversify', message: 'Import inversify through src/core/util/inversify.ts only.' }], patterns: [{ group: ['**/plugins/**', '**/consumers/**', '**/cli/**', '**/nest/**', '**/testing/**', '**/distributed/**', '**/servers/**'], message: 'core depends on nothing outside core.' }, { group: ['rxjs/internal/*'] }] }] },
+    ignores: ['src/core/util/inversify.ts', 'src/core/util/class-validator.ts', 'src/core/util/rxjs.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'inversify', message: 'Import inversify through src/core/util/inversify.ts only.' }, ...classValidatorPaths, rxjsPath],
+          patterns: [
+            {
+              group: ['**/plugins/**', '**/consumers/**', '**/cli/**', '**/nest/**', '**/testing/**', '**/distributed/**', '**/servers/**'],
+              message: 'core depends on nothing outside core.',
+            },
+            { group: ['rxjs/internal/*'] },
+          ],
+        },
+      ],
+    },
   },
 );

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Subject, type Observable } from 'rxjs';
+import { Subject, type Observable } from './core/util/rxjs.js';
 import { ConsumerHub, type ConsumerError } from './core/session/consumer-hub.js';
 import { ConsumerErrors, ConsumerRegistry, ToolRegistry, coreModule } from './core/di/core-module.js';
 import type { Artifacts } from './core/artifacts/artifacts.js';

@@ -11,7 +11,7 @@ for (const stream of [process.stdout, process.stderr]) {
 
 /** Before a command runs: a stray error in an RxJS subscriber is logged, never fatal. */
 async function beforeCommand(): Promise<void> {
-  const { config } = await import('rxjs');
+  const { config } = await import('../core/util/rxjs.js');
   config.onUnhandledError = (e: unknown) => process.stderr.write(`agentrx: unhandled stream error: ${e instanceof Error ? e.message : String(e)}\n`);
 }
 

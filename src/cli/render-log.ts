@@ -1,4 +1,4 @@
-import { Subject } from 'rxjs';
+import { Subject } from '../core/util/rxjs.js';
 import { JsonlConsumer } from '../consumers/jsonl/jsonl.consumer.js';
 import { TerminalConsumer } from '../consumers/terminal/terminal.consumer.js';
 import { withAgUi } from '../core/events/translated-event.js';

@@ -1,4 +1,4 @@
-import { Subject, Subscription, type Observable, type Subscriber } from 'rxjs';
+import { Subject, Subscription, type Observable, type Subscriber } from '../core/util/rxjs.js';
 import type { AgUiEvent } from '../core/events/agui-event.js';
 import { toAgUi } from '../core/events/operators/index.js';
 import type { SessionEvent } from '../core/events/session-event.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EMPTY, EmptyError, Observable, ReplaySubject, Subscription, defer, firstValueFrom, from, switchMap } from 'rxjs';
+import { EMPTY, EmptyError, Observable, ReplaySubject, Subscription, defer, firstValueFrom, from, switchMap } from '../core/util/rxjs.js';
 import { AgentRxError } from '../core/errors.js';
 import type { AgUiEvent } from '../core/events/agui-event.js';
 import type { SessionEvent } from '../core/events/session-event.js';

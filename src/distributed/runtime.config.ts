@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsString, Matches, Max, Min } from '../core/util/class-validator.js';
 import type { AgentRxConfig } from '../core/config/agentrx.config.js';
 import { configIssue, type ConfigIssue } from '../core/config/config-issue.js';
 import { CoerceNumber, type ConfigSection } from '../core/config/config-section.js';

@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable } from '../core/util/rxjs.js';
 import { parseCassette, readCassette, type Cassette } from '../core/store/cassette.js';
 import { AgentRxError } from '../core/errors.js';
 import type { TurnEnd } from '../core/events/session-event.js';

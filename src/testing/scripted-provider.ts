@@ -1,4 +1,4 @@
-import { Observable, Subject } from 'rxjs';
+import { Observable, Subject } from '../core/util/rxjs.js';
 import { AgentRxError } from '../core/errors.js';
 import type { RawEvent, ToolResult, ToolUse, TurnResult } from '../core/model.js';
 import { NO_HOST_EVENTS, type HostEvent } from '../core/plugin/host-event.js';

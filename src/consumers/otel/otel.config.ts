@@ -1,5 +1,5 @@
 import type { TracerProvider } from '@opentelemetry/api';
-import { IsBoolean, IsOptional, IsString, MinLength } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, MinLength } from '../../core/util/class-validator.js';
 import { CoerceBoolean, type ConfigSection } from '../../core/config/config-section.js';
 
 /**

@@ -18,7 +18,7 @@ import {
   MIN,
   MIN_LENGTH,
   type ValidationError,
-} from 'class-validator';
+} from '../util/class-validator.js';
 import { AgentRxError } from '../errors.js';
 import { IS_SECRET, isSecretKey, REDACTED, redactedView, redactSecretText, Secret } from './secret.js';
 

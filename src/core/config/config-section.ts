@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { ValidateBy, buildMessage } from 'class-validator';
+import { ValidateBy, buildMessage } from '../util/class-validator.js';
 import type { AgentRxConfig } from './agentrx.config.js';
 import type { ConfigIssue } from './config-issue.js';
 

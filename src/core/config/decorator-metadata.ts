@@ -1,4 +1,4 @@
-import { getMetadataStorage, ValidationTypes } from 'class-validator';
+import { getMetadataStorage, ValidationTypes } from '../util/class-validator.js';
 import { AgentRxError } from '../errors.js';
 
 /** How to fix a build that loses decorator metadata; every error below ends with it. */

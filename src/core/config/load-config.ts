@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
+import { validateSync } from '../util/class-validator.js';
 import { AgentRxError } from '../errors.js';
 import { AgentRxConfig } from './agentrx.config.js';
 import { type ConfigSection, sectionPath } from './config-section.js';

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { ValidateBy, type ValidationOptions } from 'class-validator';
+import { ValidateBy, type ValidationOptions } from '../util/class-validator.js';
 
 /** What every rendering of a secret shows instead of its value. */
 export const REDACTED = '[redacted]';

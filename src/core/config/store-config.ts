@@ -1,5 +1,5 @@
 import { plainToInstance, Type } from 'class-transformer';
-import { IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, validateSync, ValidateNested } from 'class-validator';
+import { IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, validateSync, ValidateNested } from '../util/class-validator.js';
 import { closest, collectIssues, configIssue, type ConfigIssue, knownKeys, lastKey } from './config-issue.js';
 import { CoerceNumber } from './config-section.js';
 import { isPlainObject } from './plain-object.js';

@@ -1,4 +1,4 @@
-import { IsInt, Max, Min } from 'class-validator';
+import { IsInt, Max, Min } from '../util/class-validator.js';
 import { CoerceNumber } from './config-section.js';
 
 /** Largest accepted `timeouts.*` value: a Node timer longer than 2^31 - 1 ms fires after 1 ms. */

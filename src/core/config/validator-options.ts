@@ -1,4 +1,4 @@
-import type { ValidatorOptions } from 'class-validator';
+import type { ValidatorOptions } from '../util/class-validator.js';
 
 /**
  * How every part of the configuration is validated: an unknown key is an issue (so a typo never

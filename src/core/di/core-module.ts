@@ -1,4 +1,4 @@
-import { Subject } from 'rxjs';
+import { Subject } from '../util/rxjs.js';
 import type { AgentRxConfig } from '../config/agentrx.config.js';
 import { AgentRxConfigToken } from '../config/config-tokens.js';
 import { ProviderCatalog } from '../kernel/provider-catalog.js';

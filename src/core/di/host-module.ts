@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
+import { validateSync } from '../util/class-validator.js';
 import type { ConfigSection } from '../config/config-section.js';
 import { AgentRxError } from '../errors.js';
 import { AgentProvider } from '../plugin/agent-provider.js';

@@ -1,4 +1,4 @@
-import { Observable, map, type OperatorFunction } from 'rxjs';
+import { Observable, map, type OperatorFunction } from '../util/rxjs.js';
 import type { AgUiEvent } from './agui-event.js';
 import { AgUiTranslator } from './operators/to-ag-ui.js';
 import type { SessionEvent } from './session-event.js';

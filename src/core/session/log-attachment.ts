@@ -1,4 +1,4 @@
-import { Observable, Subject } from 'rxjs';
+import { Observable, Subject } from '../util/rxjs.js';
 import type { AgUiEvent } from '../events/agui-event.js';
 import { toAgUi } from '../events/operators/index.js';
 import type { SessionEvent } from '../events/session-event.js';

@@ -1,4 +1,4 @@
-import { ReplaySubject, type Observable } from 'rxjs';
+import { ReplaySubject, type Observable } from '../util/rxjs.js';
 import { AgentRxError } from '../errors.js';
 import type { SessionResult } from '../model.js';
 

@@ -1,4 +1,4 @@
-import { share, type Observable } from 'rxjs';
+import { share, type Observable } from '../util/rxjs.js';
 import { randomUUID } from 'node:crypto';
 import { AgentRxError, toAgentRxError } from '../errors.js';
 import type { AgUiEvent } from '../events/agui-event.js';

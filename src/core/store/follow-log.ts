@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable } from '../util/rxjs.js';
 import type { SessionEvent } from '../events/session-event.js';
 
 /**

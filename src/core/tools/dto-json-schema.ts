@@ -1,6 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { IS_ENUM, ValidationTypes } from 'class-validator';
-import { targetConstructorToSchema } from 'class-validator-jsonschema';
+import { IS_ENUM, jsonSchemaConverter, ValidationTypes } from '../util/class-validator.js';
 import type { InputType } from '../plugin/tool-handler.js';
 import { DATA_KEYWORDS, describeUnresolvedRefs, NAME_MAP_KEYWORDS, unresolvedRefs } from './unresolved-refs.js';
 
@@ -8,7 +7,7 @@ type Schema = Record<string, unknown>;
 // A class as class-validator's metadata names it (`ValidationMetadata.target`).
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 type AnyClass = Function;
-type Converters = NonNullable<NonNullable<Parameters<typeof targetConstructorToSchema>[1]>['additionalConverters']>;
+type Converters = NonNullable<NonNullable<Parameters<ReturnType<typeof jsonSchemaConverter>>[1]>['additionalConverters']>;
 type ConverterMeta = Parameters<Extract<Converters[string], (...args: never[]) => unknown>>[0];
 
 /** Where the definitions of recursive classes live in a generated schema, and how they are referenced. */
@@ -66,7 +65,7 @@ export function dtoJsonSchema(root: InputType): Schema {
   // `order` grows while it is walked: each class's nested classes are queued as they are met.
   for (let i = 0; i < order.length; i++) {
     current = order[i]!;
-    const generated = targetConstructorToSchema(current, { additionalConverters: converters }) as Schema;
+    const generated = jsonSchemaConverter()(current, { additionalConverters: converters }) as Schema;
     raw.set(keys.get(current)!, { type: 'object', properties: {}, ...generated });
   }
   const schema = assemble(keys.get(root)!, raw);

@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { validate, type ValidationError } from 'class-validator';
+import { validate, type ValidationError } from '../util/class-validator.js';
 import { AgentRxError } from '../errors.js';
 import type { InputType, StandardSchemaIssue, StandardSchemaV1, ToolHandler } from '../plugin/tool-handler.js';
 import { messageOf } from '../util/async.js';

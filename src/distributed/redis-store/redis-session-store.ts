@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
-import { defer, Observable, switchMap } from 'rxjs';
+import { defer, Observable, switchMap } from '../../core/util/rxjs.js';
 import { AgentRxError } from '../../core/errors.js';
 import type { SessionEvent } from '../../core/events/session-event.js';
 import type { LedgerEntry, LedgerState } from '../../core/tools/tool-ledger.js';

@@ -1,4 +1,4 @@
-import { IsInt, IsString, Matches, Max, Min, ValidateBy, type ValidationArguments } from 'class-validator';
+import { IsInt, IsString, Matches, Max, Min, ValidateBy, type ValidationArguments } from '../../core/util/class-validator.js';
 import { CoerceNumber } from '../../core/config/config-section.js';
 import { AgentRxError } from '../../core/errors.js';
 import { StoreConfig } from '../../core/config/store-config.js';

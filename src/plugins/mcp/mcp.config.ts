@@ -15,7 +15,7 @@ import {
   ValidateNested,
   buildMessage,
   type ValidationArguments,
-} from 'class-validator';
+} from '../../core/util/class-validator.js';
 import { CoerceNumber, type ConfigSection } from '../../core/config/config-section.js';
 import { Secret } from '../../core/config/secret.js';
 

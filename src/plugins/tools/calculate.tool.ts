@@ -1,5 +1,5 @@
-import { IsString, Length } from 'class-validator';
-import { JSONSchema } from 'class-validator-jsonschema';
+import { IsString, Length } from '../../core/util/class-validator.js';
+import { JSONSchema } from '../../core/util/class-validator.js';
 import { injectable } from '../../core/util/inversify.js';
 import type { ToolContext, ToolHandler } from '../../core/plugin/tool-handler.js';
 import { evaluateExpression, MAX_EXPRESSION_LENGTH } from './expression.js';

@@ -1,5 +1,5 @@
-import { IsOptional, IsString, IsTimeZone, MaxLength } from 'class-validator';
-import { JSONSchema } from 'class-validator-jsonschema';
+import { IsOptional, IsString, IsTimeZone, MaxLength } from '../../core/util/class-validator.js';
+import { JSONSchema } from '../../core/util/class-validator.js';
 import { inject, injectable } from '../../core/util/inversify.js';
 import type { ToolContext, ToolHandler } from '../../core/plugin/tool-handler.js';
 import { Clock } from './tools.config.js';

@@ -1,8 +1,8 @@
 import { constants as fsConstants } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
-import { JSONSchema } from 'class-validator-jsonschema';
+import { IsNotEmpty, IsString, MaxLength } from '../../core/util/class-validator.js';
+import { JSONSchema } from '../../core/util/class-validator.js';
 import { inject, injectable } from '../../core/util/inversify.js';
 import type { ToolContext, ToolHandler } from '../../core/plugin/tool-handler.js';
 import { ReadFileOptions, resolveReadFileOptions } from './tools.config.js';

@@ -1,5 +1,5 @@
-import { IsEmail, IsString, Length, MaxLength } from 'class-validator';
-import { JSONSchema } from 'class-validator-jsonschema';
+import { IsEmail, IsString, Length, MaxLength } from '../../core/util/class-validator.js';
+import { JSONSchema } from '../../core/util/class-validator.js';
 import { injectable } from '../../core/util/inversify.js';
 import type { ToolContext, ToolHandler } from '../../core/plugin/tool-handler.js';
 

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { plainToInstance } from 'class-transformer';
-import { IsInt, IsNotEmpty, IsOptional, IsString, Max, Min, validateSync } from 'class-validator';
+import { IsInt, IsNotEmpty, IsOptional, IsString, Max, Min, validateSync } from '../../core/util/class-validator.js';
 import { AgentRxError } from '../../core/errors.js';
 
 /**

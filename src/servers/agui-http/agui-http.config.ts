@@ -12,7 +12,7 @@ import {
   Min,
   validateSync,
   type ValidationError,
-} from 'class-validator';
+} from '../../core/util/class-validator.js';
 import { CoerceBoolean, CoerceNumber, type ConfigSection } from '../../core/config/config-section.js';
 import { IsSecret, Secret, SecretField } from '../../core/config/secret.js';
 import { AgentRxError } from '../../core/errors.js';

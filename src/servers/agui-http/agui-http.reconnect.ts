@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Subscription } from 'rxjs';
+import { Subscription } from '../../core/util/rxjs.js';
 import { toAgentRxError } from '../../core/errors.js';
 import type { SessionPlacement } from '../../core/plugin/session-placement.js';
 import type { SessionStore } from '../../core/store/session-store.js';

@@ -1,4 +1,4 @@
-import { defer, filter, type MonoTypeOperatorFunction } from 'rxjs';
+import { defer, filter, type MonoTypeOperatorFunction } from '../../util/rxjs.js';
 
 /** Default window of {@link dedupeById} and {@link RecentKeys}. */
 const DEFAULT_WINDOW = 100_000;

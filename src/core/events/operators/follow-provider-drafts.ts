@@ -1,4 +1,4 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { Observable, type MonoTypeOperatorFunction } from '../../util/rxjs.js';
 import type { AgentRxEvent, EventDraft } from '../session-event.js';
 
 /** What a {@link followProviderDrafts} deriver returns for one provider draft: nothing, one event or several (in order). */

@@ -1,4 +1,4 @@
-import { concat, defer, EMPTY, filter, map, of, type OperatorFunction } from 'rxjs';
+import { concat, defer, EMPTY, filter, map, of, type OperatorFunction } from '../../util/rxjs.js';
 
 /** Options for {@link groupTurns}. */
 export interface GroupTurnsOptions {

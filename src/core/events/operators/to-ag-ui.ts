@@ -1,4 +1,4 @@
-import { Observable, type OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction } from '../../util/rxjs.js';
 import type { AgUiEvent } from '../agui-event.js';
 import { ReasoningStream, StreamedToolCalls, safeStringify, stamp } from '../agui-streams.js';
 import type { ReasoningDelta, RunError, RunFinished, RunStarted, SessionEvent, TextDelta, ToolCallDelta, TurnEnd } from '../session-event.js';

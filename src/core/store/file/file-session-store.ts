@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, mkdirSync, openSync } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { defer, type Observable } from 'rxjs';
+import { defer, type Observable } from '../../util/rxjs.js';
 import { AgentRxError } from '../../errors.js';
 import type { SessionEvent } from '../../events/session-event.js';
 import type { LedgerEntry, LedgerState } from '../../tools/tool-ledger.js';

@@ -1,4 +1,4 @@
-import { IsNotEmpty, IsString } from 'class-validator';
+import { IsNotEmpty, IsString } from '../../util/class-validator.js';
 import { StoreConfig } from '../../config/store-config.js';
 
 const DIR = { context: { expected: "a directory path (required when store.type is 'file')" } };

@@ -1,7 +1,7 @@
 import { fstatSync, ftruncateSync, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Subject } from 'rxjs';
+import { Subject } from '../../util/rxjs.js';
 import { AgentRxError } from '../../errors.js';
 import type { SessionEvent } from '../../events/session-event.js';
 import { checkHeaderLine, envelopeLine, headerLine, JournalFold, parseLine } from './journal-lines.js';

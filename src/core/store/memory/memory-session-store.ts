@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable } from '../../util/rxjs.js';
 import { AgentRxError } from '../../errors.js';
 import type { SessionEvent } from '../../events/session-event.js';
 import type { LedgerEntry, LedgerState } from '../../tools/tool-ledger.js';

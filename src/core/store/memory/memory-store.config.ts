@@ -1,4 +1,4 @@
-import { IsIn, IsInt, Max, Min } from 'class-validator';
+import { IsIn, IsInt, Max, Min } from '../../util/class-validator.js';
 import { CoerceNumber } from '../../config/config-section.js';
 import { StoreConfig } from '../../config/store-config.js';
 import type { MemoryKeep } from './memory-session-store.js';

@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from 'class-validator';
+import { IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from '../../../core/util/class-validator.js';
 import type { AgentRxConfig } from '../../../core/config/agentrx.config.js';
 import { CoerceNumber, IsStringRecord, type ConfigSection } from '../../../core/config/config-section.js';
 import { IsSecret, REDACTED, Secret, SecretField, redactedView } from '../../../core/config/secret.js';

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import type { HarnessContentBlock, HarnessMessage, HarnessToolUseBlock } from '@aws-sdk/client-bedrock-agentcore';
 import type { BedrockAgentCoreControlClient } from '@aws-sdk/client-bedrock-agentcore-control';
-import { Observable } from 'rxjs';
+import { Observable } from '../../../core/util/rxjs.js';
 import { inject, injectable, optional } from '../../../core/util/inversify.js';
 import type { ProvisionStore } from '../../../core/provision/provision-store.js';
 import { ProvisionStoreToken } from '../../../core/provision/provision-token.js';

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { Observable } from 'rxjs';
+import { Observable } from '../../../core/util/rxjs.js';
 import { AgentRxError, toAgentRxError } from '../../../core/errors.js';
 import { readSse, type SseRead, type SseStop } from '../../../core/http/sse-reader.js';
 import { SseFrameDecoder, type SseMessage } from '../../../core/http/sse-frame-decoder.js';

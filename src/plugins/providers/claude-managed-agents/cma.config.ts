@@ -1,4 +1,4 @@
-import { IsBoolean, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy } from 'class-validator';
+import { IsBoolean, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy } from '../../../core/util/class-validator.js';
 import { CoerceBoolean, CoerceNumber, type ConfigSection } from '../../../core/config/config-section.js';
 import { IsSecret, SecretField, type Secret } from '../../../core/config/secret.js';
 import { ANTHROPIC_VERSION, CMA_BETA } from './cma-wire.js';

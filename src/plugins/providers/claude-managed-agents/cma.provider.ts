@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable } from '../../../core/util/rxjs.js';
 import type { AgentRxConfig } from '../../../core/config/agentrx.config.js';
 import { AgentRxConfigToken } from '../../../core/config/config-tokens.js';
 import { inject, injectable, optional } from '../../../core/util/inversify.js';

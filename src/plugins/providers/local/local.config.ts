@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from '../../../core/util/class-validator.js';
 import { IsStringRecord } from '../../../core/config/config-section.js';
 
 /** Default `maxFrameBytes` of the `local` provider: 8 MiB. */

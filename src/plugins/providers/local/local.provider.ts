@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Observable } from 'rxjs';
+import { Observable } from '../../../core/util/rxjs.js';
 import { inject, injectable } from '../../../core/util/inversify.js';
 import { AgentRxError, toAgentRxError } from '../../../core/errors.js';
 import { HttpClientFactory } from '../../../core/http/http-client-factory.js';
