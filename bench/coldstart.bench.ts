@@ -8,9 +8,10 @@
  * - the peers the peers bench installs (`openai-agents`, `ai-sdk`): import + setup of its runner.
  * The import rows run `peers/coldstart-child.ts`, which reports its own wall and CPU from its
  * first line; every row also has the process's wall from spawn to exit, as `time` shows it.
- * The agentrx entry and CLI are the bench build of the sources (`.bench-build/src`), or the
- * built package (`dist/`, as `import('agentrx')` and the `agentrx` bin resolve it) with
- * `BENCH_COLDSTART_ENTRY=dist`.
+ * The agentrx entry and CLI are the built package (`dist/`, bundled by `npm run build`, as
+ * `import('agentrx')` and the `agentrx` bin resolve it: what users run), or with
+ * `BENCH_COLDSTART_ENTRY=src` the bench build of the sources (`.bench-build/src`, one module per
+ * source file).
  */
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { environmentRows, median, report, type BenchResult } from './harness.js';
 
 const ROUNDS = Number(process.env['BENCH_COLDSTART_ROUNDS'] ?? 5);
-const DIST = process.env['BENCH_COLDSTART_ENTRY'] === 'dist';
+const DIST = process.env['BENCH_COLDSTART_ENTRY'] !== 'src';
 const CLI = fileURLToPath(new URL(DIST ? '../../dist/cli/main.js' : '../src/cli/main.js', import.meta.url));
 const CHILD = fileURLToPath(new URL('./peers/coldstart-child.js', import.meta.url));
 const IMPORTS = (process.env['BENCH_COLDSTART_RUNNERS'] ?? 'agentrx-import,agentrx-index,agentrx,openai-agents,ai-sdk').split(',');

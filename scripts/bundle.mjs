@@ -11,7 +11,8 @@
 //   keeps its state in reflect metadata under string keys and Symbol.for, so a user's own
 //   `inversify` import interoperates). Every other package stays an import: hosts' `instanceof`
 //   checks (AxiosError, rxjs) and single copies (reflect-metadata, class-validator) hold.
-// - Skipped when the inputs have not changed since the last bundle (jest workers build at once).
+// - Skipped when neither the inputs nor the entries in dist/ changed since the last bundle (jest
+//   workers build at once).
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -51,9 +52,17 @@ function stampOf(inputs) {
   return h.digest('hex');
 }
 
+/** The entries as they are in dist/ (size, mtime): another writer there (a plain tsc run) shows. */
+function outputsOf() {
+  return ENTRIES.map((e) => {
+    const f = join(OUT, `${e}.js`);
+    return existsSync(f) ? `${e}\0${statSync(f).size}\0${statSync(f).mtimeMs}` : `${e}\0missing`;
+  }).join('\n');
+}
+
 const inputs = files(IN).filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'));
 const stamp = stampOf(inputs);
-if (existsSync(STAMP) && readFileSync(STAMP, 'utf8') === stamp && ENTRIES.every((e) => existsSync(join(OUT, `${e}.js`)))) process.exit(0);
+if (existsSync(STAMP) && readFileSync(STAMP, 'utf8') === `${stamp}\n${outputsOf()}`) process.exit(0);
 
 const staging = join(ROOT, `.build/bundle-${process.pid}`);
 rmSync(staging, { recursive: true, force: true });
@@ -99,6 +108,6 @@ rmSync(staging, { recursive: true, force: true });
 if (existsSync(OUT)) {
   for (const f of files(OUT)) if (!written.has(relative(OUT, f)) && f !== STAMP) rmSync(f);
 }
-writeFileSync(STAMP, stamp);
+writeFileSync(STAMP, `${stamp}\n${outputsOf()}`);
 const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
 console.log(`bundled ${ENTRIES.length} entries into dist/ (${Object.keys(result.metafile.outputs).length} files, ${(bytes / 1024).toFixed(0)} KiB with maps)`);

@@ -191,7 +191,7 @@ export { validateConfig } from './core/config/load-config.js';
 export { Secret } from './core/config/secret.js';
 export { bindPlugin, bindProvider, pluginModule } from './core/di/bind-plugin.js';
 export { ContainerModule, inject, injectable, optional } from './core/util/inversify.js';
-export { HttpClientFactory } from './core/http/http-client-factory.js';
+export { createClient, HttpClientFactory, LazyHttpClient } from './core/http/http-client-factory.js';
 export { localProviderModule } from './plugins/providers/local/local.module.js';
 export type { LocalProviderOptions } from './plugins/providers/local/local.config.js';
 export { demoAgUiToolsModule, demoToolsModule } from './plugins/tools/tools.module.js';

@@ -4,7 +4,7 @@
  * (what `import('agentrx')` loads); `agentrx-index` imports it and runs `AgentRx.create` with the
  * Local provider; the other names load the peers bench's runner module and run its `setup` (no
  * request is sent). The entry is the bench build's `src/index` (compiled from the sources by
- * `npm run bench`), or with `BENCH_COLDSTART_ENTRY=dist` the built package itself
+ * `npm run bench`) with `BENCH_COLDSTART_ENTRY=src`, else the built package itself
  * (`import('agentrx')`, resolved through package.json's exports to dist/). Prints one JSON line:
  * wall and CPU ms, and how many modules were loaded (CommonJS cache only; ESM loads are not
  * counted by Node).
@@ -16,8 +16,8 @@ const start = performance.now();
 const cpu0 = process.cpuUsage();
 const runner = process.argv[2]!;
 const baseUrl = 'http://127.0.0.1:9/v1';
-/** The package entry: the bench build of the sources, or (`dist`) the package as built for npm. */
-const entry = process.env['BENCH_COLDSTART_ENTRY'] === 'dist' ? 'agentrx' : '../../src/index.js';
+/** The package entry: the package as built for npm, or (`src`) the bench build of the sources. */
+const entry = process.env['BENCH_COLDSTART_ENTRY'] === 'src' ? '../../src/index.js' : 'agentrx';
 if (runner === 'agentrx-import') {
   await import(entry);
 } else if (runner === 'agentrx-index') {

@@ -8,10 +8,8 @@
  * sample, so only agentrx's state is measured; the script itself is allocated before the first sample.
  */
 import 'reflect-metadata';
-import { AgentRx } from '../../src/agentrx.js';
-import type { AgUiEvent } from '../../src/core/events/agui-event.js';
-import type { EventConsumer } from '../../src/core/plugin/event-consumer.js';
-import { ScriptedProvider, ev, type ScriptedTurn } from '../../src/testing/scripted-provider.js';
+import { AgentRx, type AgUiEvent, type EventConsumer } from 'agentrx';
+import { ScriptedProvider, ev, type ScriptedTurn } from 'agentrx/testing';
 import { EchoTool } from './runners/agentrx.js';
 import { memAfterGc } from './shared.js';
 

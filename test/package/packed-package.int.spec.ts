@@ -103,6 +103,52 @@ describe('the packed package', () => {
       expect(Number(r.stdout.trim())).toBeGreaterThan(0);
     });
 
+    it('should load no axios, and neither the index of class-validator nor of rxjs, for import + AgentRx.create (Local)', async () => {
+      // A module hook reports the ES modules loaded; the CommonJS ones are in the require cache.
+      project.write(
+        'load-hook.mjs',
+        'export async function initialize({ port }) { globalThis.port = port; }\n' +
+          'export async function load(url, context, next) { globalThis.port.postMessage(url); return next(url, context); }\n',
+      );
+      project.write(
+        'light.mjs',
+        [
+          "import { createRequire, register } from 'node:module';",
+          "import { MessageChannel } from 'node:worker_threads';",
+          'const { port1, port2 } = new MessageChannel();',
+          'const loaded = [];',
+          'let sentinel = () => {};',
+          'const seen = new Promise((resolve) => (sentinel = resolve));',
+          "port1.on('message', (url) => (url.startsWith('data:') ? sentinel() : loaded.push(url)));",
+          "register('./load-hook.mjs', import.meta.url, { data: { port: port2 }, transferList: [port2] });",
+          "await import('reflect-metadata');",
+          "const { AgentRx } = await import('agentrx');",
+          "const rx = await AgentRx.create({ config: { provider: 'local', consumers: { terminal: false }, providers: { local: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } } } });",
+          'await rx.stop();',
+          // The hook reports in load order: once this module's load arrives, every earlier one has.
+          "await import('data:text/javascript,export default 0');",
+          'await seen;',
+          'port1.close();',
+          'const all = [...loaded, ...Object.keys(createRequire(import.meta.url).cache)];',
+          "console.log(JSON.stringify(all.filter((u) => u.includes('/node_modules/')).map((u) => u.replace(/^.*\\/node_modules\\//, ''))));",
+        ].join('\n'),
+      );
+      const r = await project.node(['light.mjs']);
+      expect(r.stderr).toBe('');
+      const loaded = JSON.parse(r.stdout.trim()) as string[];
+      expect(loaded).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^agentrx\/dist\/index\.js$/), expect.stringMatching(/^class-validator\/cjs\/decorator\//)]),
+      );
+      expect(
+        loaded.filter(
+          (u) =>
+            /^(axios|form-data|proxy-from-env)\//.test(u) ||
+            /^(class-validator\/cjs|rxjs\/dist\/cjs)\/index\.js$/.test(u) ||
+            u.startsWith('libphonenumber-js/'),
+        ),
+      ).toEqual([]);
+    });
+
     it('should refuse agentrx/nest without Nest in one line naming what to install', async () => {
       const r = await project.node([
         '--input-type=module',
@@ -127,7 +173,12 @@ describe('the packed package', () => {
         for (const e of readdirSync(dir, { withFileTypes: true })) {
           if (e.isDirectory()) walk(join(dir, e.name));
           else if (e.name.endsWith('.js')) {
-            for (const m of readFileSync(join(dir, e.name), 'utf8').matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)'([^'./][^']*)'/gm)) {
+            // The bundle's imports (either quote, minified or not), dynamic imports, and what it
+            // loads through createRequire (`createRequire(…)("pkg")`, the shims' `load(`pkg/…`)`).
+            const text = readFileSync(join(dir, e.name), 'utf8');
+            for (const m of text.matchAll(
+              /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*|\)\(\s*|\bload\(\s*)["'`]((?:@[\w.-]+\/)?[a-z][\w.-]*(?:\/[\w.-]+)*)(?:["'`]|\/\$\{)/gm,
+            )) {
               const spec = m[1]!;
               if (spec.startsWith('node:')) continue;
               imported.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
@@ -136,8 +187,21 @@ describe('the packed package', () => {
         }
       };
       walk(join(root, 'dist'));
-      // The scan sees static and lazy imports alike.
-      expect([...imported]).toEqual(expect.arrayContaining(['rxjs', 'inversify', 'bullmq', 'ioredis', '@aws-sdk/client-bedrock-agentcore', '@nestjs/common']));
+      // The scan sees static, lazy and required imports alike (inversify is bundled into dist/; its
+      // types still come from the dependency).
+      expect([...imported]).toEqual(
+        expect.arrayContaining([
+          'rxjs',
+          'axios',
+          'class-validator',
+          'class-validator-jsonschema',
+          'bullmq',
+          'ioredis',
+          '@aws-sdk/client-bedrock-agentcore',
+          '@nestjs/common',
+        ]),
+      );
+      expect([...imported]).not.toContain('inversify');
       const undeclared = [...imported].filter((name) => !(name in pkg.dependencies) && !(name in pkg.peerDependencies));
       expect(undeclared).toEqual([]);
       const requiredPeers = Object.keys(pkg.peerDependencies).filter((name) => pkg.peerDependenciesMeta[name]?.optional !== true);

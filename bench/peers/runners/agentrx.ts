@@ -2,17 +2,13 @@
  * agentrx: one AgentRx instance per process (Local provider, streaming), no terminal consumer,
  * the JSON-lines consumer writing to a null stream (as in every earlier run) and a consumer that
  * keeps what each session delivered (its text deltas and tool results, read back after
- * `rx.run()`), `rx.run()` per session.
+ * `rx.run()`), `rx.run()` per session. agentrx is the built package (`import 'agentrx'`).
  */
 import 'reflect-metadata';
 import { Writable } from 'node:stream';
 import { IsInt, IsString } from 'class-validator';
-import { AgentRx } from '../../../src/agentrx.js';
-import { JsonlConsumer } from '../../../src/consumers/jsonl/jsonl.consumer.js';
-import { injectable } from '../../../src/core/util/inversify.js';
-import type { AgUiEvent } from '../../../src/core/events/agui-event.js';
-import type { ConsumerContext, EventConsumer } from '../../../src/core/plugin/event-consumer.js';
-import type { ToolHandler } from '../../../src/core/plugin/tool-handler.js';
+// The package as users get it (dist/, through package.json's exports: `npm run bench` builds it).
+import { AgentRx, JsonlConsumer, injectable, type AgUiEvent, type ConsumerContext, type EventConsumer, type ToolHandler } from 'agentrx';
 import { SYSTEM_PROMPT, USER_PROMPT } from '../shared.js';
 import { add, echo, type SessionOutcome, type Setup } from './types.js';
 
