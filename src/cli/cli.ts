@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import type { CliIo, CommandContext, RegisterCommand } from './cli-io.js';
+import { packageVersion } from './version.js';
 import { registerArtifactsCommand } from './commands/artifacts.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerEmulateCommand } from './commands/emulate.js';
@@ -58,7 +56,7 @@ export async function runCli(
   };
   const program = new Command('agentrx')
     .description('Run LLM agent sessions against any loop host; custom tools run locally.')
-    .version(version(), '-v, --version')
+    .version(packageVersion(), '-v, --version')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })
     .showHelpAfterError('(run agentrx --help for usage)');
@@ -76,17 +74,4 @@ export async function runCli(
     throw e;
   }
   return code;
-}
-
-/** The package's version (`agentrx --version`): the nearest package.json above this module (in src/, or in dist/ where the build bundled it). */
-function version(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'agentrx' && pkg.version !== undefined) return pkg.version;
-    } catch {
-      // not here: one folder up
-    }
-  }
-  return '0.0.0';
 }

@@ -56,7 +56,14 @@ function reach(entry: string): { files: Set<string>; packages: Set<string> } {
 }
 
 describe('what the agentrx CLI loads before a command runs', () => {
-  const { files, packages } = reach('cli/main.ts');
+  // The entry answers `--version` itself; it imports cli.ts (commander, the declarations) for the rest.
+  it('should reach no package from its entry (agentrx --version)', () => {
+    const entry = reach('cli/main.ts');
+    expect([...entry.packages]).toEqual([]);
+    expect([...entry.files].map((f) => relative(SRC, f)).sort()).toEqual(['cli/main.ts', 'cli/version.ts']);
+  });
+
+  const { files, packages } = reach('cli/cli.ts');
 
   it('should reach no package but commander', () => {
     expect([...packages]).toEqual(['commander']);
