@@ -8,6 +8,20 @@ const classValidatorPaths = ['class-validator', 'class-validator-jsonschema'].ma
 }));
 /** The same for rxjs's index (~220 modules): values from src/core/util/rxjs.ts, types from 'rxjs'. */
 const rxjsPath = { name: 'rxjs', message: "Import rxjs's values through src/core/util/rxjs.ts only (types may come from 'rxjs').", allowTypeImports: true };
+/** The sources' import rules: the packages above and inversify through their one module each; `patterns` more. */
+const srcImports = (patterns) => ({
+  ignores: ['src/core/util/inversify.ts', 'src/core/util/class-validator.ts', 'src/core/util/rxjs.ts'],
+  rules: {
+    'no-restricted-imports': 'off',
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      {
+        paths: [{ name: 'inversify', message: 'Import inversify through src/core/util/inversify.ts only.' }, ...classValidatorPaths, rxjsPath],
+        patterns: [...patterns, { group: ['rxjs/internal/*'] }],
+      },
+    ],
+  },
+});
 
 export default tseslint.config(
   { ignores: ['dist/**', '.build/**', 'node_modules/**', 'coverage/**', '.bench-build/**'] },
@@ -34,38 +48,14 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: [{ group: ['rxjs/internal/*'], message: 'Use the public rxjs entry points.' }] }],
     },
   },
-  {
-    files: ['src/**/*.ts'],
-    ignores: ['src/core/util/inversify.ts', 'src/core/util/class-validator.ts', 'src/core/util/rxjs.ts'],
-    rules: {
-      'no-restricted-imports': 'off',
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          paths: [{ name: 'inversify', message: 'Import inversify through src/core/util/inversify.ts only.' }, ...classValidatorPaths, rxjsPath],
-          patterns: [{ group: ['rxjs/internal/*'] }],
-        },
-      ],
-    },
-  },
+  { files: ['src/**/*.ts'], ...srcImports([]) },
   {
     files: ['src/core/**/*.ts'],
-    ignores: ['src/core/util/inversify.ts', 'src/core/util/class-validator.ts', 'src/core/util/rxjs.ts'],
-    rules: {
-      'no-restricted-imports': 'off',
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          paths: [{ name: 'inversify', message: 'Import inversify through src/core/util/inversify.ts only.' }, ...classValidatorPaths, rxjsPath],
-          patterns: [
-            {
-              group: ['**/plugins/**', '**/consumers/**', '**/cli/**', '**/nest/**', '**/testing/**', '**/distributed/**', '**/servers/**'],
-              message: 'core depends on nothing outside core.',
-            },
-            { group: ['rxjs/internal/*'] },
-          ],
-        },
-      ],
-    },
+    ...srcImports([
+      {
+        group: ['**/plugins/**', '**/consumers/**', '**/cli/**', '**/nest/**', '**/testing/**', '**/distributed/**', '**/servers/**'],
+        message: 'core depends on nothing outside core.',
+      },
+    ]),
   },
 );
