@@ -149,6 +149,45 @@ describe('the packed package', () => {
       ).toEqual([]);
     });
 
+    it("should take a host's classes and modules made with its own inversify (agentrx bundles its copy)", async () => {
+      // inversify is installed with agentrx (its types); the host decorates with that copy.
+      project.write(
+        'host-inversify.mjs',
+        [
+          "import 'reflect-metadata';",
+          "import { ContainerModule, inject, injectable } from 'inversify';",
+          "import { AgentRx } from 'agentrx';",
+          "const Greeting = Symbol.for('host.greeting');",
+          'class Greeter {',
+          '  constructor(greeting) { this.greeting = greeting; }',
+          "  name = 'greet';",
+          "  description = 'Greets someone.';",
+          "  inputSchema = { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] };",
+          '  handle(input) { return `${this.greeting}, ${input.who}`; }',
+          '}',
+          'injectable()(Greeter);',
+          'inject(Greeting)(Greeter, undefined, 0);',
+          'const rx = await AgentRx.create({',
+          "  config: { provider: 'local', consumers: { terminal: false }, providers: { local: { baseUrl: process.env.MODEL_URL, model: 'scripted' } } },",
+          "  modules: [new ContainerModule(({ bind }) => { bind(Greeting).toConstantValue('Hello'); })],",
+          '  tools: [Greeter],',
+          '});',
+          "const result = await rx.run({ prompt: 'greet Ada' });",
+          'console.log(result.text);',
+          'await rx.stop();',
+        ].join('\n'),
+      );
+      const model = await startOpenAiEmulator({ script: [{ toolCalls: [{ name: 'greet', arguments: { who: 'Ada' } }] }, { text: 'Done.' }] });
+      try {
+        const r = await project.node(['host-inversify.mjs'], { env: { MODEL_URL: model.baseUrl } });
+        expect(r.stderr).toBe('');
+        expect(r.stdout).toBe('Done.\n');
+        expect(JSON.stringify(model.requests[1]?.body)).toContain('Hello, Ada');
+      } finally {
+        await model.close();
+      }
+    });
+
     it('should refuse agentrx/nest without Nest in one line naming what to install', async () => {
       const r = await project.node([
         '--input-type=module',
