@@ -63,15 +63,17 @@ describeWithRedis('RedisSessionStore under faults', () => {
 
     describe('when the holder keeps running past leaseMs', () => {
       it('should keep the lease by renewing it', async () => {
-        const a = make(server.url, { leaseMs: 150 });
-        const b = make(server.url, { leaseMs: 150 });
+        // 1 s: the holder renews every third of it, so a pause of its loaded process (two CPU
+        // hogs and the other suites) up to ~600 ms still renews in time; at 150 ms one did not.
+        const a = make(server.url, { leaseMs: 1_000 });
+        const b = make(server.url, { leaseMs: 1_000 });
         const lease = await a.acquire('s');
         const start = Date.now();
         // Several lease periods: every attempt of the other store is refused all along.
         await eventually(async () => {
           await storeErrorOf(b.acquire('s'));
-          return Date.now() - start > 600 ? true : undefined;
-        }, 'four lease periods');
+          return Date.now() - start > 3_500 ? true : undefined;
+        }, 'three and a half lease periods');
         await lease.release();
         await expect(b.acquire('s')).resolves.toMatchObject({ epoch: 2 });
       });
