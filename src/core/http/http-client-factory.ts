@@ -70,7 +70,8 @@ export async function createClient(factory: HttpClientFactory, opts: HttpClientO
 /**
  * A client made at first use (`createClient` on the first `get()`; every `get()` resolves with
  * that instance): a provider holds one from its construction without loading axios until its
- * first request.
+ * first request. A failed attempt (a factory whose `ready()` or `create()` threw) is not kept:
+ * the next `get()` tries again.
  */
 export class LazyHttpClient {
   // ES private fields: `opts` carries secret headers, and inspecting an owner must not show them.
@@ -84,8 +85,13 @@ export class LazyHttpClient {
   }
 
   get(): Promise<AxiosInstance> {
-    this.#instance ??= createClient(this.#factory, this.#opts);
-    return this.#instance;
+    if (this.#instance) return this.#instance;
+    const attempt = createClient(this.#factory, this.#opts);
+    this.#instance = attempt;
+    attempt.catch(() => {
+      if (this.#instance === attempt) this.#instance = undefined;
+    });
+    return attempt;
   }
 }
 

@@ -44,4 +44,26 @@ describe('axios at first use', () => {
     const other = await createClient(factory, { baseURL });
     expect(other).not.toBe(client);
   });
+
+  it('should try again on the next get when the factory failed to get ready, and keep the instance once made', async () => {
+    const inner = new HttpClientFactoryImpl();
+    let readyCalls = 0;
+    const factory = {
+      ready: async (): Promise<void> => {
+        readyCalls += 1;
+        if (readyCalls === 1) throw new Error('proxy settings not loaded yet');
+        await inner.ready();
+      },
+      create: (opts: { baseURL: string }) => inner.create(opts),
+    };
+    const lazy = new LazyHttpClient(factory, { baseURL });
+
+    await expect(lazy.get()).rejects.toThrow('proxy settings not loaded yet');
+    const client = await lazy.get();
+    expect(readyCalls).toBe(2);
+    expect(await lazy.get()).toBe(client);
+    expect(readyCalls).toBe(2);
+    const status = await client.get('/x').catch((e: AxiosError) => e.response?.status);
+    expect(status).toBe(503);
+  });
 });
