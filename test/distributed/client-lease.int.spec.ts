@@ -15,11 +15,19 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 /**
- * Short enough for a quick test, long enough that the held handle's renewals (every third of it)
- * survive the full GCs this test runs in a loaded process: at 300 ms a GC pause let the held
- * session's lease lapse too, and the worker closed it.
+ * The held handle's lease must outlast the longest pause of this process, or the worker rightly
+ * takes a silent client for a dead one. The pauses here are the test's own: it forces full GCs
+ * until the dropped handle is collected, and a full GC of a large test process with two CPU hogs
+ * beside it took seconds (a fixed 300 ms, then 3 s lease lapsed that way under load). So the
+ * lease is derived from a full GC timed in this process before the queue is made: five times it
+ * (renewals every third of it survive a pause of over three GCs), and at least 3 s.
  */
-const LEASE_MS = 3_000;
+function leaseForThisProcess(): { leaseMs: number; gcMs: number } {
+  const t0 = performance.now();
+  gc();
+  const gcMs = Math.ceil(performance.now() - t0);
+  return { leaseMs: Math.max(3_000, 5 * gcMs), gcMs };
+}
 const closing = (id: string) => (line: string) => line.includes('no handle holds it any more') && line.includes(id);
 
 /** Calls its held value when a registered handle is collected (module-level: a collected registry calls nothing). */
@@ -41,15 +49,19 @@ async function submitAndDrop(queue: SessionQueue, prompt: string): Promise<{ id:
  * process takes long, and GC after GC would starve the event loop the handle's reader and lease
  * keeper need to let go of it.
  */
-async function collect(collected: Promise<void>, timeoutMs: number): Promise<void> {
+async function collect(collected: Promise<void>, timeoutMs: number): Promise<number> {
   let done = false;
+  let longestGcMs = 0;
   void collected.then(() => (done = true));
   const deadline = Date.now() + timeoutMs;
   while (!done) {
     if (Date.now() > deadline) throw new Error(`the dropped handle was not collected within ${timeoutMs} ms: something still holds it`);
+    const t0 = performance.now();
     gc();
+    longestGcMs = Math.max(longestGcMs, performance.now() - t0);
     await Promise.race([collected, new Promise((r) => setTimeout(r, 500))]);
   }
+  return Math.ceil(longestGcMs);
 }
 
 describeWithRedis('client leases of session handles', () => {
@@ -63,7 +75,8 @@ describeWithRedis('client leases of session handles', () => {
       world = await DistributedWorld.start([{ text: 'one' }, { text: 'two' }, { text: 'three' }]);
       // A worker whose idle time alone would keep the session for ten minutes.
       await world.worker([], { idleMs: 600_000 });
-      const queue = await world.queue({ clientLeaseMs: LEASE_MS });
+      const { leaseMs, gcMs } = leaseForThisProcess();
+      const queue = await world.queue({ clientLeaseMs: leaseMs });
 
       const held = await queue.submit({ prompt: 'keep me' });
       const firstHeld = await withDeadline(held.result, 30_000, 'the held session’s first result');
@@ -71,14 +84,18 @@ describeWithRedis('client leases of session handles', () => {
       expect([firstHeld.text, dropped.text].sort()).toEqual(['one', 'two']);
 
       // Collect the dropped handle; the worker sees its lease lapse and frees the slot.
-      await collect(dropped.collected, 40_000);
-      await until(() => world.logs.some(closing(dropped.id)), 30_000, 'the worker to close the collected handle’s session');
+      const longestGcMs = await collect(dropped.collected, 40_000);
+      await until(() => world.logs.some(closing(dropped.id)), 30_000 + 2 * leaseMs, 'the worker to close the collected handle’s session');
       // The submission ended for good: a new handle on it reads the end.
       const again = queue.open(dropped.id);
       await withDeadline(again.closed, 20_000, 'a new handle on the closed submission to read its end');
 
       // The held handle's session is still open: it answers another message.
-      expect(world.logs.some(closing(held.id))).toBe(false);
+      // A failure names the pauses: a lapse with a GC near the lease says the lease was too short.
+      const heldState = world.logs.some(closing(held.id))
+        ? `closed (lease ${leaseMs} ms; full GC ${gcMs} ms before the queue, longest while collecting ${longestGcMs} ms)`
+        : 'open';
+      expect(heldState).toBe('open');
       const next = new Promise<string>((resolve) => {
         const seen: string[] = [];
         held.results$.subscribe((r) => {
@@ -90,14 +107,14 @@ describeWithRedis('client leases of session handles', () => {
       expect(await withDeadline(next, 20_000, 'the held session’s answer to its next message')).toBe('three');
       await held.close();
       await withDeadline(held.closed, 20_000, 'the held session to close');
-    }, 240_000);
+    }, 300_000);
   });
 
   describe('when the handle is released after its result', () => {
     it('should drop its lease at once, so the worker closes the idle session after one lease', async () => {
       world = await DistributedWorld.start([{ text: 'done' }]);
       await world.worker([], { idleMs: 600_000 });
-      const queue = await world.queue({ clientLeaseMs: LEASE_MS });
+      const queue = await world.queue({ clientLeaseMs: 3_000 });
       const handle = await queue.submit({ prompt: 'hi' });
       expect((await handle.result).text).toBe('done');
       await handle.release();
