@@ -208,19 +208,21 @@ export {
 } from './plugins/mcp/index.js';
 export { TerminalConsumer } from './consumers/terminal/terminal.consumer.js';
 export { JsonlConsumer } from './consumers/jsonl/jsonl.consumer.js';
-export {
-  aguiHttpModule,
-  createAgUiHandler,
-  startAgUiServer,
-  type AgUiHandlerOptions,
-  type AgUiHttpHandler,
-  type AgUiHttpOptions,
-  type AgUiHttpOptionsInput,
-  type AgUiPage,
-  type AgUiRunRequest,
-  type AgUiServer,
-  type AgUiServerOptions,
-  type AgUiSessionHost,
+// From their own files, not the folder's index: what the index re-exports besides them would load
+// the endpoint's code (routing, threads, page), which loads at the first handler made.
+export { aguiHttpModule } from './servers/agui-http/agui-http.module.js';
+export { createAgUiHandler } from './servers/agui-http/agui-http.handler.js';
+export { startAgUiServer } from './servers/agui-http/agui-http.server.js';
+export type {
+  AgUiHandlerOptions,
+  AgUiHttpHandler,
+  AgUiHttpOptions,
+  AgUiHttpOptionsInput,
+  AgUiPage,
+  AgUiRunRequest,
+  AgUiServer,
+  AgUiServerOptions,
+  AgUiSessionHost,
 } from './servers/agui-http/index.js';
 export { OtelConsumer, type OtelStopContext } from './consumers/otel/otel.consumer.js';
 export type { OtelConsumerOptions, OtelConfig } from './consumers/otel/otel.config.js';

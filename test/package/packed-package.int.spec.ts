@@ -103,7 +103,7 @@ describe('the packed package', () => {
       expect(Number(r.stdout.trim())).toBeGreaterThan(0);
     });
 
-    it('should load no axios, and neither the index of class-validator nor of rxjs, for import + AgentRx.create (Local)', async () => {
+    it('should load no axios, no AG-UI encoder, and neither the index of class-validator nor of rxjs, for import + AgentRx.create (Local)', async () => {
       // A module hook reports the ES modules loaded; the CommonJS ones are in the require cache.
       project.write(
         'load-hook.mjs',
@@ -142,7 +142,7 @@ describe('the packed package', () => {
       expect(
         loaded.filter(
           (u) =>
-            /^(axios|form-data|proxy-from-env)\//.test(u) ||
+            /^(axios|form-data|proxy-from-env|@ag-ui\/core)\//.test(u) ||
             /^(class-validator\/cjs|rxjs\/dist\/cjs)\/index\.js$/.test(u) ||
             u.startsWith('libphonenumber-js/'),
         ),

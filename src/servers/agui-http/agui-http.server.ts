@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAgUiHandler, type AgUiHandlerOptions, type AgUiHttpHandler } from './agui-http.handler.js';
+import { createAgUiHandler, loadAgUiEndpoint, type AgUiHandlerOptions, type AgUiHttpHandler } from './agui-http.handler.js';
 
 /** Options of {@link startAgUiServer}: the handler's options; `port` and `host` say where to listen. */
 export type AgUiServerOptions = AgUiHandlerOptions;
@@ -27,6 +27,8 @@ export interface AgUiServer {
  * the listen error (e.g. EADDRINUSE).
  */
 export async function startAgUiServer(options: AgUiServerOptions): Promise<AgUiServer> {
+  // The endpoint's code is in place before the port opens: the first request does not wait for it.
+  await loadAgUiEndpoint();
   const handler = createAgUiHandler(options);
   const { host, port } = handler.options;
   const server = createServer(handler);
