@@ -10,7 +10,7 @@
 import 'reflect-metadata';
 import { AgentRx, type AgUiEvent, type EventConsumer } from 'agentrx';
 import { ScriptedProvider, ev, type ScriptedTurn } from 'agentrx/testing';
-import { EchoTool } from './runners/agentrx.js';
+import { EchoTool } from './runners/agentrx-dto-tools.js';
 import { memAfterGc } from './shared.js';
 
 const [turnsArg, perTurnArg, padArg] = process.argv.slice(2);

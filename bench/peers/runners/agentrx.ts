@@ -1,46 +1,16 @@
 /**
- * agentrx: one AgentRx instance per process (Local provider, streaming), no terminal consumer,
+ * agentrx: one AgentRx instance per process (Local provider, streaming, the tools as class-validator
+ * DTO classes: agentrx-dto-tools.ts), no terminal consumer,
  * the JSON-lines consumer writing to a null stream (as in every earlier run) and a consumer that
  * keeps what each session delivered (its text deltas and tool results, read back after
  * `rx.run()`), `rx.run()` per session. agentrx is the built package (`import 'agentrx'`).
  */
 import 'reflect-metadata';
 import { Writable } from 'node:stream';
-import { IsInt, IsString } from 'class-validator';
 // The package as users get it (dist/, through package.json's exports: `npm run bench` builds it).
-import { AgentRx, JsonlConsumer, injectable, type AgUiEvent, type ConsumerContext, type EventConsumer, type ToolHandler } from 'agentrx';
+import { AgentRx, JsonlConsumer, type AgentRxCreateOptions, type AgUiEvent, type ConsumerContext, type EventConsumer } from 'agentrx';
 import { SYSTEM_PROMPT, USER_PROMPT } from '../shared.js';
-import { add, echo, type SessionOutcome, type Setup } from './types.js';
-
-export class EchoInput {
-  @IsString()
-  text!: string;
-}
-/** The `echo` tool of the conversation (also the memory bench's tool). */
-@injectable()
-export class EchoTool implements ToolHandler<EchoInput> {
-  readonly name = 'echo';
-  readonly description = 'Echoes text back in upper case.';
-  readonly inputType = EchoInput;
-  handle(input: EchoInput): string {
-    return echo(input.text);
-  }
-}
-class AddInput {
-  @IsInt()
-  a!: number;
-  @IsInt()
-  b!: number;
-}
-@injectable()
-class AddTool implements ToolHandler<AddInput> {
-  readonly name = 'add';
-  readonly description = 'Adds two integers.';
-  readonly inputType = AddInput;
-  handle(input: AddInput): { sum: number } {
-    return add(input.a, input.b);
-  }
-}
+import type { SessionOutcome, Setup } from './types.js';
 
 /**
  * What each session delivered to consumers, by thread: the text of its last text message
@@ -85,26 +55,24 @@ export function nullStream(): Writable {
   });
 }
 
-/** The same tools declared idempotent (both are pure): a store need not sync their start. */
-@injectable()
-class IdempotentEchoTool extends EchoTool {
-  readonly idempotent = true;
-}
-@injectable()
-class IdempotentAddTool extends AddTool {
-  readonly idempotent = true;
-}
-
 /** A `store` section for the bench's instance (the file store's folder, the memory store's bounds…). */
 export type BenchStore = { readonly type: string } & Readonly<Record<string, unknown>>;
 
-/** The bench's AgentRx instance (Local provider, the two tools, the JSON-lines consumer to a null stream, the delivered-outcome consumer). */
+/** The tools of a bench instance: `AgentRx.create`'s `tools`. */
+export type BenchTools = NonNullable<AgentRxCreateOptions['tools']>;
+
+/**
+ * The bench's AgentRx instance (Local provider, the two tools, the JSON-lines consumer to a null
+ * stream, the delivered-outcome consumer). The tools are the DTO classes unless `opts.tools` gives
+ * others; the DTO module (and with it the user's `import 'class-validator'`) loads only then.
+ */
 export async function createBenchAgentRx(
   baseUrl: string,
   store?: BenchStore,
-  opts: { idempotent?: boolean } = {},
+  opts: { idempotent?: boolean; tools?: BenchTools } = {},
 ): Promise<{ rx: AgentRx; delivered: DeliveredConsumer }> {
   const delivered = new DeliveredConsumer();
+  const tools = opts.tools ?? (await import('./agentrx-dto-tools.js')).dtoTools(opts.idempotent ?? false);
   const rx = await AgentRx.create({
     config: {
       provider: 'local',
@@ -114,7 +82,7 @@ export async function createBenchAgentRx(
       agent: { systemPrompt: SYSTEM_PROMPT },
       providers: { local: { baseUrl, model: 'scripted' } },
     },
-    tools: opts.idempotent ? [IdempotentEchoTool, IdempotentAddTool] : [EchoTool, AddTool],
+    tools,
     consumers: [new JsonlConsumer(nullStream()), delivered],
   });
   return { rx, delivered };
@@ -127,7 +95,11 @@ export async function runBenchSession(bench: { rx: AgentRx; delivered: Delivered
 }
 
 /** agentrx with a store config (default: the library's memory store); `idempotent`: the tools say so. */
-export async function setupWith(baseUrl: string, store?: BenchStore, opts: { idempotent?: boolean } = {}): Promise<() => Promise<SessionOutcome>> {
+export async function setupWith(
+  baseUrl: string,
+  store?: BenchStore,
+  opts: { idempotent?: boolean; tools?: BenchTools } = {},
+): Promise<() => Promise<SessionOutcome>> {
   const bench = await createBenchAgentRx(baseUrl, store, opts);
   return () => runBenchSession(bench);
 }
