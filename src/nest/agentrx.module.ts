@@ -11,7 +11,7 @@ import {
 } from '@nestjs/common';
 import { AgentRx, type AgentRxCreateOptions } from '../agentrx.js';
 import { AgUiHttpOptions, type AgUiHttpOptionsInput } from '../servers/agui-http/agui-http.config.js';
-import { createAgUiHandler, type AgUiHttpHandler } from '../servers/agui-http/agui-http.handler.js';
+import { createAgUiHandler, loadAgUiEndpoint, type AgUiHttpHandler } from '../servers/agui-http/agui-http.handler.js';
 import { ContainerModule, type Newable } from '../core/util/inversify.js';
 import { ToolHandler } from '../core/plugin/tool-handler.js';
 import { AGENTRX_AGUI_HANDLER, createAgUiController, type AgUiMount } from './agentrx.controller.js';
@@ -155,7 +155,11 @@ export class AgentRxModule implements BeforeApplicationShutdown, OnApplicationSh
     if (mount) {
       providers.push({
         provide: AGENTRX_AGUI_HANDLER,
-        useFactory: (rx: AgentRx, opts: AgentRxModuleOptions) => createAgUiHandler({ ...handlerOptions(rx, opts.agui, mount), rx }),
+        // The endpoint's code is in place before the app listens (as startAgUiServer does).
+        useFactory: async (rx: AgentRx, opts: AgentRxModuleOptions) => {
+          await loadAgUiEndpoint();
+          return createAgUiHandler({ ...handlerOptions(rx, opts.agui, mount), rx });
+        },
         inject: [AGENTRX, AGENTRX_MODULE_OPTIONS],
       });
       exported.push(AGENTRX_AGUI_HANDLER);
