@@ -85,6 +85,8 @@ export class AgentRx {
   private stopped = false;
   /** The store's retention schedule (`store.retention`), stopped with the instance. */
   private retention: { stop(): void } | undefined;
+  /** The queue link, once `submit` or `remote` used it: closed before the store at `stop()`. */
+  private remoteUsed: (RemoteSessions & { close?(): Promise<void> }) | undefined;
 
   private constructor(
     readonly container: Container,
@@ -271,7 +273,8 @@ export class AgentRx {
         "submit() needs the distributed module (a default module: leave defaults on, or pass distributedModule in modules), runtime: { mode: 'distributed' } and store: { type: 'redis', url }",
       );
     }
-    return this.container.get<RemoteSessions>(RemoteSessionsToken);
+    this.remoteUsed ??= this.container.get<RemoteSessions & { close?(): Promise<void> }>(RemoteSessionsToken);
+    return this.remoteUsed;
   }
 
   /** Cancels every running session, as a shutdown: their `results$` complete, their `result` rejects with `cancelled`. */
@@ -291,7 +294,11 @@ export class AgentRx {
     await this.provisions.teardown((id) => this.providers.get(id), signal);
   }
 
-  /** Cancels running sessions, waits for them to close, then stops the kernel. Idempotent. */
+  /**
+   * Cancels running sessions, waits for them to close, ends the log reads of the handles `submit`
+   * and `remote` gave (their `events$`/`agui$` complete; the sessions go on in their workers), then
+   * stops the kernel. Idempotent.
+   */
   async stop(): Promise<void> {
     if (!this.stopped) {
       this.stopped = true;
@@ -300,6 +307,9 @@ export class AgentRx {
       await Promise.all(closing);
     }
     this.retention?.stop();
+    // The handles' log reads end before the store closes under them (a read the closed store
+    // refused would fail their events$/agui$ subscribers).
+    await this.remoteUsed?.close?.();
     await this.kernel.stop();
     this.consumerErrors.complete();
   }

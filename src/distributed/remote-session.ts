@@ -25,6 +25,12 @@ export interface RemoteSessionDeps {
   send(key: string, message: InputMessage): Promise<string>;
   /** The submission's holder leases, with their length (ms): a handle renews its own while it is reachable. */
   readonly leases?: { readonly holders: HolderLeases; readonly ms: number };
+  /**
+   * Resolves when the queue the handle came from closes (`rx.stop()`, `SessionQueue.close()`):
+   * its log reads complete then, and a read the closed store refuses completes too instead of
+   * failing (the session goes on in its worker; another handle may read on).
+   */
+  readonly stopped?: Promise<void>;
 }
 
 /**
@@ -293,6 +299,8 @@ export class RemoteSession implements LiveSession {
           const finishIfDone = (): void => {
             if (end !== undefined && last >= end) subscriber.complete();
           };
+          // The queue closed: the read ends here (a refusal of the closed store is that end too).
+          let stopped = false;
           const source = new Subscription();
           source.add(
             this.deps.store.tail(sessionId, after).subscribe({
@@ -301,9 +309,13 @@ export class RemoteSession implements LiveSession {
                 subscriber.next(env);
                 finishIfDone();
               },
-              error: (e: unknown) => subscriber.error(e),
+              error: (e: unknown) => (stopped ? subscriber.complete() : subscriber.error(e)),
             }),
           );
+          void this.deps.stopped?.then(() => {
+            stopped = true;
+            subscriber.complete();
+          });
           void this.ending.then((e) => {
             end = e?.lastSeq;
             finishIfDone();

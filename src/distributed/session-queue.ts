@@ -51,6 +51,9 @@ export class SessionQueue {
   private readonly keys: DistributedKeys;
   private readonly followers = new Set<StreamFollower>();
   private closed = false;
+  /** Resolves when `close` begins: the handles' log reads end then. */
+  private markStopped!: () => void;
+  private readonly stopped = new Promise<void>((resolve) => (this.markStopped = resolve));
 
   private constructor(
     private readonly url: string,
@@ -120,6 +123,7 @@ export class SessionQueue {
           };
         },
         send: (key, message) => this.send(key, message),
+        stopped: this.stopped,
         leases: {
           ms: this.clientLeaseMs,
           holders: {
@@ -146,6 +150,7 @@ export class SessionQueue {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.markStopped();
     await Promise.all([...this.followers].map((f) => f.stop()));
     this.followers.clear();
     await this.queue.close().catch(() => undefined);

@@ -47,6 +47,39 @@ describeWithRedis('AgentRx.submit (runtime.mode distributed)', () => {
     }, 30_000);
   });
 
+  describe('when the instance stops while a handle still reads the log of a live session', () => {
+    it('should complete the handle’s events$ and agui$ (not fail them because the store closed), the session going on', async () => {
+      world = await DistributedWorld.start([{ text: 'first' }, { text: 'second' }]);
+      await world.worker([]);
+      const config = {
+        logLevel: 'silent' as const,
+        consumers: { terminal: false },
+        store: { type: 'redis', url: world.redis.url },
+        runtime: { mode: 'distributed' as const, queueName: world.queueName },
+      };
+      client = await AgentRx.create({ config });
+      const handle = await client.submit({ prompt: 'hi' });
+      const ends: string[] = [];
+      // The README's sample subscribes with next only: an error here would crash its process.
+      handle.agui$.subscribe({ complete: () => ends.push('agui$ complete'), error: (e: unknown) => ends.push(`agui$ error: ${String(e)}`) });
+      handle.events$.subscribe({ complete: () => ends.push('events$ complete'), error: (e: unknown) => ends.push(`events$ error: ${String(e)}`) });
+      expect((await handle.result).text).toBe('first');
+
+      await client.stop();
+      client = undefined;
+      expect(ends.sort()).toEqual(['agui$ complete', 'events$ complete']);
+
+      // The session lives on in its worker: another instance's handle reads on and talks to it.
+      client = await AgentRx.create({ config });
+      const again = await client.remote(handle.id);
+      const second = new Promise<string>((resolve) => again.results$.subscribe((r) => r.text === 'second' && resolve(r.text)));
+      await again.message('more');
+      expect(await second).toBe('second');
+      await again.close();
+      await again.closed;
+    }, 30_000);
+  });
+
   describe('when the instance is embedded', () => {
     it('should refuse submit with invalid_config saying what to set', async () => {
       client = await AgentRx.create({ config: { logLevel: 'silent', consumers: { terminal: false } } });
