@@ -10,7 +10,7 @@ import { retentionFromConfig, startRetention } from './core/store/retention.js';
 import { AgentRxConfigToken, ConfigSections } from './core/config/config-tokens.js';
 import type { AgentRxConfig } from './core/config/agentrx.config.js';
 import type { RemoteSession } from './distributed/remote-session.js';
-import { RemoteSessionsToken } from './distributed/distributed.module.js';
+import { remoteSessionsOf } from './distributed/distributed.module.js';
 import type { RemoteSessions } from './distributed/distributed-placement.js';
 import type { SubmitOptions } from './distributed/submit-options.js';
 import type { ConfigSection } from './core/config/config-section.js';
@@ -85,7 +85,7 @@ export class AgentRx {
   private stopped = false;
   /** The store's retention schedule (`store.retention`), stopped with the instance. */
   private retention: { stop(): void } | undefined;
-  /** The queue link, once `submit` or `remote` used it: closed before the store at `stop()`. */
+  /** The queue link, once `submit` or `remote` used it. */
   private remoteUsed: (RemoteSessions & { close?(): Promise<void> }) | undefined;
 
   private constructor(
@@ -265,16 +265,9 @@ export class AgentRx {
     return this.container.get<SessionPlacement>(SessionPlacementToken);
   }
 
-  /** The queue link of the distributed module (`runtime.mode: 'distributed'`; it refuses otherwise). */
+  /** The queue link (`remoteSessionsOf`), kept to be closed before the store at `stop()`. */
   private remoteSessions(): RemoteSessions {
-    if (!this.container.isBound(RemoteSessionsToken)) {
-      throw new AgentRxError(
-        'invalid_config',
-        "submit() needs the distributed module (a default module: leave defaults on, or pass distributedModule in modules), runtime: { mode: 'distributed' } and store: { type: 'redis', url }",
-      );
-    }
-    this.remoteUsed ??= this.container.get<RemoteSessions & { close?(): Promise<void> }>(RemoteSessionsToken);
-    return this.remoteUsed;
+    return (this.remoteUsed ??= remoteSessionsOf(this.container));
   }
 
   /** Cancels every running session, as a shutdown: their `results$` complete, their `result` rejects with `cancelled`. */
@@ -307,8 +300,7 @@ export class AgentRx {
       await Promise.all(closing);
     }
     this.retention?.stop();
-    // The handles' log reads end before the store closes under them (a read the closed store
-    // refused would fail their events$/agui$ subscribers).
+    // The handles' log reads end before the store closes under them.
     await this.remoteUsed?.close?.();
     await this.kernel.stop();
     this.consumerErrors.complete();

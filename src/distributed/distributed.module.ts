@@ -4,7 +4,7 @@ import { AgentRxError } from '../core/errors.js';
 import { SessionFactoryToken, SessionPlacementToken, type SessionFactory, type SessionPlacement } from '../core/plugin/session-placement.js';
 import { InProcessPlacement } from '../core/session/in-process-placement.js';
 import { SessionStore } from '../core/store/session-store.js';
-import { ContainerModule } from '../core/util/inversify.js';
+import { ContainerModule, type Container } from '../core/util/inversify.js';
 import { DistributedPlacement, type RemoteSessions } from './distributed-placement.js';
 import { QueueLink } from './queue-link.js';
 import { redisStoreConfigOf } from './redis-store/redis-store.config.js';
@@ -38,6 +38,20 @@ function notDistributed(): AgentRxError {
  * otherwise sessions stay in this process (the in-process placement). Workers run sessions from
  * the factory they are given (`startWorker`).
  */
+/**
+ * The queue link of `container` (`runtime.mode: 'distributed'`; the link refuses otherwise);
+ * `invalid_config` when the distributed module is not loaded.
+ */
+export function remoteSessionsOf(container: Container): RemoteSessions & { close?(): Promise<void> } {
+  if (!container.isBound(RemoteSessionsToken)) {
+    throw new AgentRxError(
+      'invalid_config',
+      "submit() needs the distributed module (a default module: leave defaults on, or pass distributedModule in modules), runtime: { mode: 'distributed' } and store: { type: 'redis', url }",
+    );
+  }
+  return container.get<RemoteSessions & { close?(): Promise<void> }>(RemoteSessionsToken);
+}
+
 export const distributedModule = new ContainerModule((options) => {
   options.bind<StoreRegistration>(StoreRegistration).toConstantValue(redisStoreModule.registration);
   options.bind(ConfigSections).toConstantValue(runtimeConfigSection);
