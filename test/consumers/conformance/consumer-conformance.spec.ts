@@ -194,7 +194,13 @@ describe.each(Object.keys(subjects))('consumer conformance: %s', (name) => {
       const errors$ = new Subject<ConsumerError>();
       errors$.subscribe((e) => errors.push(e));
       const source = new Subject<SessionEvent>();
-      const hub = new ConsumerHub([new ThrowingConsumer(), wrapped, slow, witness], { handlerTimeoutMs: 1000, queueLimit: 1000, stopTimeoutMs: 1000 }, errors$);
+      // Bounds far above the work (no consumer here hangs): the slow one's macrotask per event took
+      // over a second in all on a loaded machine (two CPU hogs), and its drain was cut at 1 s.
+      const hub = new ConsumerHub(
+        [new ThrowingConsumer(), wrapped, slow, witness],
+        { handlerTimeoutMs: 30_000, queueLimit: 1000, stopTimeoutMs: 30_000 },
+        errors$,
+      );
       const attachment = hub.attach(source.pipe(withAgUi()), () => 's');
       for (const env of envelopes(fixture.events)) source.next(env);
       source.complete();
