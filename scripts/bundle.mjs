@@ -7,6 +7,11 @@
 //   Shared code goes to dist/chunks/ (code splitting), so every entry sees one copy of each class,
 //   token and registry; each dynamic import() (a CLI command, an optional capability) is its own
 //   chunk and loads when it runs.
+// - Then fewer files: esbuild cuts the shared code into one chunk per set of entries that use it
+//   (49 files at `import('agentrx')`), and Node's loader pays per file. Rollup merges the chunks
+//   the index loads at import into one `core` chunk, and those the CLI's bin loads into `cli-core`
+//   (which `core` then imports, so `agentrx --version` stays small); what loads later keeps its
+//   chunks. Source maps are chained through both steps to the TypeScript sources.
 // - Bundled packages: inversify and @inversifyjs/* only (hundreds of small modules; inversify 8
 //   keeps its state in reflect metadata under string keys and Symbol.for, so a user's own
 //   `inversify` import interoperates). Every other package stays an import: hosts' `instanceof`
@@ -14,9 +19,10 @@
 // - Skipped when neither the inputs nor the entries in dist/ changed since the last bundle (jest
 //   workers build at once).
 import { build } from 'esbuild';
+import { rollup } from 'rollup';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -64,11 +70,14 @@ const inputs = files(IN).filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))
 const stamp = stampOf(inputs);
 if (existsSync(STAMP) && readFileSync(STAMP, 'utf8') === `${stamp}\n${outputsOf()}`) process.exit(0);
 
+const split = join(ROOT, `.build/split-${process.pid}`);
 const staging = join(ROOT, `.build/bundle-${process.pid}`);
+rmSync(split, { recursive: true, force: true });
 rmSync(staging, { recursive: true, force: true });
 const result = await build({
+  absWorkingDir: ROOT,
   entryPoints: Object.fromEntries(ENTRIES.map((e) => [e, join(IN, `${e}.js`)])),
-  outdir: staging,
+  outdir: split,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -91,6 +100,7 @@ const result = await build({
     },
   ],
 });
+await merge();
 for (const f of inputs.filter((f) => f.endsWith('.d.ts'))) {
   const to = join(staging, relative(IN, f));
   mkdirSync(dirname(to), { recursive: true });
@@ -105,9 +115,74 @@ for (const rel of written) {
   renameSync(join(staging, rel), join(OUT, rel));
 }
 rmSync(staging, { recursive: true, force: true });
+rmSync(split, { recursive: true, force: true });
 if (existsSync(OUT)) {
   for (const f of files(OUT)) if (!written.has(relative(OUT, f)) && f !== STAMP) rmSync(f);
 }
 writeFileSync(STAMP, `${stamp}\n${outputsOf()}`);
-const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
-console.log(`bundled ${ENTRIES.length} entries into dist/ (${Object.keys(result.metafile.outputs).length} files, ${(bytes / 1024).toFixed(0)} KiB with maps)`);
+const bytes = [...written].reduce((n, rel) => n + statSync(join(OUT, rel)).size, 0);
+console.log(`bundled ${ENTRIES.length} entries into dist/ (${written.size} files, ${(bytes / 1024).toFixed(0)} KiB with maps and declarations)`);
+
+/** The esbuild outputs (relative to ROOT) `roots` load by static imports, and the targets of their dynamic imports. */
+function closureOf(roots) {
+  const seen = new Set();
+  const dynamic = new Set();
+  const visit = (out) => {
+    if (seen.has(out)) return;
+    seen.add(out);
+    for (const i of result.metafile.outputs[out]?.imports ?? []) {
+      if (i.external) continue;
+      if (i.kind === 'import-statement') visit(i.path);
+      else if (i.kind === 'dynamic-import') dynamic.add(i.path);
+    }
+  };
+  for (const r of roots) visit(r);
+  return { files: new Set([...seen].map((out) => join(ROOT, out))), dynamic: [...dynamic] };
+}
+
+/**
+ * esbuild's output (`split`) into `staging`, maps chained. Merged: the chunks the CLI's bin loads
+ * (`cli-core`); those its commands' declarations and `--help` load, with what `import('agentrx')`
+ * shares with them (`cli-shared`); the rest of what `import('agentrx')` loads (`core`).
+ */
+async function merge() {
+  const entryOut = (e) => relative(ROOT, join(split, `${e}.js`));
+  const bin = closureOf([entryOut('cli/main')]);
+  const commands = closureOf(bin.dynamic).files;
+  const index = closureOf([entryOut('index')]).files;
+  const chunkOf = (id) => {
+    if (!id.startsWith(join(split, 'chunks'))) return undefined;
+    if (bin.files.has(id)) return 'cli-core';
+    if (!index.has(id)) return undefined;
+    return commands.has(id) ? 'cli-shared' : 'core';
+  };
+  const bundle = await rollup({
+    input: Object.fromEntries(ENTRIES.map((e) => [e, join(split, `${e}.js`)])),
+    external: (id) => !id.startsWith('.') && !id.startsWith('/'),
+    preserveEntrySignatures: 'strict',
+    treeshake: false,
+    onwarn(w, warn) {
+      if (w.code !== 'CIRCULAR_DEPENDENCY') warn(w);
+    },
+    plugins: [
+      {
+        name: 'esbuild-source-maps',
+        load(id) {
+          const code = readFileSync(id, 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
+          return { code, map: existsSync(`${id}.map`) ? readFileSync(`${id}.map`, 'utf8') : null };
+        },
+      },
+    ],
+  });
+  await bundle.write({
+    dir: staging,
+    format: 'es',
+    entryFileNames: '[name].js',
+    chunkFileNames: 'chunks/[name]-[hash].js',
+    manualChunks: chunkOf,
+    sourcemap: true,
+    // Paths as seen from the map's place in dist/, not in the staging folder.
+    sourcemapPathTransform: (rel, mapPath) => relative(dirname(join(OUT, relative(staging, mapPath))), resolve(dirname(mapPath), rel)),
+  });
+  await bundle.close();
+}
