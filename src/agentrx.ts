@@ -32,7 +32,7 @@ import { resolveSessionOptions, type SessionOptions } from './core/session/sessi
 import { SessionStore } from './core/store/session-store.js';
 import { StoreRegistration } from './core/store/store-registration.js';
 import { SessionPlacementToken, type SessionPlacement } from './core/plugin/session-placement.js';
-import { bindSessionFactory, defaultsOf, hostModule, knownProviderIds } from './core/di/host-module.js';
+import { bindSection, bindSessionFactory, hostModule, knownProviderIds } from './core/di/host-module.js';
 import { ToolDispatcher } from './core/tools/tool-dispatcher.js';
 import type { ToolRegistryImpl } from './core/tools/tool-registry.js';
 import { declarationOf } from './core/tools/tool-schema.js';
@@ -132,11 +132,7 @@ export class AgentRx {
     // Placements and workers start sessions of this process through the instance, built below.
     const built: { rx?: AgentRx } = {};
     bindSessionFactory(container, () => built.rx);
-    for (const section of sections) {
-      // A section that was neither given nor required still gets its defaults when they are valid.
-      const value = loaded.sections.get(section.key) ?? defaultsOf(section);
-      if (value !== undefined && !container.isBound(section.token)) container.bind(section.token).toConstantValue(value);
-    }
+    for (const section of sections) if (!container.isBound(section.token)) bindSection(container, section, loaded.sections.get(section.key));
     const logger = container.get<Logger>(Logger);
     const tools = container.get<ToolRegistryImpl>(ToolRegistry);
     for (const tool of tools.all) if (tool.inputType) checkDecoratorMetadata(tool.inputType, `tool '${tool.name}'`);

@@ -19,8 +19,28 @@ export interface HostParts {
   readonly providers?: readonly (Newable<AgentProvider> | AgentProvider)[];
 }
 
+/**
+ * Binds a section's validated instance under its token; a section that was neither given nor
+ * required gets its defaults when they are valid, and stays unbound otherwise (an `@optional()`
+ * injection sees undefined). The defaults are built and validated when the token is first
+ * resolved or checked, not at `create`: most sections of an instance are never read.
+ */
+export function bindSection(container: Container, section: ConfigSection, given: object | undefined): void {
+  if (given !== undefined) {
+    container.bind(section.token).toConstantValue(given);
+    return;
+  }
+  let defaults: { value: object | undefined } | undefined;
+  const valid = (): object | undefined => (defaults ??= { value: defaultsOf(section) }).value;
+  container
+    .bind(section.token)
+    .toDynamicValue(() => valid())
+    .inSingletonScope()
+    .when(() => valid() !== undefined);
+}
+
 /** A section's default instance, or undefined when its defaults alone are not valid. */
-export function defaultsOf(section: ConfigSection): object | undefined {
+function defaultsOf(section: ConfigSection): object | undefined {
   const value = plainToInstance(section.options, {}, { exposeDefaultValues: true });
   return validateSync(value, { forbidUnknownValues: false }).length === 0 ? value : undefined;
 }
