@@ -156,7 +156,8 @@ export function createAgUiHandler(options: AgUiHandlerOptions): AgUiHttpHandler 
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => {
     if (endpoint) return endpoint.handle(req, res, next);
     ready.then(
-      (e) => e.handle(req, res, next),
+      // A client that left while the code loaded is not answered (its `close` has been and gone).
+      (e) => (req.destroyed || res.destroyed ? undefined : e.handle(req, res, next)),
       (e: unknown) => {
         if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', message: `the AG-UI endpoint failed to load: ${String(e)}` });
       },
