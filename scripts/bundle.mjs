@@ -9,9 +9,10 @@
 //   chunk and loads when it runs.
 // - Then fewer files: esbuild cuts the shared code into one chunk per set of entries that use it
 //   (49 files at `import('agentrx')`), and Node's loader pays per file. Rollup merges the chunks
-//   the index loads at import into one `core` chunk, and those the CLI's bin loads into `cli-core`
-//   (which `core` then imports, so `agentrx --version` stays small); what loads later keeps its
-//   chunks. Source maps are chained through both steps to the TypeScript sources.
+//   the index loads at import into one `core` chunk, those the CLI's bin loads into `cli-core` and
+//   those its `--help` adds into `cli-shared` (which `core` then imports, so `agentrx --version`
+//   and `--help` stay small); what loads later keeps its chunks. Source maps are chained through
+//   both steps to the TypeScript sources.
 // - Bundled packages: inversify and @inversifyjs/* only (hundreds of small modules; inversify 8
 //   keeps its state in reflect metadata under string keys and Symbol.for, so a user's own
 //   `inversify` import interoperates). Every other package stays an import: hosts' `instanceof`
