@@ -16,7 +16,9 @@
 // - Bundled packages: inversify and @inversifyjs/* only (hundreds of small modules; inversify 8
 //   keeps its state in reflect metadata under string keys and Symbol.for, so a user's own
 //   `inversify` import interoperates). Every other package stays an import: hosts' `instanceof`
-//   checks (AxiosError, rxjs) and single copies (reflect-metadata, class-validator) hold.
+//   checks (AxiosError, rxjs) and single copies (reflect-metadata, class-validator) hold. Their
+//   own `import 'reflect-metadata/lite'` is pointed at src/core/util/reflect-metadata.ts, which
+//   loads it by require as the sources do (no ES import of a CommonJS package at import time).
 // - Skipped when neither the inputs nor the entries in dist/ changed since the last bundle (jest
 //   workers build at once).
 import { build } from 'esbuild';
@@ -42,6 +44,7 @@ const ENTRIES = [
   'core/store/file/journal-io',
 ];
 const BUNDLED = /^(inversify|@inversifyjs\/)/;
+const REFLECT = join(IN, 'core/util/reflect-metadata.js');
 
 function files(dir) {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -96,6 +99,8 @@ const result = await build({
     {
       name: 'packages-external-but-inversify',
       setup(b) {
+        // inversify's `import 'reflect-metadata/lite'` goes to the module that loads it by require.
+        b.onResolve({ filter: /^reflect-metadata(\/lite)?$/ }, () => ({ path: REFLECT }));
         b.onResolve({ filter: /^[^./]/ }, (args) => (BUNDLED.test(args.path) ? undefined : { path: args.path, external: true }));
       },
     },

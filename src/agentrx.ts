@@ -1,4 +1,4 @@
-import 'reflect-metadata';
+import './core/util/reflect-metadata.js';
 import { Subject, type Observable } from './core/util/rxjs.js';
 import { ConsumerHub, type ConsumerError } from './core/session/consumer-hub.js';
 import { ConsumerErrors, ConsumerRegistry, ToolRegistry, coreModule } from './core/di/core-module.js';

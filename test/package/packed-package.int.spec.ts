@@ -103,7 +103,7 @@ describe('the packed package', () => {
       expect(Number(r.stdout.trim())).toBeGreaterThan(0);
     });
 
-    it('should load no axios, no AG-UI encoder, and neither the index of class-validator nor of rxjs, for import + AgentRx.create (Local)', async () => {
+    it('should load no axios, no AG-UI encoder, no JSON Patch, neither the index of class-validator nor of rxjs, and no CommonJS module through the ES loader, for import + AgentRx.create (Local)', async () => {
       // A module hook reports the ES modules loaded; the CommonJS ones are in the require cache.
       project.write(
         'load-hook.mjs',
@@ -121,7 +121,7 @@ describe('the packed package', () => {
           'const seen = new Promise((resolve) => (sentinel = resolve));',
           "port1.on('message', (url) => (url.startsWith('data:') ? sentinel() : loaded.push(url)));",
           "register('./load-hook.mjs', import.meta.url, { data: { port: port2 }, transferList: [port2] });",
-          "await import('reflect-metadata');",
+          "await import('reflect-metadata/lite');",
           "const { AgentRx } = await import('agentrx');",
           "const rx = await AgentRx.create({ config: { provider: 'local', consumers: { terminal: false }, providers: { local: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } } } });",
           'await rx.stop();',
@@ -129,22 +129,27 @@ describe('the packed package', () => {
           "await import('data:text/javascript,export default 0');",
           'await seen;',
           'port1.close();',
-          'const all = [...loaded, ...Object.keys(createRequire(import.meta.url).cache)];',
-          "console.log(JSON.stringify(all.filter((u) => u.includes('/node_modules/')).map((u) => u.replace(/^.*\\/node_modules\\//, ''))));",
+          "const packages = (urls) => urls.filter((u) => u.includes('/node_modules/')).map((u) => u.replace(/^.*\\/node_modules\\//, ''));",
+          'console.log(JSON.stringify({ esm: packages(loaded), cjs: packages(Object.keys(createRequire(import.meta.url).cache)) }));',
         ].join('\n'),
       );
       const r = await project.node(['light.mjs']);
       expect(r.stderr).toBe('');
-      const loaded = JSON.parse(r.stdout.trim()) as string[];
+      const { esm, cjs } = JSON.parse(r.stdout.trim()) as { esm: string[]; cjs: string[] };
+      const loaded = [...esm, ...cjs];
+      // Through the ES loader only ES modules (and the host's own reflect-metadata): a CommonJS
+      // package imported from an ES module costs a lexer pass, so agentrx requires those.
+      expect(esm.filter((u) => !/^(agentrx\/dist|eventsource-parser\/dist)\/.*\.js$/.test(u) && u !== 'reflect-metadata/ReflectLite.js')).toEqual([]);
       expect(loaded).toEqual(
         expect.arrayContaining([expect.stringMatching(/^agentrx\/dist\/index\.js$/), expect.stringMatching(/^class-validator\/cjs\/decorator\//)]),
       );
       expect(
         loaded.filter(
           (u) =>
-            /^(axios|form-data|proxy-from-env|@ag-ui\/core)\//.test(u) ||
+            /^(axios|form-data|proxy-from-env|@ag-ui\/core|fast-json-patch)\//.test(u) ||
             /^(class-validator\/cjs|rxjs\/dist\/cjs)\/index\.js$/.test(u) ||
-            u.startsWith('libphonenumber-js/'),
+            u.startsWith('libphonenumber-js/') ||
+            u === 'reflect-metadata/Reflect.js',
         ),
       ).toEqual([]);
     });

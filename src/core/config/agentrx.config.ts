@@ -1,5 +1,5 @@
-import 'reflect-metadata';
-import { Type } from 'class-transformer';
+import '../util/reflect-metadata.js';
+import { Type } from '../util/class-transformer.js';
 import {
   IsArray,
   IsBoolean,

@@ -1,4 +1,4 @@
-import { Transform } from 'class-transformer';
+import { Transform } from '../util/class-transformer.js';
 import { ValidateBy, buildMessage } from '../util/class-validator.js';
 import type { AgentRxConfig } from './agentrx.config.js';
 import type { ConfigIssue } from './config-issue.js';

@@ -1,5 +1,5 @@
-import 'reflect-metadata';
-import { plainToInstance } from 'class-transformer';
+import '../util/reflect-metadata.js';
+import { plainToInstance } from '../util/class-transformer.js';
 import { validateSync } from '../util/class-validator.js';
 import { AgentRxError } from '../errors.js';
 import { AgentRxConfig } from './agentrx.config.js';

@@ -1,4 +1,4 @@
-import { Transform } from 'class-transformer';
+import { Transform } from '../util/class-transformer.js';
 import { ValidateBy, type ValidationOptions } from '../util/class-validator.js';
 
 /** What every rendering of a secret shows instead of its value. */

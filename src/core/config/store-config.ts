@@ -1,4 +1,4 @@
-import { plainToInstance, Type } from 'class-transformer';
+import { plainToInstance, Type } from '../util/class-transformer.js';
 import { IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, validateSync, ValidateNested } from '../util/class-validator.js';
 import { closest, collectIssues, configIssue, type ConfigIssue, knownKeys, lastKey } from './config-issue.js';
 import { CoerceNumber } from './config-section.js';

@@ -1,4 +1,4 @@
-import { plainToInstance } from 'class-transformer';
+import { plainToInstance } from '../util/class-transformer.js';
 import { validateSync } from '../util/class-validator.js';
 import type { ConfigSection } from '../config/config-section.js';
 import { AgentRxError } from '../errors.js';

@@ -1,7 +1,12 @@
-import jsonPatch from 'fast-json-patch';
+import { createRequire } from 'node:module';
+import type * as JsonPatch from 'fast-json-patch';
 import type { JsonPatchOperation } from '@ag-ui/core';
 import { AgentRxError } from '../errors.js';
 import type { AgentRxEvent } from '../events/session-event.js';
+
+let loaded: typeof JsonPatch | undefined;
+/** `fast-json-patch`, loaded at the first state a session holds (most never hold one). */
+const jsonPatch = (): typeof JsonPatch => (loaded ??= createRequire(import.meta.url)('fast-json-patch') as typeof JsonPatch);
 
 /** A JSON object: the agent's state shared with a client (AG-UI `state`) and with tools (`ctx.state`). */
 export type AgentStateValue = Record<string, unknown>;
@@ -31,7 +36,7 @@ export class AgentState {
     if (!isStateObject(state)) throw new AgentRxError('invalid_options', 'state: must be a JSON object');
     const problem = stateShapeProblem(state);
     if (problem !== undefined) throw new AgentRxError('invalid_options', `state: ${problem}`);
-    this.current = jsonPatch.deepClone(state) as AgentStateValue;
+    this.current = jsonPatch().deepClone(state) as AgentStateValue;
     this.published = undefined;
   }
 
@@ -41,8 +46,13 @@ export class AgentState {
    */
   snapshot(): AgentStateValue | undefined {
     if (this.current === undefined) return undefined;
-    this.published = jsonPatch.deepClone(this.current) as AgentStateValue;
-    return Object.keys(this.current).length > 0 ? (jsonPatch.deepClone(this.current) as AgentStateValue) : undefined;
+    this.published = jsonPatch().deepClone(this.current) as AgentStateValue;
+    return Object.keys(this.current).length > 0 ? (jsonPatch().deepClone(this.current) as AgentStateValue) : undefined;
+  }
+
+  /** {@link stateChanges} of this state after tool `tool` ran. */
+  changesAfter(tool: string): AgentRxEvent[] {
+    return stateChanges(this, tool);
   }
 
   /**
@@ -51,25 +61,20 @@ export class AgentState {
    * non-finite number, a class instance) could not reach a client: the change is discarded (the
    * state goes back to what was last published) and `discarded` says where and why.
    */
-  /** {@link stateChanges} of this state after tool `tool` ran. */
-  changesAfter(tool: string): AgentRxEvent[] {
-    return stateChanges(this, tool);
-  }
-
   delta(): { readonly ops: JsonPatchOperation[]; readonly discarded?: string; readonly snapshot?: AgentStateValue } {
     if (this.current === undefined) return { ops: [] };
     const problem = jsonProblem(this.current) ?? depthProblem(this.current);
     if (problem !== undefined) {
-      this.current = jsonPatch.deepClone(this.published ?? {}) as AgentStateValue;
+      this.current = jsonPatch().deepClone(this.published ?? {}) as AgentStateValue;
       return { ops: [], discarded: problem };
     }
     const before = this.published ?? {};
-    const ops = jsonPatch.compare(before, this.current) as JsonPatchOperation[];
+    const ops = jsonPatch().compare(before, this.current) as JsonPatchOperation[];
     if (ops.length === 0) return { ops };
-    this.published = jsonPatch.deepClone(this.current) as AgentStateValue;
+    this.published = jsonPatch().deepClone(this.current) as AgentStateValue;
     // A patch through a key clients refuse to patch (prototype guards) goes out as the whole state.
     if (ops.some((op) => unsafePath(op.path) || ('from' in op && typeof op.from === 'string' && unsafePath(op.from))))
-      return { ops: [], snapshot: jsonPatch.deepClone(this.current) as AgentStateValue };
+      return { ops: [], snapshot: jsonPatch().deepClone(this.current) as AgentStateValue };
     return { ops };
   }
 }

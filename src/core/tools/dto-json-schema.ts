@@ -1,4 +1,4 @@
-import { plainToInstance } from 'class-transformer';
+import { plainToInstance } from '../util/class-transformer.js';
 import { IS_ENUM, jsonSchemaConverter, ValidationTypes } from '../util/class-validator.js';
 import type { InputType } from '../plugin/tool-handler.js';
 import { DATA_KEYWORDS, describeUnresolvedRefs, NAME_MAP_KEYWORDS, unresolvedRefs } from './unresolved-refs.js';

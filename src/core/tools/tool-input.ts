@@ -1,4 +1,4 @@
-import { plainToInstance } from 'class-transformer';
+import { plainToInstance } from '../util/class-transformer.js';
 import { validate, type ValidationError } from '../util/class-validator.js';
 import { AgentRxError } from '../errors.js';
 import type { InputType, StandardSchemaIssue, StandardSchemaV1, ToolHandler } from '../plugin/tool-handler.js';

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as CV from 'class-validator';
 import type * as CVJ from 'class-validator-jsonschema';
+import './reflect-metadata.js';
 
 /**
  * The one place the sources take class-validator's (and class-validator-jsonschema's) runtime
@@ -10,7 +11,7 @@ import type * as CVJ from 'class-validator-jsonschema';
  * the same module cache, so a host's `import { IsString } from 'class-validator'` and these
  * share everything (class-validator keeps its metadata storage on the global object anyway).
  * class-validator-jsonschema's converter loads class-validator's whole index: it loads at the
- * first DTO schema (`jsonSchemaConverter`), its `JSONSchema` decorator from its own file now.
+ * first DTO schema (`jsonSchemaConverter`), and so does its `JSONSchema` decorator's file.
  */
 const load = createRequire(import.meta.url);
 const part = (file: string): typeof CV => load(`class-validator/cjs/${file}.js`) as typeof CV;
@@ -57,10 +58,30 @@ export function validateSync(object: object, options?: CV.ValidatorOptions): CV.
 
 export type { ValidationArguments, ValidationError, ValidationOptions, ValidatorOptions } from 'class-validator';
 
-/** class-validator-jsonschema's `@JSONSchema` (its decorators file needs only reflect-metadata). */
-export const { JSONSchema } = load('class-validator-jsonschema/build/decorators.js') as typeof CVJ;
+type JsonSchemaArgs = [schema: Parameters<typeof CVJ.JSONSchema>[0], target: object, key: string | undefined];
+/** What `@JSONSchema` recorded before its real decorator loaded. */
+const recorded: JsonSchemaArgs[] = [];
+let decorate: typeof CVJ.JSONSchema | undefined;
+
+/** Loads class-validator-jsonschema's decorators file and applies what was recorded before it. */
+function jsonSchemaDecorator(): typeof CVJ.JSONSchema {
+  decorate ??= (load('class-validator-jsonschema/build/decorators.js') as typeof CVJ).JSONSchema;
+  for (const [schema, target, key] of recorded.splice(0)) decorate(schema)(target, key);
+  return decorate;
+}
+
+/**
+ * class-validator-jsonschema's `@JSONSchema`. Its decorators file loads reflect-metadata's full
+ * build (its polyfills too), so what the decorator is given is recorded here and applied to that
+ * file's decorator when the converter loads; only the converter reads it.
+ */
+export const JSONSchema: typeof CVJ.JSONSchema = (schema) => (target, key) => {
+  if (decorate !== undefined) decorate(schema)(target, key);
+  else recorded.push([schema, target, key]);
+};
 
 /** class-validator-jsonschema's converter, loaded at its first use (it loads class-validator's index). */
 export function jsonSchemaConverter(): typeof CVJ.targetConstructorToSchema {
+  jsonSchemaDecorator();
   return (load('class-validator-jsonschema') as typeof CVJ).targetConstructorToSchema;
 }

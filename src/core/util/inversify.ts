@@ -4,6 +4,6 @@
  * sync/async meaning of load/unbind).
  * It loads `reflect-metadata` first: the decorators below need the Reflect metadata API.
  */
-import 'reflect-metadata';
+import './reflect-metadata.js';
 export { Container, ContainerModule, inject, injectable, multiInject, optional, postConstruct, preDestroy, injectFromBase } from 'inversify';
 export type { ContainerModuleLoadOptions, ResolutionContext, ServiceIdentifier, Newable } from 'inversify';

@@ -1,4 +1,4 @@
-import { plainToInstance, Transform } from 'class-transformer';
+import { plainToInstance, Transform } from '../../core/util/class-transformer.js';
 import {
   ArrayMaxSize,
   IsArray,

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { plainToInstance } from 'class-transformer';
+import { plainToInstance } from '../../core/util/class-transformer.js';
 import { IsInt, IsNotEmpty, IsOptional, IsString, Max, Min, validateSync } from '../../core/util/class-validator.js';
 import { AgentRxError } from '../../core/errors.js';
 

@@ -1,4 +1,4 @@
-import { plainToInstance } from 'class-transformer';
+import { plainToInstance } from '../../core/util/class-transformer.js';
 import {
   ArrayMaxSize,
   IsArray,

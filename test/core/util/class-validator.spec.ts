@@ -15,9 +15,22 @@ describe('src/core/util/class-validator', () => {
     expect(value).toBe((index as Record<string, unknown>)[name]);
   });
 
-  it("should export class-validator-jsonschema's JSONSchema and converter", () => {
-    expect(shim.JSONSchema).toBe(jsonschema.JSONSchema);
-    expect(shim.jsonSchemaConverter()).toBe(jsonschema.targetConstructorToSchema);
+  it("should record @JSONSchema until the converter loads, then give it to class-validator-jsonschema's own", () => {
+    class Before {
+      @shim.JSONSchema({ description: 'before the converter' }) @IsString() a!: string;
+    }
+    const convert = shim.jsonSchemaConverter();
+    class After {
+      @shim.JSONSchema({ description: 'after it' }) @IsString() b!: string;
+    }
+    class Host {
+      @jsonschema.JSONSchema({ description: "the host's own" }) @IsString() c!: string;
+    }
+
+    expect(convert).toBe(jsonschema.targetConstructorToSchema);
+    expect(convert(Before).properties).toEqual({ a: { type: 'string', description: 'before the converter' } });
+    expect(convert(After).properties).toEqual({ b: { type: 'string', description: 'after it' } });
+    expect(convert(Host).properties).toEqual({ c: { type: 'string', description: "the host's own" } });
   });
 
   it("should validate like class-validator's validate and validateSync, with a host's decorators too", async () => {
