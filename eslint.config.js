@@ -8,15 +8,24 @@ const classValidatorPaths = ['class-validator', 'class-validator-jsonschema'].ma
 }));
 /** The same for rxjs's index (~220 modules): values from src/core/util/rxjs.ts, types from 'rxjs'. */
 const rxjsPath = { name: 'rxjs', message: "Import rxjs's values through src/core/util/rxjs.ts only (types may come from 'rxjs').", allowTypeImports: true };
+/**
+ * CommonJS packages on the import path load by `require` from their one module (an ES import of
+ * one costs Node a lexer pass over its source): class-transformer, reflect-metadata (its lite build).
+ */
+const requiredPaths = [
+  { name: 'class-transformer', message: "Import class-transformer's values through src/core/util/class-transformer.ts only.", allowTypeImports: true },
+  { name: 'reflect-metadata', message: "Import src/core/util/reflect-metadata.ts instead of 'reflect-metadata'." },
+  { name: 'reflect-metadata/lite', message: "Import src/core/util/reflect-metadata.ts instead of 'reflect-metadata/lite'." },
+];
 /** The sources' import rules: the packages above and inversify through their one module each; `patterns` more. */
 const srcImports = (patterns) => ({
-  ignores: ['src/core/util/inversify.ts', 'src/core/util/class-validator.ts', 'src/core/util/rxjs.ts'],
+  ignores: ['src/core/util/inversify.ts', 'src/core/util/class-validator.ts', 'src/core/util/rxjs.ts', 'src/core/util/class-transformer.ts'],
   rules: {
     'no-restricted-imports': 'off',
     '@typescript-eslint/no-restricted-imports': [
       'error',
       {
-        paths: [{ name: 'inversify', message: 'Import inversify through src/core/util/inversify.ts only.' }, ...classValidatorPaths, rxjsPath],
+        paths: [{ name: 'inversify', message: 'Import inversify through src/core/util/inversify.ts only.' }, ...classValidatorPaths, rxjsPath, ...requiredPaths],
         patterns: [...patterns, { group: ['rxjs/internal/*'] }],
       },
     ],

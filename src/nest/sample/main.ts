@@ -1,3 +1,5 @@
+// A host's entry point, as the README tells hosts to begin (agentrx's own sources use its lite build).
+// eslint-disable-next-line @typescript-eslint/no-restricted-imports
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
