@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { installPackedPackage, lockedVersion, REPO, run, userEnv, type PackedProject, type Ran } from '../support/packed-package.js';
 import { startOpenAiEmulator, type OpenAiEmulator, type OpenAiEmulatorOptions } from '../../src/testing/openai-emulator.js';
@@ -213,19 +213,25 @@ describe('the packed package', () => {
         peerDependenciesMeta: Record<string, { optional?: boolean }>;
       };
       const imported = new Set<string>();
+      const packageOf = (specifier: string): string => (specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!);
       const walk = (dir: string): void => {
         for (const e of readdirSync(dir, { withFileTypes: true })) {
           if (e.isDirectory()) walk(join(dir, e.name));
           else if (e.name.endsWith('.js')) {
             // The bundle's imports (either quote, minified or not), dynamic imports, and what it
-            // loads through createRequire (`createRequire(…)("pkg")`, the shims' `load(`pkg/…`)`).
+            // loads through createRequire: `createRequire(…)("pkg")`, and calls of a name bound to
+            // one (the shims' `load(`pkg/…`)`, whatever the minifier renamed `load` to; a minified
+            // name is reused in other scopes, so those count only when the package is installed).
             const text = readFileSync(join(dir, e.name), 'utf8');
-            for (const m of text.matchAll(
-              /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*|\)\(\s*|\bload\(\s*)["'`]((?:@[\w.-]+\/)?[a-z][\w.-]*(?:\/[\w.-]+)*)(?:["'`]|\/\$\{)/gm,
-            )) {
-              const spec = m[1]!;
-              if (spec.startsWith('node:')) continue;
-              imported.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+            const spec = String.raw`["'\`]((?:@[\w.-]+\/)?[a-z][\w.-]*(?:\/[\w.-]+)*)(?:["'\`]|\/\$\{)`;
+            const found = [...text.matchAll(new RegExp(String.raw`(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*|\)\(\s*)` + spec, 'gm'))].map((m) => m[1]!);
+            for (const [, name] of text.matchAll(/([\w$]+)=createRequire\(import\.meta\.url\)/g)) {
+              const called = [...text.matchAll(new RegExp(String.raw`(?<![\w$.])${name!.replaceAll('$', '\\$')}\(\s*` + spec, 'g'))].map((m) => m[1]!);
+              found.push(...called.filter((p) => existsSync(join(project.dir, 'node_modules', packageOf(p), 'package.json'))));
+            }
+            for (const p of found) {
+              if (p.startsWith('node:')) continue;
+              imported.add(packageOf(p));
             }
           }
         }
