@@ -3,6 +3,7 @@
  * input classes), as the `agentrx` runners declare them. Its own module: a runner with other tools
  * does not load class-validator's index, which a user's `import … from 'class-validator'` does.
  */
+import 'reflect-metadata';
 import { IsInt, IsString } from 'class-validator';
 import { injectable, type ToolHandler } from 'agentrx';
 import { add, echo } from './types.js';

@@ -4,8 +4,9 @@
  * the JSON-lines consumer writing to a null stream (as in every earlier run) and a consumer that
  * keeps what each session delivered (its text deltas and tool results, read back after
  * `rx.run()`), `rx.run()` per session. agentrx is the built package (`import 'agentrx'`).
+ * `reflect-metadata` is imported by the DTO tools' module, as a user with decorated classes does
+ * (agentrx loads its lite build itself; a runner whose tools have no decorators needs nothing).
  */
-import 'reflect-metadata';
 import { Writable } from 'node:stream';
 // The package as users get it (dist/, through package.json's exports: `npm run bench` builds it).
 import { AgentRx, JsonlConsumer, type AgentRxCreateOptions, type AgUiEvent, type ConsumerContext, type EventConsumer } from 'agentrx';
