@@ -5,7 +5,7 @@ import { AgentRxError } from '../errors.js';
 import type { AgentRxEvent } from '../events/session-event.js';
 
 let loaded: typeof JsonPatch | undefined;
-/** `fast-json-patch`, loaded at the first state a session holds (most never hold one). */
+/** `fast-json-patch`, loaded at the first state a session holds (a session without state never loads it). */
 const jsonPatch = (): typeof JsonPatch => (loaded ??= createRequire(import.meta.url)('fast-json-patch') as typeof JsonPatch);
 
 /** A JSON object: the agent's state shared with a client (AG-UI `state`) and with tools (`ctx.state`). */
