@@ -23,10 +23,12 @@
 //   workers build at once).
 import { build } from 'esbuild';
 import { rollup } from 'rollup';
+import { parseAst } from 'rollup/parseAst';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nameHelperDefinition, nameHelperImports, unnameClosures } from './bundle-names.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const IN = join(ROOT, '.build/tsc');
@@ -52,9 +54,9 @@ function files(dir) {
     .map((e) => join(e.parentPath ?? e.path, e.name));
 }
 
-/** A digest of the inputs (path, size, mtime) and of this script. */
+/** A digest of the inputs (path, size, mtime) and of this script and bundle-names.mjs. */
 function stampOf(inputs) {
-  const h = createHash('sha256').update(readFileSync(fileURLToPath(import.meta.url)));
+  const h = createHash('sha256').update(readFileSync(fileURLToPath(import.meta.url))).update(readFileSync(fileURLToPath(new URL('./bundle-names.mjs', import.meta.url))));
   for (const f of inputs.sort()) {
     const s = statSync(f);
     h.update(`${relative(IN, f)}\0${s.size}\0${s.mtimeMs}\n`);
@@ -90,8 +92,9 @@ const result = await build({
   sourcemap: 'linked',
   chunkNames: 'chunks/[name]-[hash]',
   // Minified (less source for V8 to parse at import and at each function's first call); the
-  // names of functions and classes are kept (`constructor.name`, messages, stack traces), and the
-  // source maps lead back to the TypeScript.
+  // names of classes and top-level functions are kept (`constructor.name`, messages, stack
+  // traces; not those of closures made inside functions: see bundle-names.mjs), and the source
+  // maps lead back to the TypeScript.
   keepNames: true,
   minifyWhitespace: true,
   minifySyntax: true,
@@ -150,6 +153,19 @@ function closureOf(roots) {
   return { files: new Set([...seen].map((out) => join(ROOT, out))), dynamic: [...dynamic] };
 }
 
+/** The esbuild output that defines keepNames' helper: its file, local name and export names. */
+function nameHelper() {
+  for (const out of Object.keys(result.metafile.outputs)) {
+    if (!out.endsWith('.js')) continue;
+    const file = join(ROOT, out);
+    const code = readFileSync(file, 'utf8');
+    if (!code.includes('"name"')) continue;
+    const def = nameHelperDefinition(parseAst(code));
+    if (def !== undefined) return { file, ...def };
+  }
+  throw new Error("bundle: esbuild's keepNames helper was not found in its output (has its shape changed? see scripts/bundle-names.mjs)");
+}
+
 /**
  * esbuild's output (`split`) into `staging`, maps chained. Merged: the chunks the CLI's bin loads
  * (`cli-core`); those its commands' declarations and `--help` load, with what `import('agentrx')`
@@ -166,6 +182,7 @@ async function merge() {
     if (!index.has(id)) return undefined;
     return commands.has(id) ? 'cli-shared' : 'core';
   };
+  const helper = nameHelper();
   const bundle = await rollup({
     input: Object.fromEntries(ENTRIES.map((e) => [e, join(split, `${e}.js`)])),
     external: (id) => !id.startsWith('.') && !id.startsWith('/'),
@@ -180,6 +197,14 @@ async function merge() {
         load(id) {
           const code = readFileSync(id, 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
           return { code, map: existsSync(`${id}.map`) ? readFileSync(`${id}.map`, 'utf8') : null };
+        },
+      },
+      {
+        name: 'closures-unnamed',
+        transform(code, id) {
+          const ast = this.parse(code);
+          const helpers = id === helper.file ? [helper.local] : nameHelperImports(ast, (from) => resolve(dirname(id), from) === helper.file, helper.exported);
+          return unnameClosures(code, ast, helpers, id);
         },
       },
     ],
