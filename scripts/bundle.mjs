@@ -16,9 +16,10 @@
 // - Bundled packages: inversify and @inversifyjs/* only (hundreds of small modules; inversify 8
 //   keeps its state in reflect metadata under string keys and Symbol.for, so a user's own
 //   `inversify` import interoperates). Every other package stays an import: hosts' `instanceof`
-//   checks (AxiosError, rxjs) and single copies (reflect-metadata, class-validator) hold. Their
-//   own `import 'reflect-metadata/lite'` is pointed at src/core/util/reflect-metadata.ts, which
-//   loads it by require as the sources do (no ES import of a CommonJS package at import time).
+//   checks (AxiosError, rxjs) and single copies (reflect-metadata, class-validator) hold. The
+//   bundled inversify's own `import 'reflect-metadata/lite'` is pointed at
+//   src/core/util/reflect-metadata.ts, which loads it by require as the sources do (no ES import
+//   of a CommonJS package at import time).
 // - Skipped when neither the inputs nor the entries in dist/ changed since the last bundle (jest
 //   workers build at once).
 import { build } from 'esbuild';

@@ -64,10 +64,9 @@ const recorded: JsonSchemaArgs[] = [];
 let decorate: typeof CVJ.JSONSchema | undefined;
 
 /** Loads class-validator-jsonschema's decorators file and applies what was recorded before it. */
-function jsonSchemaDecorator(): typeof CVJ.JSONSchema {
-  decorate ??= (load('class-validator-jsonschema/build/decorators.js') as typeof CVJ).JSONSchema;
-  for (const [schema, target, key] of recorded.splice(0)) decorate(schema)(target, key);
-  return decorate;
+function loadJsonSchemaDecorator(): void {
+  const real = (decorate ??= (load('class-validator-jsonschema/build/decorators.js') as typeof CVJ).JSONSchema);
+  for (const [schema, target, key] of recorded.splice(0)) real(schema)(target, key);
 }
 
 /**
@@ -82,6 +81,6 @@ export const JSONSchema: typeof CVJ.JSONSchema = (schema) => (target, key) => {
 
 /** class-validator-jsonschema's converter, loaded at its first use (it loads class-validator's index). */
 export function jsonSchemaConverter(): typeof CVJ.targetConstructorToSchema {
-  jsonSchemaDecorator();
+  loadJsonSchemaDecorator();
   return (load('class-validator-jsonschema') as typeof CVJ).targetConstructorToSchema;
 }
