@@ -75,7 +75,13 @@ export function closureNameCalls(ast, helpers) {
       return;
     }
     if (typeof node.type !== 'string') return;
-    if (declared !== undefined && node.type === 'CallExpression' && node.callee.type === 'Identifier' && helpers.includes(node.callee.name) && node.arguments.length === 2) {
+    if (
+      declared !== undefined &&
+      node.type === 'CallExpression' &&
+      node.callee.type === 'Identifier' &&
+      helpers.includes(node.callee.name) &&
+      node.arguments.length === 2
+    ) {
       const fn = node.arguments[0];
       if (CLOSURES.has(fn.type) || (fn.type === 'Identifier' && declared.has(fn.name))) found.push(node);
     }
