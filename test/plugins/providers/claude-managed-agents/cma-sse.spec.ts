@@ -1,6 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
+import { jest } from '@jest/globals';
 import fc from 'fast-check';
 import type { Subscription } from 'rxjs';
 import { AgentRxError } from '../../../../src/core/errors.js';
@@ -190,20 +191,41 @@ describe('cmaEventStream', () => {
     });
 
     it('should not fire while heartbeat comments keep arriving', async () => {
-      let ticks = 0;
-      onRequest = (res) => {
-        const timer = setInterval(() => {
-          ticks++;
-          if (ticks < 20) void write(res, ': heartbeat\n\n');
-          else {
-            clearInterval(timer);
-            res.end(`event: message\ndata: ${JSON.stringify(ev('session.deleted'))}\n\n`);
-          }
-        }, 20);
-      };
-      const { items, done } = collect(250);
-      expect(await done).toEqual({});
-      expect(items.map((i) => i.kind)).toEqual(['open', 'event']);
+      // Only the timers are faked (sockets and setImmediate stay real): each heartbeat is sent, the
+      // test waits until the reader has taken it (it re-arms its idle timer), then moves the clock
+      // 200 ms. Ten of them: 2 s in all, eight times the idle timeout, with no gap as long as it.
+      jest.useFakeTimers({ doNotFake: ['queueMicrotask', 'nextTick', 'setImmediate'] });
+      const arm = jest.spyOn(globalThis, 'setTimeout');
+      const armed = (): number => arm.mock.calls.filter(([, ms]) => ms === 250).length;
+      // Polled once per loop turn; a bound in turns, not in time (the faked clock does not run).
+      const until = (ready: () => boolean, what: string): Promise<void> =>
+        new Promise((resolve, reject) => {
+          let turns = 0;
+          const check = (): void => {
+            if (ready()) resolve();
+            else if (++turns > 10_000) reject(new Error(`${what}: not after 10,000 loop turns`));
+            else setImmediate(check);
+          };
+          check();
+        });
+      let res: ServerResponse | undefined;
+      onRequest = (r) => (res = r);
+      try {
+        const { items, done } = collect(250);
+        await until(() => res !== undefined && armed() > 0, 'the reader armed its idle timer');
+        for (let i = 0; i < 10; i++) {
+          const before = armed();
+          await write(res!, ': heartbeat\n\n');
+          await until(() => armed() > before, `the reader took heartbeat ${i + 1}`);
+          jest.advanceTimersByTime(200);
+        }
+        res!.end(`event: message\ndata: ${JSON.stringify(ev('session.deleted'))}\n\n`);
+        expect(await done).toEqual({});
+        expect(items.map((i) => i.kind)).toEqual(['open', 'event']);
+      } finally {
+        arm.mockRestore();
+        jest.useRealTimers();
+      }
     });
   });
 
