@@ -1,6 +1,7 @@
 import type { SessionEvent } from '../../events/session-event.js';
 import type { SessionRecord, SessionStatus } from '../session-store.js';
 import { pack, unpack, type PackedText } from './packed-text.js';
+import { parseLog, sealLog } from './sealed-log.js';
 
 /** The last sealed log read, unpacked: a reader pages through one log at a time. */
 let lastRead: { readonly packed: PackedText; readonly text: string } | undefined;
@@ -10,10 +11,10 @@ let lastRead: { readonly packed: PackedText; readonly text: string } | undefined
  *
  * While the session is open its record and envelopes are kept as given (the Session hands over
  * immutable ones, and re-reads the record at every checkpoint). Once it is released both are
- * sealed: serialized to JSON once and compressed (`pack`), and parsed again on each read. A
- * five-turn streamed tool session holds about 67 KB of heap as objects and 5.5 KB sealed;
- * serializing each envelope as it is appended instead cost about 1 ms of CPU per such session
- * more (a string per envelope, and about 170 bytes of heap over its text each).
+ * sealed: serialized to JSON once and compressed (`pack`; the log in `sealLog`'s form), and parsed
+ * again on each read. A five-turn streamed tool session holds about 67 KB of heap as objects and
+ * 4 KB sealed; serializing each envelope as it is appended instead cost about 1 ms of CPU per
+ * such session more (a string per envelope, and about 170 bytes of heap over its text each).
  */
 export class MemorySessionEntry {
   /** The record as last saved, until the session is released; then undefined. */
@@ -77,7 +78,7 @@ export class MemorySessionEntry {
       this.live = undefined;
     }
     if (this.sealed || this.log.length === 0) return;
-    this.sealed = { packed: pack(JSON.stringify(this.log)), count: this.log.length };
+    this.sealed = { packed: sealLog(this.log), count: this.log.length };
     this.log = [];
   }
 
@@ -109,7 +110,7 @@ export class MemorySessionEntry {
   /** The envelopes of a sealed log, parsed (the last one read is kept unpacked). */
   private parsed(packed: PackedText): SessionEvent[] {
     if (lastRead?.packed !== packed) lastRead = { packed, text: unpack(packed) };
-    return JSON.parse(lastRead.text) as SessionEvent[];
+    return parseLog(lastRead.text);
   }
 
   /** Tells the tails that envelopes were appended. */

@@ -12,7 +12,7 @@ export const MEMORY_KEEP = ['recent', 'none'] as const satisfies readonly Memory
  * listed and replayed (an AG-UI client reconnecting, `attach`) in this process: at most
  * `memoryMaxSessions` of them and `memoryMaxBytes` of their text, each log's last
  * `memoryLogLimit` envelopes. A closed session's log and record are kept as compressed JSON
- * text, not as objects (a five-turn streamed tool session: 60 KB of JSON, about 5.5 KB of heap
+ * text, not as objects (a five-turn streamed tool session: 60 KB of JSON, about 4 KB of heap
  * once closed, against 67 KB as objects). A process that never
  * reads a session after its result (a CLI run, a worker, a server without reconnects) sets
  * `memoryKeep: 'none'`: a session is kept only while it is open. `memoryMaxBytes: 0` with
@@ -45,14 +45,14 @@ export class MemoryStoreConfig extends StoreConfig {
    * Bytes kept of closed sessions: their logs and records, compressed. Once over, the least
    * recently updated sessions that are neither running, open nor followed by a reader are
    * dropped down to 90% of it (the most recently updated one always stays). An open session is
-   * neither counted nor dropped: `memoryLogLimit` bounds its log. 0: no bound. Default 4 MiB:
-   * about 1,000 closed sessions of five streamed turns with tool calls (4 KB compressed each).
+   * neither counted nor dropped: `memoryLogLimit` bounds its log. 0: no bound. Default 3 MiB:
+   * about 850 closed sessions of five streamed turns with tool calls (3.6 KB compressed each).
    */
   @CoerceNumber()
   @IsInt()
   @Min(0)
   @Max(2 ** 40)
-  memoryMaxBytes: number = 4 * 2 ** 20;
+  memoryMaxBytes: number = 3 * 2 ** 20;
 
   /**
    * What is kept of a session once it closed: `recent` (default) keeps the most recent ones
