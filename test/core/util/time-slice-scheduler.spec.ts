@@ -1,8 +1,11 @@
 import { TimeSliceScheduler } from '../../../src/core/util/time-slice-scheduler.js';
 
-/** Resolves once the scheduler has no queued tasks left (checked after each check phase). */
+/** Resolves once the scheduler has no queued tasks left (checked after each check phase); rejects after 10,000 of them. */
 async function drained(s: TimeSliceScheduler): Promise<void> {
-  while (s.size > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+  for (let turns = 0; s.size > 0; turns++) {
+    if (turns >= 10_000) throw new Error(`${s.size} tasks still queued after 10,000 loop turns`);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }
 
 describe('TimeSliceScheduler', () => {

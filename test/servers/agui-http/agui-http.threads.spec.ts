@@ -226,7 +226,12 @@ describe('AgUiThreads', () => {
         });
         const reader = res.body!.getReader();
         let seen = '';
-        while (!seen.includes('TEXT_MESSAGE_CONTENT')) seen += new TextDecoder().decode((await reader.read()).value);
+        while (!seen.includes('TEXT_MESSAGE_CONTENT')) {
+          const { done, value } = await reader.read();
+          // An ended stream reads done at once, again and again: fail rather than spin.
+          if (done) throw new Error(`the stream ended before a TEXT_MESSAGE_CONTENT: ${seen}`);
+          seen += new TextDecoder().decode(value);
+        }
         abortOnNextBody = true;
         const r = await postJson(url, runInput({ runId: 'r2' }, 'again'));
         expect(r.status).toBe(200);
