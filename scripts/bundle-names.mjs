@@ -62,9 +62,8 @@ export function nameHelperImports(ast, fromHelper, exported) {
 
 /**
  * The helper calls (named by `helpers`) that run inside a function (or an instance field's
- * initializer) and name a closure made there:
- * a function or arrow expression (or a choice between them), or a function declared in that
- * same function.
+ * initializer) and name a closure made there: a function or arrow expression (or a choice between
+ * them), or a function declared in that same function.
  */
 export function closureNameCalls(ast, helpers) {
   const found = [];

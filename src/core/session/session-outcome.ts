@@ -16,6 +16,8 @@ export class SessionOutcome {
   private readonly results = new ReplaySubject<SessionResult>(1);
   private settle: { resolve(r: SessionResult): void; reject(e: AgentRxError): void } = { resolve: () => undefined, reject: () => undefined };
   private markClosed: () => void = () => undefined;
+  /** `result` has settled (its error is made only when it has not: every session ends). */
+  private settled = false;
 
   constructor() {
     this.results$ = this.results.asObservable();
@@ -28,6 +30,7 @@ export class SessionOutcome {
   /** A request reached its terminal. */
   resulted(result: SessionResult): void {
     this.results.next(result);
+    this.settled = true;
     this.settle.resolve(result);
   }
 
@@ -37,7 +40,8 @@ export class SessionOutcome {
    * on which it completes, as on a clean end.
    */
   ended(failure: AgentRxError | undefined): void {
-    this.settle.reject(failure ?? new AgentRxError('session_closed', 'the session closed before its first request finished'));
+    if (!this.settled) this.settle.reject(failure ?? new AgentRxError('session_closed', 'the session closed before its first request finished'));
+    this.settled = true;
     if (failure && failure.details?.['by'] !== 'stop') this.results.error(failure);
     else this.results.complete();
   }
