@@ -45,14 +45,14 @@ export class MemoryStoreConfig extends StoreConfig {
    * Bytes kept of closed sessions: their logs and records, compressed. Once over, the least
    * recently updated sessions that are neither running, open nor followed by a reader are
    * dropped down to 90% of it (the most recently updated one always stays). An open session is
-   * neither counted nor dropped: `memoryLogLimit` bounds its log. 0: no bound. Default 3 MiB:
-   * about 850 closed sessions of five streamed turns with tool calls (3.6 KB compressed each).
+   * neither counted nor dropped: `memoryLogLimit` bounds its log. 0: no bound. Default 2.5 MiB:
+   * about 820 closed sessions of five streamed turns with tool calls (3.2 KB compressed each).
    */
   @CoerceNumber()
   @IsInt()
   @Min(0)
   @Max(2 ** 40)
-  memoryMaxBytes: number = 3 * 2 ** 20;
+  memoryMaxBytes: number = 2.5 * 2 ** 20;
 
   /**
    * What is kept of a session once it closed: `recent` (default) keeps the most recent ones

@@ -1,8 +1,8 @@
 import type { SessionEvent } from '../../events/session-event.js';
-import { pack, type PackedText } from './packed-text.js';
 
 /**
- * A closed session's log as the memory store keeps it: packed JSON text, in one of two forms.
+ * A closed session's log as the memory store keeps it: JSON text (packed with the session's
+ * record, see `MemorySessionEntry`), in one of two forms.
  *
  * The usual form leaves out what every envelope of one log repeats: its session id and provider
  * are written once, its seq is implied (they follow on from the first), and `at` is written as the
@@ -25,12 +25,12 @@ interface Columns {
 }
 type ColumnRow = readonly [turn: number, atDelta: number, raw: unknown, providerId?: 0 | string];
 
-/** `log` (non-empty, consecutive seqs), packed. */
-export function sealLog(log: readonly SessionEvent[]): PackedText {
-  return pack(JSON.stringify(columnsOf(log) ?? log));
+/** The JSON text of `log` (non-empty, consecutive seqs) in the form above. */
+export function logText(log: readonly SessionEvent[]): string {
+  return JSON.stringify(columnsOf(log) ?? log);
 }
 
-/** The envelopes `sealLog` was given, from its text unpacked (fresh objects on each call). */
+/** The envelopes `logText` was given, from its text (fresh objects on each call). */
 export function parseLog(text: string): SessionEvent[] {
   const parsed = JSON.parse(text) as SessionEvent[] | Columns;
   return Array.isArray(parsed) ? parsed : envelopesOf(parsed);

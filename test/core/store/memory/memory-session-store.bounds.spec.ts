@@ -76,6 +76,45 @@ describe('MemorySessionStore', () => {
       expect(await store.read('s', 0)).toEqual(F.envelopes('s', 1, 5));
     });
 
+    it('should keep its record when it is resumed and appends again, and the newer record once released again', async () => {
+      const store = new MemorySessionStore();
+      await closedSession(store, 's', 5, 3);
+      const lease = await store.acquire('s');
+      await store.append('s', F.envelopes('s', 4, 5));
+      expect(await store.load('s')).toEqual(F.record('s', { status: 'completed', updatedAt: 5 }));
+      await store.save(F.record('s', { status: 'failed', updatedAt: 9 }));
+      await lease.release();
+
+      expect(await store.load('s')).toEqual(F.record('s', { status: 'failed', updatedAt: 9 }));
+      expect(await store.read('s', 0)).toEqual(F.envelopes('s', 1, 5));
+    });
+
+    it('should keep its log when its record is saved again after the release, sealed with it on the next one', async () => {
+      const store = new MemorySessionStore();
+      await closedSession(store, 's', 5, 4);
+      await store.save(F.record('s', { status: 'failed', updatedAt: 7 }));
+      expect(await store.load('s')).toEqual(F.record('s', { status: 'failed', updatedAt: 7 }));
+      await (await store.acquire('s')).release();
+
+      expect(await store.load('s')).toEqual(F.record('s', { status: 'failed', updatedAt: 7 }));
+      expect(await store.read('s', 0)).toEqual(F.envelopes('s', 1, 4));
+      expect(await store.list()).toEqual([F.record('s', { status: 'failed', updatedAt: 7 })]);
+    });
+
+    it('should seal a record without a log, and a log without a record', async () => {
+      const store = new MemorySessionStore();
+      await closedSession(store, 'r', 5, 0);
+      const lease = await store.acquire('l');
+      await store.append('l', F.envelopes('l', 1, 2));
+      await lease.release();
+
+      expect(await store.load('r')).toEqual(F.record('r', { status: 'completed', updatedAt: 5 }));
+      expect(await store.read('r', 0)).toEqual([]);
+      expect(await store.load('l')).toBeUndefined();
+      expect(await store.read('l', 0)).toEqual(F.envelopes('l', 1, 2));
+      expect(store.keptBytes).toBeGreaterThan(0);
+    });
+
     it('should hand out copies: changing what was read changes nothing stored', async () => {
       const store = new MemorySessionStore();
       await closedSession(store, 's', 5, 1);

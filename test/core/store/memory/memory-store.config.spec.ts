@@ -22,8 +22,8 @@ function issuesOf(store: Record<string, unknown>): ConfigIssue[] {
 
 describe('MemoryStoreConfig', () => {
   describe('when the memory section is validated', () => {
-    it('should default to a 3 MiB byte bound, keeping recent closed sessions', () => {
-      expect(validate({ type: 'memory' })).toMatchObject({ memoryMaxBytes: 3 * 2 ** 20, memoryKeep: 'recent', memoryMaxSessions: 1_000 });
+    it('should default to a 2.5 MiB byte bound, keeping recent closed sessions', () => {
+      expect(validate({ type: 'memory' })).toMatchObject({ memoryMaxBytes: 2.5 * 2 ** 20, memoryKeep: 'recent', memoryMaxSessions: 1_000 });
     });
 
     it("should take keep 'none' and a byte bound given as a string", () => {

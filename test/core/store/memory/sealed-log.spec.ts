@@ -1,5 +1,5 @@
 import { pack, unpack } from '../../../../src/core/store/memory/packed-text.js';
-import { parseLog, sealLog } from '../../../../src/core/store/memory/sealed-log.js';
+import { logText, parseLog } from '../../../../src/core/store/memory/sealed-log.js';
 import type { SessionEvent } from '../../../../src/core/events/session-event.js';
 
 /** A log as a Session writes it: agentrx events, host events with and without a dedupe id, a clock step back. */
@@ -54,11 +54,11 @@ function sessionLog(sessionId = 'local-7f3e'): SessionEvent[] {
   ];
 }
 
-const roundTrip = (log: SessionEvent[]): SessionEvent[] => parseLog(unpack(sealLog(log)));
+const roundTrip = (log: SessionEvent[]): SessionEvent[] => parseLog(unpack(pack(logText(log))));
 /** Each envelope's JSON text: the same keys, in the same order, with the same values. */
 const texts = (log: readonly SessionEvent[]): string[] => log.map((e) => JSON.stringify(e));
 
-describe('sealLog / parseLog', () => {
+describe('logText / parseLog', () => {
   describe('when every envelope has the shape a Session gives it', () => {
     it('should give back equal envelopes, keys in the same order', () => {
       const log = sessionLog();
@@ -71,11 +71,11 @@ describe('sealLog / parseLog', () => {
     it('should pack smaller than the JSON array of the envelopes', () => {
       const log = Array.from({ length: 40 }, (_, i) => sessionLog().map((e) => ({ ...e, seq: e.seq + 5 * i }))).flat();
 
-      expect(sealLog(log).length).toBeLessThan(0.9 * pack(JSON.stringify(log)).length);
+      expect(pack(logText(log)).length).toBeLessThan(0.9 * pack(JSON.stringify(log)).length);
     });
 
     it('should hand out fresh objects on each read', () => {
-      const text = unpack(sealLog(sessionLog()));
+      const text = logText(sessionLog());
       const first = parseLog(text);
       (first[2]!.raw as { text: string }).text = 'changed';
 
@@ -102,6 +102,10 @@ describe('sealLog / parseLog', () => {
 
       expect(texts(roundTrip(log))).toEqual(texts(asJson));
     });
+  });
+
+  it('should hold no raw line break (the memory store divides record and log at the first one)', () => {
+    expect(logText(sessionLog())).not.toContain('\n');
   });
 
   describe('when the text was sealed as the JSON array of the envelopes', () => {
