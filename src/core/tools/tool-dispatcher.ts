@@ -6,7 +6,7 @@ import { awaitsClient } from './client-answers.js';
 import type { LedgerEntry, ToolLedger } from './tool-ledger.js';
 import type { ToolLookup } from './tool-registry.js';
 import { compileToolInput } from './tool-input.js';
-import { abortReason, messageOf } from '../util/async.js';
+import { abortReason, isThenable, messageOf } from '../util/async.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/json-depth.js';
 
 /** Per-batch settings and hooks of a dispatch. */
@@ -205,9 +205,10 @@ export class ToolDispatcher {
     }
     let input: object;
     try {
-      // A validator (a Standard Schema's `validate` is the user's code) is bounded like the handler.
+      // A validator that goes async (a Standard Schema's `validate` is the user's code) is bounded like the handler.
       const limit = timeoutMs ?? handler.timeoutMs ?? opts.toolTimeoutMs;
-      const checked = await bounded(compileToolInput(handler).check(use.input ?? {}), limit, opts.signal);
+      const pending = compileToolInput(handler).check(use.input ?? {});
+      const checked = isThenable(pending) ? await bounded(Promise.resolve(pending), limit, opts.signal) : pending;
       if (!checked.ok) return errorResult(use, `invalid input for tool '${use.name}': ${checked.problems.join('; ')}`);
       input = checked.value;
     } catch (e) {
@@ -215,11 +216,15 @@ export class ToolDispatcher {
       if (e instanceof ToolTimeout) return errorResult(use, `validating the input of tool '${use.name}' did not finish within ${e.ms} ms; it did not run`);
       return errorResult(use, `invalid input for tool '${use.name}': ${messageOf(e)}`);
     }
-    // Validation is async: the session may have been cancelled meanwhile.
+    // Validation may have been async: the session may have been cancelled meanwhile.
     if (opts.signal.aborted) return errorResult(use, `tool '${use.name}' was cancelled`);
     const limitMs = timeoutMs ?? handler.timeoutMs ?? opts.toolTimeoutMs;
-    const ctrl = new AbortController();
-    const onSessionAbort = (): void => ctrl.abort(opts.signal.reason);
+    const cancel = new ToolCancel();
+    let stop: ((e: Error) => void) | undefined;
+    const onSessionAbort = (): void => {
+      cancel.abort(opts.signal.reason);
+      stop?.(new ToolAborted());
+    };
     opts.signal.addEventListener('abort', onSessionAbort, { once: true });
     let timer: NodeJS.Timeout | undefined;
     const deadline = Date.now() + limitMs;
@@ -230,7 +235,9 @@ export class ToolDispatcher {
           toolUseId: use.id,
           sessionId: opts.sessionId,
           idempotencyKey: `${opts.sessionId ?? 'local'}:${use.id}`,
-          signal: ctrl.signal,
+          get signal() {
+            return cancel.signal;
+          },
           deadline,
           ...stateOf(opts),
           ...artifactsOf(opts),
@@ -245,15 +252,15 @@ export class ToolDispatcher {
       const outcome = await Promise.race([
         running,
         new Promise<never>((_, reject) => {
+          stop = reject;
           timer = setTimeout(() => reject(new ToolTimeout(limitMs)), limitMs);
-          if (ctrl.signal.aborted) reject(new ToolAborted());
-          ctrl.signal.addEventListener('abort', () => reject(new ToolAborted()), { once: true });
+          if (opts.signal.aborted) reject(new ToolAborted());
         }),
       ]);
       return toResult(use, outcome);
     } catch (e) {
       if (e instanceof ToolTimeout) {
-        ctrl.abort(new AgentRxError('timeout', e.message));
+        cancel.abort(new AgentRxError('timeout', e.message));
         return errorResult(
           use,
           awaitsClient(handler)
@@ -267,6 +274,31 @@ export class ToolDispatcher {
       clearTimeout(timer);
       opts.signal.removeEventListener('abort', onSessionAbort);
     }
+  }
+}
+
+/**
+ * A running tool's cancellation: its `AbortSignal` is made only when the handler reads
+ * `ctx.signal` (most handlers never do, and a controller with its signal costs more than the rest
+ * of a small tool's dispatch); one made after the abort is already aborted, with its reason.
+ */
+class ToolCancel {
+  private ctrl: AbortController | undefined;
+  private reason: { readonly value: unknown } | undefined;
+
+  get signal(): AbortSignal {
+    if (!this.ctrl) {
+      this.ctrl = new AbortController();
+      if (this.reason) this.ctrl.abort(this.reason.value);
+    }
+    return this.ctrl.signal;
+  }
+
+  /** Aborts the signal (now, or as it is made); the first reason stays. */
+  abort(reason: unknown): void {
+    if (this.reason) return;
+    this.reason = { value: reason };
+    this.ctrl?.abort(reason);
   }
 }
 

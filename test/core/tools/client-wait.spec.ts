@@ -15,29 +15,27 @@ class ClientToolFixture implements ClientToolHandler {
   readonly awaitsClient = true;
   readonly calls: string[] = [];
   private readonly waiting = new Map<string, (content: string) => void>();
-  private called: (() => void) | undefined;
-  /** Resolves when the next call reaches the handler. */
-  nextCall = this.arm();
+  private readonly callWaiters: { readonly n: number; readonly resolve: () => void }[] = [];
 
   constructor(readonly timeoutMs: number) {}
+
+  /** Resolves once the handler has been called `n` times in all, whether that was before or after this call. */
+  called(n = 1): Promise<void> {
+    if (this.calls.length >= n) return Promise.resolve();
+    return new Promise<void>((resolve) => this.callWaiters.push({ n, resolve }));
+  }
 
   handle(_input: unknown, ctx: ToolContext): Promise<string> {
     this.calls.push(ctx.toolUseId);
     return new Promise<string>((resolve, reject) => {
       this.waiting.set(ctx.toolUseId, resolve);
       ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
-      const called = this.called;
-      this.nextCall = this.arm();
-      called?.();
+      for (const w of this.callWaiters) if (w.n <= this.calls.length) w.resolve();
     });
   }
 
   answer(id: string, content: string): void {
     this.waiting.get(id)!(content);
-  }
-
-  private arm(): Promise<void> {
-    return new Promise<void>((resolve) => (this.called = resolve));
   }
 }
 
@@ -90,7 +88,7 @@ describe('ToolDispatcher (tools that wait on the client)', () => {
         const { opts, rec } = options(ledger);
         const before = Date.now();
         const running = new ToolDispatcher([tool]).dispatch([ask('c1')], opts);
-        await tool.nextCall;
+        await tool.called();
         expect(rec.persisted).toHaveLength(1);
         const waiting = rec.persisted[0]!.find((e) => e.toolUseId === 'c1')!;
         expect(waiting).toMatchObject({ state: 'awaiting_client', awaits: 'tool', name: 'ask_user' });
@@ -114,7 +112,7 @@ describe('ToolDispatcher (tools that wait on the client)', () => {
         const ledger = new ToolLedger();
         const { opts, rec } = options(ledger, { toolTimeoutMs: 1_000 });
         const running = track(new ToolDispatcher([tool]).dispatch([ask('c1')], opts));
-        await tool.nextCall;
+        await tool.called();
 
         await jest.advanceTimersByTimeAsync(599_999);
         expect(running.settled).toBe(false);
@@ -135,7 +133,7 @@ describe('ToolDispatcher (tools that wait on the client)', () => {
         const ctrl = new AbortController();
         const { opts, rec } = options(ledger, { signal: ctrl.signal });
         const running = new ToolDispatcher([tool]).dispatch([ask('c1')], opts);
-        await tool.nextCall;
+        await tool.called();
         ctrl.abort(new AgentRxError('cancelled', 'shutting down'));
         await expect(running).rejects.toMatchObject({ code: 'cancelled' });
         expect(ledger.get('c1')).toMatchObject({ state: 'awaiting_client', awaits: 'tool' });
@@ -177,7 +175,7 @@ describe('ToolDispatcher (tools that wait on the client)', () => {
         const tool = new ClientToolFixture(600_000);
         const { opts } = options(ledger);
         const running = track(new ToolDispatcher([tool]).dispatch([ask('c1')], opts));
-        await tool.nextCall;
+        await tool.called();
         expect(ledger.get('c1')?.deadline).toBe(Date.now() + 5_000);
         await jest.advanceTimersByTimeAsync(4_999);
         expect(running.settled).toBe(false);

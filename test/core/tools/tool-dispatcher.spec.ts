@@ -148,6 +148,48 @@ describe('ToolDispatcher', () => {
         expect(aborted).toBe(true);
       });
     });
+
+    describe('when a tool reads its signal only after it was aborted', () => {
+      /** A tool that reads `ctx.signal` when the test says so (`read`), not when it is called. */
+      function lateReader(): { tool: ToolHandler<SlowInput>; started: Promise<void>; read: () => AbortSignal } {
+        let ctx: ToolContext | undefined;
+        let markStarted!: () => void;
+        const started = new Promise<void>((resolve) => (markStarted = resolve));
+        const tool: ToolHandler<SlowInput> = {
+          name: 'gate',
+          description: 'd',
+          inputType: SlowInput,
+          handle: (_i, c) => {
+            ctx = c;
+            markStarted();
+            return new Promise<string>(() => undefined);
+          },
+        };
+        return { tool, started, read: () => ctx!.signal };
+      }
+
+      it('should give a signal already aborted with the timeout once the time limit passed', async () => {
+        const { tool, read } = lateReader();
+        const [result] = await new ToolDispatcher([tool]).dispatch([use('a')], options(undefined, { toolTimeoutMs: 30 }));
+        expect(result).toMatchObject({ isError: true, content: "tool 'gate' timed out after 30 ms" });
+        const signal = read();
+        expect(signal.aborted).toBe(true);
+        expect(signal.reason).toMatchObject({ code: 'timeout' });
+        expect(read()).toBe(signal);
+      });
+
+      it("should give a signal already aborted with the session's reason once the session was cancelled", async () => {
+        const { tool, started, read } = lateReader();
+        const ctrl = new AbortController();
+        const p = new ToolDispatcher([tool]).dispatch([use('a')], options(undefined, { signal: ctrl.signal }));
+        await started;
+        const reason = new Error('shutting down');
+        ctrl.abort(reason);
+        await expect(p).rejects.toMatchObject({ code: 'cancelled' });
+        expect(read().aborted).toBe(true);
+        expect(read().reason).toBe(reason);
+      });
+    });
   });
 });
 
