@@ -11,6 +11,10 @@
  * deltas the runner delivered, and every tool result's output. Besides CPU and wall per session:
  * import + setup of each runner in its own fresh process (median of BENCH_PEERS_COLD rounds,
  * runners interleaved), heap after GC per runner (modules loaded, set up, after the sessions),
+ * The sequential sessions run in BENCH_PEERS_ROUNDS rounds (default 3), each runner in a fresh
+ * process per round, the runners' order rotated each round; a runner's CPU and wall per session are
+ * the median of its rounds' medians, and each ratio is the median of the ratios within a round
+ * (runs close in time: a shared machine's load moves a single pass of one runner by ±20%).
  * and with `BENCH_PEERS_PACED=1` (or a number of ms) the router sends one SSE event per socket
  * write, that many ms apart, as a real model streams. Targets (issue 28), for agentrx and for
  * agentrx-zod: ≤ 1.3× the raw
@@ -26,6 +30,8 @@ import { environmentRows, median, percentile, report, type BenchResult } from '.
 import { routerOptionsFromEnv, runChild, startConversationRouter } from './peers/shared.js';
 
 const SEQ = Number(process.env['BENCH_PEERS_SEQ'] ?? 200);
+/** Rounds of the sequential sessions (a fresh process per runner and round, order rotated). */
+const ROUNDS = Math.max(1, Number(process.env['BENCH_PEERS_ROUNDS'] ?? 3));
 const CONC = Number(process.env['BENCH_PEERS_CONC'] ?? 200);
 const WARMUP = Number(process.env['BENCH_PEERS_WARMUP'] ?? 30);
 const RUNNERS = (process.env['BENCH_PEERS_RUNNERS'] ?? 'raw,agentrx,agentrx-zod,agentrx-file,agentrx-file-idempotent,openai-agents,ai-sdk').split(',');
@@ -76,7 +82,10 @@ interface Row {
   label: string;
   /** 1 for the first pass of this runner, 2 for the second… */
   pass: number;
+  /** The sequential rounds' results, merged (every round's sessions; memory of the first round). */
   seq?: SeqOut;
+  /** Each round's median CPU and wall per session, in round order. */
+  rounds: { cpu: number; wall: number }[];
   conc?: ConcOut;
   cold: ColdOut[];
   error?: string;
@@ -92,7 +101,7 @@ export async function peersBench(): Promise<BenchResult> {
   const rows: Row[] = RUNNERS.map((name) => {
     const pass = (passes.get(name) ?? 0) + 1;
     passes.set(name, pass);
-    return { name, label: RUNNERS.filter((n) => n === name).length > 1 ? `${name}#${pass}` : name, pass, cold: [] };
+    return { name, label: RUNNERS.filter((n) => n === name).length > 1 ? `${name}#${pass}` : name, pass, cold: [], rounds: [] };
   });
   // Import + setup first, each in a fresh process, runners interleaved and their order rotated.
   for (let round = 0; round < COLD; round++) {
@@ -105,16 +114,30 @@ export async function peersBench(): Promise<BenchResult> {
       }
     }
   }
-  const router = await startConversationRouter(RUNNERS.length * (2 * WARMUP + SEQ + CONC) + 10, undefined, routerOptions);
+  const router = await startConversationRouter(RUNNERS.length * ((ROUNDS + 1) * WARMUP + ROUNDS * SEQ + CONC) + 10, undefined, routerOptions);
   // The file-store runners' folders, removed once all runners are done (see `benchStoreDir`).
   const storeRoot = mkdtempSync(join(tmpdir(), 'agentrx-bench-stores-'));
   process.env['BENCH_STORE_ROOT'] = storeRoot;
   try {
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let k = 0; k < rows.length; k++) {
+        const row = rows[(k + round) % rows.length]!;
+        if (row.error) continue;
+        try {
+          process.stderr.write(`  ${row.label}: ${SEQ} sequential sessions (round ${round + 1} of ${ROUNDS})…\n`);
+          const s = await runChild<SeqOut>('./child.js', [row.name, router.baseUrl, 'seq', String(SEQ), String(WARMUP)]);
+          row.rounds.push({ cpu: median(s.cpu), wall: median(s.wall) });
+          row.seq = mergeRound(row.seq, s);
+        } catch (e) {
+          row.error = (e as Error).message.split('\n')[0]!.slice(0, 300);
+          process.stderr.write(`  ${row.label} failed: ${row.error}\n`);
+        }
+      }
+    }
     for (const row of rows) {
       const name = row.name;
+      if (row.error) continue;
       try {
-        process.stderr.write(`  ${name}: ${SEQ} sequential sessions…\n`);
-        row.seq = await runChild<SeqOut>('./child.js', [name, router.baseUrl, 'seq', String(SEQ), String(WARMUP)]);
         process.stderr.write(`  ${name}: ${CONC} concurrent sessions…\n`);
         row.conc = await runChild<ConcOut>('./child.js', [name, router.baseUrl, 'conc', String(CONC), String(WARMUP)]);
       } catch (e) {
@@ -137,7 +160,10 @@ export async function peersBench(): Promise<BenchResult> {
       'emulator',
       `in the parent process: 5 scripted OpenAI emulators (one per turn) behind a router; every runner talks to the same router URL; ${routerOptions.paceMs ? `**paced**: one SSE event per socket write, ${routerOptions.paceMs} ms apart` : 'unpaced: the SSE bytes piped through as the emulator wrote them'}`,
     ],
-    ['sessions', `${WARMUP} warm-up, then ${SEQ} sequential (one fresh process); ${CONC} concurrent (another fresh process, after the same warm-up)`],
+    [
+      'sessions',
+      `${ROUNDS} rounds of ${WARMUP} warm-up and ${SEQ} sequential sessions (a fresh process per runner and round, runners' order rotated); ${CONC} concurrent (another fresh process, after the same warm-up)`,
+    ],
     [
       'import + setup',
       COLD > 0
@@ -150,7 +176,10 @@ export async function peersBench(): Promise<BenchResult> {
     ],
   ];
   const ok = rows.filter((r) => r.seq && r.conc);
-  const cpuMed = new Map(ok.map((r) => [r, median(r.seq!.cpu)]));
+  // A runner's CPU per session: the median of its rounds' medians.
+  const cpuMed = new Map(ok.map((r) => [r, median(r.rounds.map((k) => k.cpu))]));
+  /** The median over rounds of `r`'s CPU per session ÷ `base`'s in the same round. */
+  const roundRatio = (r: Row, base: Row): number => median(r.rounds.flatMap((k, i) => (base.rounds[i] ? [k.cpu / base.rounds[i]!.cpu] : [])));
   for (const r of rows) {
     if (!r.seq || !r.conc) {
       out.push([`${r.label}`, `SKIPPED: ${r.error ?? 'no result'}`]);
@@ -158,8 +187,15 @@ export async function peersBench(): Promise<BenchResult> {
     }
     const s = r.seq;
     const c = r.conc;
-    out.push([`${r.label}: CPU ms/session, sequential (median / p99)`, `${median(s.cpu).toFixed(2)} / ${percentile(s.cpu, 99).toFixed(2)}`]);
-    out.push([`${r.label}: wall ms/session, sequential (median / p99)`, `${median(s.wall).toFixed(2)} / ${percentile(s.wall, 99).toFixed(2)}`]);
+    const rounds = (f: (k: { cpu: number; wall: number }) => number): string => r.rounds.map((k) => f(k).toFixed(2)).join(', ');
+    out.push([
+      `${r.label}: CPU ms/session, sequential (median of the rounds' medians [each round] / p99 of all)`,
+      `${cpuMed.get(r)!.toFixed(2)} [${rounds((k) => k.cpu)}] / ${percentile(s.cpu, 99).toFixed(2)}`,
+    ]);
+    out.push([
+      `${r.label}: wall ms/session, sequential (median of the rounds' medians [each round] / p99 of all)`,
+      `${median(r.rounds.map((k) => k.wall)).toFixed(2)} [${rounds((k) => k.wall)}] / ${percentile(s.wall, 99).toFixed(2)}`,
+    ]);
     out.push([
       `${r.label}: CPU ms/session, sequential: user / system (mean)`,
       `${(s.split.userMs / s.cpu.length).toFixed(2)} / ${(s.split.systemMs / s.cpu.length).toFixed(2)}`,
@@ -169,7 +205,7 @@ export async function peersBench(): Promise<BenchResult> {
       `${c.wall.toFixed(0)} ms / ${c.cpu.toFixed(0)} ms / ${c.eldP99.toFixed(1)} ms (${c.eldMax.toFixed(1)} ms)`,
     ]);
     out.push([
-      `${r.label}: memory after GC: loaded / after warm-up / after ${SEQ} seq (RSS, heap)`,
+      `${r.label}: memory after GC: loaded / after warm-up / after ${SEQ} seq, first round (RSS, heap)`,
       `${mb(s.memLoaded.rss)}, ${mb(s.memLoaded.heapUsed)} / ${mb(s.memWarm.rss)}, ${mb(s.memWarm.heapUsed)} / ${mb(s.memEnd.rss)}, ${mb(s.memEnd.heapUsed)}`,
     ]);
     out.push([`${r.label}: after ${CONC} concurrent: peak RSS / RSS, heap after GC`, `${mb(c.peakRss)} / ${mb(c.memEnd.rss)}, ${mb(c.memEnd.heapUsed)}`]);
@@ -195,17 +231,18 @@ export async function peersBench(): Promise<BenchResult> {
   // Ratios are read within a pass (runs close in time on a shared machine): the k-th pass of a
   // runner against the k-th pass of raw / agentrx, or their first pass when there is no k-th.
   const passOf = (name: string, pass: number): Row | undefined => ok.find((r) => r.name === name && r.pass === pass) ?? ok.find((r) => r.name === name);
+  const wallMed = (r: Row): number => median(r.rounds.map((k) => k.wall));
   const ratioRow = (r: Row, base: Row): string =>
-    `${x(cpuMed.get(r)!, cpuMed.get(base)!)} / ${x(median(r.seq!.wall), median(base.seq!.wall))} / ${x(r.conc!.wall, base.conc!.wall)} / ${x(r.conc!.memEnd.heapUsed, base.conc!.memEnd.heapUsed)}`;
+    `${roundRatio(r, base).toFixed(2)}× / ${x(wallMed(r), wallMed(base))} / ${x(r.conc!.wall, base.conc!.wall)} / ${x(r.conc!.memEnd.heapUsed, base.conc!.memEnd.heapUsed)}`;
   for (const r of ok) {
     const raw = r.name === 'raw' ? undefined : passOf('raw', r.pass);
-    if (raw) out.push([`${r.label} ÷ ${raw.label}: CPU med / wall med / conc wall / heap after conc`, ratioRow(r, raw)]);
+    if (raw) out.push([`${r.label} ÷ ${raw.label}: CPU (median of round ratios) / wall med / conc wall / heap after conc`, ratioRow(r, raw)]);
   }
   const isPeer = (r: Row): boolean => r.name !== 'raw' && !FLAVOURS.includes(r.name) && !VARIANTS.has(r.name);
   for (const r of ok.filter(isPeer)) {
     for (const flavour of FLAVOURS) {
       const ax = ok.some((a) => a.name === flavour) ? passOf(flavour, r.pass) : undefined;
-      if (ax) out.push([`${ax.label} ÷ ${r.label}: CPU med / wall med / conc wall / heap after conc`, ratioRow(ax, r)]);
+      if (ax) out.push([`${ax.label} ÷ ${r.label}: CPU (median of round ratios) / wall med / conc wall / heap after conc`, ratioRow(ax, r)]);
     }
   }
   const verdict = (ratios: number[], goal: number): string =>
@@ -216,7 +253,7 @@ export async function peersBench(): Promise<BenchResult> {
     for (const v of ok.filter((r) => r.name === name)) {
       const ax = passOf('agentrx', v.pass);
       if (!ax) continue;
-      ratios.push(cpuMed.get(v)! / cpuMed.get(ax)!);
+      ratios.push(roundRatio(v, ax));
       out.push([`target ${v.label} (file store) ≤ ${FILE_GOAL[name]}× ${ax.label} (memory store) CPU`, verdict([ratios.at(-1)!], FILE_GOAL[name]!)]);
     }
     // One pass moves ±20% on a shared machine (and with the file system's state): the verdict is the median of the passes.
@@ -236,7 +273,7 @@ export async function peersBench(): Promise<BenchResult> {
       rowsOut.push([
         `target ${flavour} ≤ 1.3× raw CPU per session (issues 17, 28), per pass`,
         verdict(
-          vsRaw.map(({ ax, raw }) => cpuMed.get(ax)! / cpuMed.get(raw)!),
+          vsRaw.map(({ ax, raw }) => roundRatio(ax, raw)),
           1.3,
         ),
       ]);
@@ -255,10 +292,7 @@ export async function peersBench(): Promise<BenchResult> {
     if (axPasses.length > 0 && peerRows.length > 0) {
       const best = peerRows.reduce((a, b) => (cpuMed.get(a)! <= cpuMed.get(b)! ? a : b));
       const ax = passOf(flavour, best.pass)!;
-      rowsOut.push([
-        `target ${flavour} ≤ 0.35× the best peer's CPU per session (${best.label}, same pass)`,
-        verdict([cpuMed.get(ax)! / cpuMed.get(best)!], 0.35),
-      ]);
+      rowsOut.push([`target ${flavour} ≤ 0.35× the best peer's CPU per session (${best.label}, same pass)`, verdict([roundRatio(ax, best)], 0.35)]);
     }
     const coldOf = (name: string): number[] => rows.filter((r) => r.name === name).flatMap((r) => r.cold.map((c) => c.wallMs));
     const peerNames = [...new Set(RUNNERS)].filter((n) => n !== 'raw' && !FLAVOURS.includes(n) && !VARIANTS.has(n) && coldOf(n).length > 0);
@@ -273,4 +307,14 @@ export async function peersBench(): Promise<BenchResult> {
     }
     return rowsOut;
   }
+}
+
+/** `round` added to the merged sequential results `into` (its sessions appended; the first round's memory kept). */
+function mergeRound(into: SeqOut | undefined, round: SeqOut): SeqOut {
+  if (!into) return { ...round, cpu: [...round.cpu], wall: [...round.wall], split: { ...round.split } };
+  into.cpu.push(...round.cpu);
+  into.wall.push(...round.wall);
+  into.split.userMs += round.split.userMs;
+  into.split.systemMs += round.split.systemMs;
+  return into;
 }
