@@ -2,7 +2,6 @@ import type { AgUiEvent, CustomEvent } from '../events/agui-event.js';
 import { TOOL_CALL_ARGS_REPLACED_EVENT } from '../events/agui-streams.js';
 import { TURN_END_EVENT } from '../events/operators/to-ag-ui.js';
 import type { ToolCallResult } from '../events/tool-call-result.js';
-import { isThenable } from '../util/async.js';
 import { hasSource, type ConsumerContext, type ConsumerContextOf, type EventConsumer, type ToolResultSource } from '../plugin/event-consumer.js';
 
 /**
@@ -13,6 +12,11 @@ export function dispatch(c: EventConsumer, ev: AgUiEvent, ctx: ConsumerContext):
   const first = c.onEvent?.(ev, ctx);
   if (isThenable(first)) return Promise.resolve(first).then(() => typedHook(c, ev, ctx));
   return typedHook(c, ev, ctx);
+}
+
+/** True for a promise-like value (a hook that went async). */
+export function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return typeof v === 'object' && v !== null && 'then' in v && typeof v.then === 'function';
 }
 
 /**

@@ -2,8 +2,7 @@ import type { Subject } from 'rxjs';
 import type { AgUiEvent } from '../events/agui-event.js';
 import type { ConsumerContext, EventConsumer, StopReason } from '../plugin/event-consumer.js';
 import { messageOf, withTimeout } from '../util/async.js';
-import { isThenable } from '../util/async.js';
-import { dispatch } from './consumer-dispatch.js';
+import { dispatch, isThenable } from './consumer-dispatch.js';
 
 /** A consumer fault, published on `consumerErrors$`. The run and other consumers carry on. */
 export interface ConsumerError {

@@ -6,7 +6,7 @@ import { awaitsClient } from './client-answers.js';
 import type { LedgerEntry, ToolLedger } from './tool-ledger.js';
 import type { ToolLookup } from './tool-registry.js';
 import { compileToolInput } from './tool-input.js';
-import { abortReason, isThenable, messageOf } from '../util/async.js';
+import { abortReason, messageOf } from '../util/async.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/json-depth.js';
 
 /** Per-batch settings and hooks of a dispatch. */
@@ -205,10 +205,9 @@ export class ToolDispatcher {
     }
     let input: object;
     try {
-      // A validator that goes async (a Standard Schema's `validate` is the user's code) is bounded like the handler.
+      // A validator (a Standard Schema's `validate` is the user's code) is bounded like the handler.
       const limit = timeoutMs ?? handler.timeoutMs ?? opts.toolTimeoutMs;
-      const pending = compileToolInput(handler).check(use.input ?? {});
-      const checked = isThenable(pending) ? await bounded(Promise.resolve(pending), limit, opts.signal) : pending;
+      const checked = await bounded(compileToolInput(handler).check(use.input ?? {}), limit, opts.signal);
       if (!checked.ok) return errorResult(use, `invalid input for tool '${use.name}': ${checked.problems.join('; ')}`);
       input = checked.value;
     } catch (e) {
@@ -216,7 +215,7 @@ export class ToolDispatcher {
       if (e instanceof ToolTimeout) return errorResult(use, `validating the input of tool '${use.name}' did not finish within ${e.ms} ms; it did not run`);
       return errorResult(use, `invalid input for tool '${use.name}': ${messageOf(e)}`);
     }
-    // Validation may have been async: the session may have been cancelled meanwhile.
+    // Validation is async: the session may have been cancelled meanwhile.
     if (opts.signal.aborted) return errorResult(use, `tool '${use.name}' was cancelled`);
     const limitMs = timeoutMs ?? handler.timeoutMs ?? opts.toolTimeoutMs;
     const cancel = new ToolCancel();

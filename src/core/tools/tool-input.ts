@@ -1,8 +1,8 @@
 import { plainToInstance } from '../util/class-transformer.js';
 import { validate, type ValidationError } from '../util/class-validator.js';
 import { AgentRxError } from '../errors.js';
-import type { InputType, StandardSchemaIssue, StandardSchemaResult, StandardSchemaV1, ToolHandler } from '../plugin/tool-handler.js';
-import { isThenable, messageOf } from '../util/async.js';
+import type { InputType, StandardSchemaIssue, StandardSchemaV1, ToolHandler } from '../plugin/tool-handler.js';
+import { messageOf } from '../util/async.js';
 import { dtoJsonSchema } from './dto-json-schema.js';
 import { compileJsonSchema } from './json-schema-input.js';
 import { describeUnresolvedRefs, unresolvedRefs } from './unresolved-refs.js';
@@ -20,11 +20,10 @@ export interface CompiledToolInput {
   readonly schema: Record<string, unknown>;
   /**
    * Validates one decoded input (already checked for depth). Never throws: a validator that
-   * throws gives a rejected promise. The `value` is what the handler gets (a DTO instance, the
-   * input itself, or the Standard Schema's output). Synchronous where the validator is (a JSON
-   * Schema, a Standard Schema answering at once): the dispatcher bounds only what is pending.
+   * throws is reported as a problem. The `value` is what the handler gets (a DTO instance, the
+   * input itself, or the Standard Schema's output).
    */
-  check(input: Readonly<Record<string, unknown>>): InputCheck | Promise<InputCheck>;
+  check(input: Readonly<Record<string, unknown>>): Promise<InputCheck>;
 }
 
 /** Compiled inputs, per handler instance (a handler's input declaration does not change). */
@@ -98,7 +97,7 @@ export function compileDeclaration(
       schema: json.hostSchema,
       check: (input) => {
         const problems = json.problems(input);
-        return problems.length === 0 ? { ok: true, value: input } : { ok: false, problems };
+        return Promise.resolve(problems.length === 0 ? { ok: true, value: input } : { ok: false, problems });
       },
     };
   } catch (e) {
@@ -149,22 +148,12 @@ function standardInput(schema: StandardSchemaV1, fail: (what: string) => never):
   return {
     kind: 'standard-schema',
     schema: hostSchema,
-    check: (input) => {
-      let result: StandardSchemaResult<unknown> | Promise<StandardSchemaResult<unknown>>;
-      try {
-        result = std.validate(input);
-      } catch (e) {
-        return Promise.reject(e);
-      }
-      return isThenable(result) ? Promise.resolve(result).then(standardVerdict) : standardVerdict(result);
+    check: async (input) => {
+      const result = await std.validate(input);
+      if (!result.issues) return { ok: true, value: (result.value ?? {}) as object };
+      return { ok: false, problems: result.issues.map(describeIssue) };
     },
   };
-}
-
-/** What a Standard Schema's result says of the input. */
-function standardVerdict(result: StandardSchemaResult<unknown>): InputCheck {
-  if (!result.issues) return { ok: true, value: (result.value ?? {}) as object };
-  return { ok: false, problems: result.issues.map(describeIssue) };
 }
 
 function describeIssue(issue: StandardSchemaIssue): string {

@@ -147,11 +147,6 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what = 'hook'): Promis
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
-/** True for a promise-like value (a hook, a validator that went async). */
-export function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return typeof v === 'object' && v !== null && 'then' in v && typeof v.then === 'function';
-}
-
 /** The message of anything thrown. */
 export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
