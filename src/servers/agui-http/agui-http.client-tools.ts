@@ -39,11 +39,6 @@ export class ClientTools {
     this.handlers = this.calls.handlers(declared, 'ag-ui client', timeoutMs);
   }
 
-  /** Called (synchronously) when a call of this process's session starts waiting for the client. */
-  set onWaiting(listener: () => void) {
-    this.calls.onWaiting = () => listener();
-  }
-
   /** The session's tools (`SessionOptions.tools`). */
   get tools(): readonly ToolHandler[] {
     return this.handlers;
@@ -67,6 +62,11 @@ export class ClientTools {
     if (!this.has(use.name) || this.calls.has(use.id)) return false;
     this.remote.add(use.id);
     return true;
+  }
+
+  /** True when tool use `id` is a frontend call waiting for the client (of this process's session or of one elsewhere). */
+  waitsFor(id: string): boolean {
+    return this.waits(id);
   }
 
   private waits(id: string): boolean {

@@ -17,15 +17,18 @@ type Suspension =
   | { readonly kind: 'interrupt'; readonly toolUses: ReadonlyMap<string, ToolUse> };
 
 /**
- * One thread's waits on its client. It follows the tool uses the session runs; once every one of
- * them waits on the client's frontend tools, or the session asks to confirm tools, the thread is
+ * One thread's waits on its client. It follows the tool uses the session runs, in the order of
+ * the session's log: a model turn's custom tool uses count as running from its `agentrx.turn_end`
+ * (before any of them starts: one still being validated is running too) until their results;
+ * once every one of them waits on the client's frontend tools, or the session asks to confirm
+ * tools, the thread is
  * suspended: the client's run ends with the outcome this gives (RUN_FINISHED `success` with
  * `pendingToolCallIds`, or the AG-UI 1.0 interrupt outcome) and the client's next run answers it
  * (`answer`). That end is not in the session log, so reconnected readers learn of it through
  * `onSuspended`.
  */
 export class ClientWait {
-  /** Tool uses started and not yet answered. */
+  /** Tool uses of the last model turn, and tool uses started since, not yet answered. */
   private readonly running = new Set<string>();
   private suspension: Suspension | undefined;
   private at: ThreadSuspension | undefined;
@@ -36,6 +39,16 @@ export class ClientWait {
   /** True while the session waits for the client's next run. */
   get suspended(): boolean {
     return this.suspension !== undefined;
+  }
+
+  /**
+   * A model turn ended asking for these custom tool uses (`agentrx.turn_end`): the batch the
+   * session runs next. A new turn starts once the previous batch was answered, so it replaces what
+   * was running (uses of a session that ended without answering them included).
+   */
+  turnEnded(toolUseIds: readonly string[]): void {
+    this.running.clear();
+    for (const id of toolUseIds) this.running.add(id);
   }
 
   toolStarted(toolUseId: string): void {

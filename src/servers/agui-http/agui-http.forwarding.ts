@@ -29,7 +29,7 @@ export class Forwarding {
     const env = translated.envelope;
     if (env === undefined) return this.forward(thread, thread.frames.push(translated));
     thread.lastSeq = env.seq;
-    let waitsElsewhere = false;
+    let waitsOnClient = false;
     if (env.source === 'agentrx') {
       const ev = env.raw;
       switch (ev.type) {
@@ -40,10 +40,15 @@ export class Forwarding {
         case 'agentrx.run_error':
           thread.lastError = { code: ev.code, message: ev.message };
           break;
+        case 'agentrx.turn_end':
+          thread.wait.turnEnded(ev.customToolUses.map((u) => u.id));
+          break;
         case 'agentrx.tool_started':
           thread.wait.toolStarted(ev.toolUse.id);
-          // A frontend tool call of a session elsewhere (the worker pool) waits for the client from now on.
-          waitsElsewhere = thread.clientTools?.started(ev.toolUse) === true;
+          // A frontend tool call waits for the client from now on (one of a session elsewhere, the
+          // worker pool, is known from here). Checked here, in the log's order, so that every tool
+          // use of its batch that comes before it in the log is counted.
+          waitsOnClient = thread.clientTools?.started(ev.toolUse) === true || thread.clientTools?.waitsFor(ev.toolUse.id) === true;
           break;
         case 'agentrx.tool_result':
           thread.wait.toolAnswered(ev.toolUse.id);
@@ -55,7 +60,7 @@ export class Forwarding {
     }
     this.forward(thread, thread.frames.push(translated));
     if (env.source !== 'agentrx') return;
-    if (env.raw.type === 'agentrx.tool_result' || waitsElsewhere) this.suspensions.maybeSuspend(thread);
+    if (env.raw.type === 'agentrx.tool_result' || waitsOnClient) this.suspensions.maybeSuspend(thread);
     else if (env.raw.type === 'agentrx.confirmation_required') this.suspensions.askToConfirm(thread, env.raw.toolUses);
   }
 

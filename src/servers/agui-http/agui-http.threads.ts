@@ -219,7 +219,6 @@ export class AgUiThreads {
     this.checkOpen(session);
     const thread = this.adopt(request.threadId, session, clientTools);
     thread.run = run;
-    if (clientTools) clientTools.onWaiting = () => this.suspensions.maybeSuspend(thread);
     try {
       this.hooks.onSession?.(session, request.threadId);
     } catch {

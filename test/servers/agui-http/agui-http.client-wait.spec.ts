@@ -20,6 +20,18 @@ describe('ClientWait', () => {
     });
   });
 
+  describe("when a model turn's tool uses are known before any of them started", () => {
+    it('should count each as running from the turn end, and drop what an earlier batch left unanswered', () => {
+      const wait = new ClientWait('t');
+      wait.toolStarted('stale-1');
+      wait.turnEnded(['front-1', 'server-1']);
+      wait.toolStarted('front-1');
+      expect(wait.waitForTools(['front-1'])).toBeUndefined();
+      wait.toolAnswered('server-1');
+      expect(wait.waitForTools(['front-1'])).toEqual({ type: 'success', pendingToolCallIds: ['front-1'] });
+    });
+  });
+
   describe('when a reader asks before and after the run ended waiting', () => {
     it('should tell each where it ended, once, and forget it when the client answers', () => {
       const wait = new ClientWait('t');

@@ -3,6 +3,7 @@ import type { BaseEvent } from '@ag-ui/core';
 import { AgentRx } from '../../../src/agentrx.js';
 import { startAgUiServer, type AgUiServer } from '../../../src/servers/agui-http/agui-http.server.js';
 import { defineTool } from '../../../src/core/tools/define-tool.js';
+import type { StandardSchemaV1 } from '../../../src/core/plugin/tool-handler.js';
 import { cmaProviderModule } from '../../../src/plugins/providers/claude-managed-agents/cma.module.js';
 import { startCmaEmulator, type CmaEmulator } from '../../../src/testing/cma-emulator.js';
 import { EchoToolHandler, resetFakeTools } from '../../fakes/fake-tools.js';
@@ -110,6 +111,42 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
       expect(first.failures).toEqual([]);
       const results = first.events.filter((e) => e.type === 'TOOL_CALL_RESULT') as unknown as { toolCallId: string }[];
       expect(results.map((r) => r.toolCallId)).toEqual(['call_echo']);
+      expect(finished(first.events)).toMatchObject({ outcome: { type: 'success', pendingToolCallIds: ['call_ask'] } });
+
+      agent.addMessage({ id: 't2', role: 'tool', toolCallId: 'call_ask', content: 'fine' });
+      const second = await runClient(agent, { runId: 'r2', tools: [CONFIRM_TOOL] });
+      expect(second.failures).toEqual([]);
+      expect(text(second.events)).toBe('Both done.');
+    });
+
+    it('should count a server tool of the batch that has not started yet (its validator still runs) before ending the run', async () => {
+      // A Standard Schema whose validate answers 50 ms later (a check against a database, say):
+      // the frontend call waits for the client before the server tool has started.
+      const slowValidation: StandardSchemaV1 = {
+        '~standard': {
+          version: 1,
+          vendor: 'test',
+          validate: (value: unknown) => new Promise((resolve) => setTimeout(() => resolve({ value }), 50)),
+          jsonSchema: { input: () => ({ type: 'object', properties: { text: { type: 'string' } } }) },
+        },
+      };
+      stack = await startStack({
+        tools: [defineTool({ name: 'lookup', description: 'Looks up.', inputSchema: slowValidation, handle: () => 'FOUND' })],
+        script: [
+          {
+            toolCalls: [
+              { id: 'call_ask', name: 'ask_user', arguments: { question: 'ok?' } },
+              { id: 'call_lookup', name: 'lookup', arguments: { text: 'hi' } },
+            ],
+          },
+          { text: 'Both done.' },
+        ],
+      });
+      const agent = new HttpAgent({ url: stack.endpoint, threadId: 'fe-3', initialMessages: [{ id: 'u1', role: 'user', content: 'go' }] });
+      const first = await runClient(agent, { runId: 'r1', tools: [CONFIRM_TOOL] });
+      expect(first.failures).toEqual([]);
+      const results = first.events.filter((e) => e.type === 'TOOL_CALL_RESULT') as unknown as { toolCallId: string; content: string }[];
+      expect(results).toEqual([expect.objectContaining({ toolCallId: 'call_lookup', content: 'FOUND' })]);
       expect(finished(first.events)).toMatchObject({ outcome: { type: 'success', pendingToolCallIds: ['call_ask'] } });
 
       agent.addMessage({ id: 't2', role: 'tool', toolCallId: 'call_ask', content: 'fine' });
