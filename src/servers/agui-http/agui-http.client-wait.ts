@@ -19,13 +19,12 @@ type Suspension =
 /**
  * One thread's waits on its client. It follows the tool uses the session runs, in the order of
  * the session's log: a model turn's custom tool uses count as running from its `agentrx.turn_end`
- * (before any of them starts: one still being validated is running too) until their results;
- * once every one of them waits on the client's frontend tools, or the session asks to confirm
- * tools, the thread is
- * suspended: the client's run ends with the outcome this gives (RUN_FINISHED `success` with
- * `pendingToolCallIds`, or the AG-UI 1.0 interrupt outcome) and the client's next run answers it
- * (`answer`). That end is not in the session log, so reconnected readers learn of it through
- * `onSuspended`.
+ * (before any of them starts: one still being validated is running too) until their results.
+ * Once every one of them waits on the client's frontend tools, or the session asks to confirm
+ * tools, the thread is suspended: the client's run ends with the outcome this gives
+ * (RUN_FINISHED `success` with `pendingToolCallIds`, or the AG-UI 1.0 interrupt outcome) and the
+ * client's next run answers it (`answer`). That end is not in the session log, so reconnected
+ * readers learn of it through `onSuspended`.
  */
 export class ClientWait {
   /** Tool uses of the last model turn, and tool uses started since, not yet answered. */
