@@ -27,8 +27,6 @@ export interface ClientToolDeclaration {
 export class ClientCalls {
   /** Calls waiting for the client, by tool use id, in the order the model made them. */
   private readonly pending = new Map<string, (outcome: ToolOutcome) => void>();
-  /** Called (synchronously, inside the handler) when a call starts waiting for the client; must not throw. */
-  onWaiting: (toolUseId: string) => void = () => undefined;
 
   /** Ids of the calls waiting for the client, in the order the model made them. */
   get waiting(): readonly string[] {
@@ -72,7 +70,6 @@ export class ClientCalls {
       if (ctx.signal.aborted) return reject(ctx.signal.reason);
       ctx.signal.addEventListener('abort', () => (done(), reject(ctx.signal.reason)), { once: true });
       this.pending.set(id, (outcome) => (done(), resolve(outcome)));
-      this.onWaiting(id);
     });
   }
 }
