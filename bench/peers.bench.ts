@@ -4,7 +4,8 @@
  * fresh child process: a raw fetch + SSE loop (the floor), agentrx (Local provider, JSON-lines
  * consumer to a null stream, no terminal consumer; memory store; tools as class-validator DTO
  * classes), agentrx-zod (the same with the tools as zod schemas, as the peers' runners declare
- * theirs, so no class-validator index is loaded), agentrx-file (agentrx with the
+ * theirs, so no class-validator index is loaded), agentrx-zod-keepnone (agentrx-zod keeping no
+ * closed session: `store.memoryKeep: 'none'`), agentrx-file (agentrx with the
  * file store), agentrx-file-idempotent (the file store, both tools declared idempotent, so their
  * start is not synced), @openai/agents (chat-completions model) and the Vercel ai SDK 6.x (streamText +
  * @ai-sdk/openai-compatible). Every session is checked: the final text as concatenated from the
@@ -34,7 +35,9 @@ const SEQ = Number(process.env['BENCH_PEERS_SEQ'] ?? 200);
 const ROUNDS = Math.max(1, Number(process.env['BENCH_PEERS_ROUNDS'] ?? 3));
 const CONC = Number(process.env['BENCH_PEERS_CONC'] ?? 200);
 const WARMUP = Number(process.env['BENCH_PEERS_WARMUP'] ?? 30);
-const RUNNERS = (process.env['BENCH_PEERS_RUNNERS'] ?? 'raw,agentrx,agentrx-zod,agentrx-file,agentrx-file-idempotent,openai-agents,ai-sdk').split(',');
+const RUNNERS = (
+  process.env['BENCH_PEERS_RUNNERS'] ?? 'raw,agentrx,agentrx-zod,agentrx-zod-keepnone,agentrx-file,agentrx-file-idempotent,openai-agents,ai-sdk'
+).split(',');
 /** Fresh processes per runner for the import + setup column (0: skip it). */
 const COLD = Number(process.env['BENCH_PEERS_COLD'] ?? 5);
 /**
@@ -44,6 +47,11 @@ const COLD = Number(process.env['BENCH_PEERS_COLD'] ?? 5);
 const FLAVOURS = ['agentrx', 'agentrx-zod'];
 /** agentrx runners with another store: compared with agentrx, not as peers. */
 const VARIANTS = new Set(['agentrx-file', 'agentrx-file-idempotent']);
+/**
+ * agentrx runners in another configuration of the memory store: compared with raw only (the
+ * ratio rows), neither peers nor held to the goals, which are the default configuration's.
+ */
+const CONFIGS = new Set(['agentrx-zod-keepnone']);
 /** Issue 28's goal per variant: file store ÷ memory store, CPU per session (each sync a durability point the docs name). */
 const FILE_GOAL: Readonly<Record<string, number>> = { 'agentrx-file': 1.5, 'agentrx-file-idempotent': 1.25 };
 
@@ -238,7 +246,8 @@ export async function peersBench(): Promise<BenchResult> {
     const raw = r.name === 'raw' ? undefined : passOf('raw', r.pass);
     if (raw) out.push([`${r.label} ÷ ${raw.label}: CPU (median of round ratios) / wall med / conc wall / heap after conc`, ratioRow(r, raw)]);
   }
-  const isPeer = (r: Row): boolean => r.name !== 'raw' && !FLAVOURS.includes(r.name) && !VARIANTS.has(r.name);
+  const isAgentrx = (name: string): boolean => FLAVOURS.includes(name) || VARIANTS.has(name) || CONFIGS.has(name);
+  const isPeer = (r: Row): boolean => r.name !== 'raw' && !isAgentrx(r.name);
   for (const r of ok.filter(isPeer)) {
     for (const flavour of FLAVOURS) {
       const ax = ok.some((a) => a.name === flavour) ? passOf(flavour, r.pass) : undefined;
@@ -295,7 +304,7 @@ export async function peersBench(): Promise<BenchResult> {
       rowsOut.push([`target ${flavour} ≤ 0.35× the best peer's CPU per session (${best.label}, same pass)`, verdict([roundRatio(ax, best)], 0.35)]);
     }
     const coldOf = (name: string): number[] => rows.filter((r) => r.name === name).flatMap((r) => r.cold.map((c) => c.wallMs));
-    const peerNames = [...new Set(RUNNERS)].filter((n) => n !== 'raw' && !FLAVOURS.includes(n) && !VARIANTS.has(n) && coldOf(n).length > 0);
+    const peerNames = [...new Set(RUNNERS)].filter((n) => n !== 'raw' && !isAgentrx(n) && coldOf(n).length > 0);
     if (coldOf(flavour).length > 0 && peerNames.length > 0) {
       const axMed = median(coldOf(flavour));
       const fastest = peerNames.reduce((a, b) => (median(coldOf(a)) <= median(coldOf(b)) ? a : b));

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { setupWith } from './agentrx.js';
 import { add, echo, type Setup } from './types.js';
 
-const tools = [
+/** The two tools as zod schemas (shared with `agentrx-zod-keepnone`). */
+export const tools = [
   defineTool({ name: 'echo', description: 'Echoes text back in upper case.', inputSchema: z.object({ text: z.string() }), handle: ({ text }) => echo(text) }),
   defineTool({
     name: 'add',
