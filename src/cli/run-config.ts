@@ -4,7 +4,7 @@ import { readConfigFile } from '../core/config/read-config-file.js';
 import type { EventConsumer } from '../core/plugin/event-consumer.js';
 import type { ConfirmTool } from '../core/session/session-options.js';
 import type { ContainerModule } from '../core/util/inversify.js';
-import { demoToolsModule } from '../plugins/tools/tools.module.js';
+import { demoToolsModule, readFileRootModule } from '../plugins/tools/tools.module.js';
 import type { CliIo } from './cli-io.js';
 import { pathFrom } from './flags.js';
 
@@ -60,9 +60,12 @@ export function consumersFor(json: boolean, config: Record<string, unknown>, io:
   return consumers.terminal === false ? [] : [new TerminalConsumer({ out: io.out })];
 }
 
-/** The demo tools' module when asked for (`demo`, `serve --demo`, `--demo-tools`), else none. */
-export function demoTools(on: boolean | undefined): ContainerModule[] {
-  return on === true ? [demoToolsModule] : [];
+/**
+ * The demo tools' module when asked for (`demo`, `serve --demo`, `--demo-tools`), else none;
+ * `read_file` reads from `cwd`, the invocation's working directory (`CliIo.cwd`).
+ */
+export function demoTools(on: boolean | undefined, cwd: string): ContainerModule[] {
+  return on === true ? [readFileRootModule(cwd), demoToolsModule] : [];
 }
 
 /** The `confirmTool` of `--confirm allow|deny`: the same decision for every request. */

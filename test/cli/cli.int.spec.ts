@@ -26,20 +26,15 @@ describe('agentrx CLI', () => {
       it('should stream an answer that used at least two tools, print a summary and exit 0', async () => {
         const dir = await tempDir('agentrx-cli-');
         await writeFile(join(dir, 'README.md'), '# hello from the readme\n');
-        const cwd = process.cwd();
-        process.chdir(dir);
-        try {
-          const t = io(dir);
-          const code = await runCli(argv('demo'), t);
-          expect(code).toBe(0);
-          const out = t.stdout();
-          expect(out.match(/^⚙ /gm)?.length ?? 0).toBeGreaterThanOrEqual(2);
-          expect(out).toContain('calculate({"expression":"(17 + 25) * 3"}) → (17 + 25) * 3 = 126');
-          expect(out).toContain('hello from the readme');
-          expect(out).toMatch(/✓ end_turn · turns 2 · tool calls 3 · tokens \d+ in \/ \d+ out · \d+\.\ds/);
-        } finally {
-          process.chdir(cwd);
-        }
+        // `read_file` reads from the invocation's working directory (`cwd`), not the process's.
+        const t = io(dir);
+        const code = await runCli(argv('demo'), t);
+        expect(code).toBe(0);
+        const out = t.stdout();
+        expect(out.match(/^⚙ /gm)?.length ?? 0).toBeGreaterThanOrEqual(2);
+        expect(out).toContain('calculate({"expression":"(17 + 25) * 3"}) → (17 + 25) * 3 = 126');
+        expect(out).toContain('hello from the readme');
+        expect(out).toMatch(/✓ end_turn · turns 2 · tool calls 3 · tokens \d+ in \/ \d+ out · \d+\.\ds/);
       });
     });
 

@@ -1,11 +1,11 @@
 import { AgentRx } from '../../agentrx.js';
 import type { ConfirmTool } from '../../core/plugin/session-options.js';
-import { demoAgUiToolsModule, demoToolsModule } from '../../plugins/tools/tools.module.js';
+import { demoAgUiToolsModule } from '../../plugins/tools/tools.module.js';
 import type { CliIo } from '../cli-io.js';
 import { onDemoModel, startDemoModel } from '../demo-model.js';
 import { EXIT_FAILED, EXIT_OK } from '../exit-codes.js';
 import { report } from '../report.js';
-import { consumersFor } from '../run-config.js';
+import { consumersFor, demoTools } from '../run-config.js';
 import type { DemoFlags } from './demo.js';
 /**
  * Runs `prompt` on the demo model (started here, closed after); exit code 1 for a terminated run.
@@ -20,7 +20,7 @@ export async function demoCommand(prompt: string, flags: DemoFlags, io: CliIo): 
     rx = await AgentRx.create({
       config: onDemoModel({}, emulator.baseUrl),
       env: io.env,
-      modules: [demoToolsModule, demoAgUiToolsModule],
+      modules: [...demoTools(true, io.cwd), demoAgUiToolsModule],
       consumers: consumersFor(flags.json === true, {}, io),
       handleSignals: true,
     });

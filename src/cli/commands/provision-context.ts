@@ -63,7 +63,7 @@ export async function withProvisioning<T>(family: ResourceFamily, flags: Provisi
   const rx = await AgentRx.create({
     config,
     env: io.env,
-    modules: [...demoTools(flags.demoTools), ...user.modules],
+    modules: [...demoTools(flags.demoTools, io.cwd), ...user.modules],
     tools: user.tools,
     consumers: user.consumers,
   });

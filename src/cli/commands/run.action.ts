@@ -40,7 +40,7 @@ export async function runCommand(prompt: string, flags: RunFlags, io: CliIo): Pr
     }
     const config = withMcpFlags(mergeConfig(base, { ...flags, provider }), flags.mcp ?? []);
     const user = await loadUserPlugins(flags.module ?? [], base, flags.config, io.cwd);
-    const modules = [...demoTools(flags.demoTools), ...user.modules, ...(runStore ? [storeModule(runStore)] : []), mcpProgressTo(io.err)];
+    const modules = [...demoTools(flags.demoTools, io.cwd), ...user.modules, ...(runStore ? [storeModule(runStore)] : []), mcpProgressTo(io.err)];
     rx = await AgentRx.create({
       config,
       env: io.env,

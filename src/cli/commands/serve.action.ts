@@ -48,7 +48,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number
     // The demo tools, and with them add_todo (shared state) and send_email (approval), which an AG-UI client takes part in.
     const withDemoTools = flags.demo === true || flags.demoTools === true;
     const modules = [
-      ...demoTools(withDemoTools),
+      ...demoTools(withDemoTools, io.cwd),
       ...(withDemoTools ? [demoAgUiToolsModule] : []),
       ...user.modules,
       ...(runStore ? [storeModule(runStore)] : []),

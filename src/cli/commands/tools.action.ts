@@ -93,7 +93,7 @@ export function toolsCommand(flags: ToolsFlags, io: CliIo): Promise<number> {
       env: io.env,
       tools: user.tools,
       consumers: user.consumers,
-      modules: [...demoTools(flags.demoTools), ...user.modules, mcpProgressTo(io.err)],
+      modules: [...demoTools(flags.demoTools, io.cwd), ...user.modules, mcpProgressTo(io.err)],
     });
     try {
       io.out.write(listTools(rx, { json: flags.json === true }));

@@ -6,11 +6,11 @@ import { AgentRxError, isAgentRxError } from '../../core/errors.js';
 import { redisStoreConfigOf } from '../../distributed/redis-store/redis-store.config.js';
 import { startWorker, type SessionWorker } from '../../distributed/session-worker.js';
 import { RuntimeConfigToken, type RuntimeConfig } from '../../distributed/runtime.config.js';
-import { demoToolsModule } from '../../plugins/tools/tools.module.js';
 import type { CliIo } from '../cli-io.js';
 import { reportPoolError } from '../report.js';
 import { EXIT_OK } from '../exit-codes.js';
 import { untilStopped } from '../until-stopped.js';
+import { demoTools } from '../run-config.js';
 import { loadUserPlugins } from '../user-modules.js';
 import { MAX_TIMING_MS, MIN_TIMING_MS, type WorkerCommandFlags } from './worker.js';
 /**
@@ -57,7 +57,7 @@ export async function runWorkerCommand(flags: WorkerCommandFlags, io: CliIo): Pr
       rx = await AgentRx.create<string>({
         config: raw as AgentRxConfigInput,
         env: io.env,
-        modules: [...(flags.demoTools === true ? [demoToolsModule] : []), ...user.modules],
+        modules: [...demoTools(flags.demoTools, io.cwd), ...user.modules],
         tools: user.tools,
         consumers: user.consumers,
       });

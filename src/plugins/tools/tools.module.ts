@@ -23,6 +23,17 @@ export const demoToolsModule = new ContainerModule((options) => {
 });
 
 /**
+ * Binds `read_file`'s {@link ReadFileOptions} to `{ root }` unless they are bound already: load it
+ * before {@link demoToolsModule} to read from another folder than the process's working directory
+ * (the CLI passes the working directory of the invocation, `CliIo.cwd`).
+ */
+export function readFileRootModule(root: string): ContainerModule {
+  return new ContainerModule((options) => {
+    if (!options.isBound(ReadFileOptions)) options.bind<ReadFileOptions>(ReadFileOptions).toConstantValue({ root });
+  });
+}
+
+/**
  * The demo tools that show what an AG-UI client takes part in: `add_todo`, which changes the
  * agent state shared with the client (a STATE_DELTA), and `send_email`, which needs the user's
  * approval before it runs (an interrupt) and only pretends to send. Each is bound as a singleton
