@@ -49,6 +49,29 @@ const CONFIRM_TOOL = {
 
 type WireMessage = { role: string; content?: string | null; tool_call_id?: string };
 
+/**
+ * On thread `threadId` of `stack` (a batch of server tools and the `ask_user` frontend call, then
+ * the text 'Both done.'): the first client run ends with only `call_ask` pending and the server
+ * tools' results (`serverResults`) sent, and the run that answers `call_ask` gets the text.
+ */
+async function expectOnlyFrontendCallPending(
+  stack: Stack,
+  threadId: string,
+  serverResults: readonly { toolCallId: string; content?: string }[],
+): Promise<void> {
+  const agent = new HttpAgent({ url: stack.endpoint, threadId, initialMessages: [{ id: 'u1', role: 'user', content: 'go' }] });
+  const first = await runClient(agent, { runId: 'r1', tools: [CONFIRM_TOOL] });
+  expect(first.failures).toEqual([]);
+  const results = first.events.filter((e) => e.type === 'TOOL_CALL_RESULT');
+  expect(results).toEqual(serverResults.map((r) => expect.objectContaining(r)));
+  expect(finished(first.events)).toMatchObject({ outcome: { type: 'success', pendingToolCallIds: ['call_ask'] } });
+
+  agent.addMessage({ id: 't2', role: 'tool', toolCallId: 'call_ask', content: 'fine' });
+  const second = await runClient(agent, { runId: 'r2', tools: [CONFIRM_TOOL] });
+  expect(second.failures).toEqual([]);
+  expect(text(second.events)).toBe('Both done.');
+}
+
 describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)', () => {
   let stack: Stack | undefined;
   beforeEach(() => resetFakeTools());
@@ -106,17 +129,7 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
           { text: 'Both done.' },
         ],
       });
-      const agent = new HttpAgent({ url: stack.endpoint, threadId: 'fe-2', initialMessages: [{ id: 'u1', role: 'user', content: 'go' }] });
-      const first = await runClient(agent, { runId: 'r1', tools: [CONFIRM_TOOL] });
-      expect(first.failures).toEqual([]);
-      const results = first.events.filter((e) => e.type === 'TOOL_CALL_RESULT') as unknown as { toolCallId: string }[];
-      expect(results.map((r) => r.toolCallId)).toEqual(['call_echo']);
-      expect(finished(first.events)).toMatchObject({ outcome: { type: 'success', pendingToolCallIds: ['call_ask'] } });
-
-      agent.addMessage({ id: 't2', role: 'tool', toolCallId: 'call_ask', content: 'fine' });
-      const second = await runClient(agent, { runId: 'r2', tools: [CONFIRM_TOOL] });
-      expect(second.failures).toEqual([]);
-      expect(text(second.events)).toBe('Both done.');
+      await expectOnlyFrontendCallPending(stack, 'fe-2', [{ toolCallId: 'call_echo' }]);
     });
 
     it('should count a server tool of the batch that has not started yet (its validator still runs) before ending the run', async () => {
@@ -142,17 +155,7 @@ describe('AG-UI endpoint: the client in the loop (frontend tools and interrupts)
           { text: 'Both done.' },
         ],
       });
-      const agent = new HttpAgent({ url: stack.endpoint, threadId: 'fe-3', initialMessages: [{ id: 'u1', role: 'user', content: 'go' }] });
-      const first = await runClient(agent, { runId: 'r1', tools: [CONFIRM_TOOL] });
-      expect(first.failures).toEqual([]);
-      const results = first.events.filter((e) => e.type === 'TOOL_CALL_RESULT') as unknown as { toolCallId: string; content: string }[];
-      expect(results).toEqual([expect.objectContaining({ toolCallId: 'call_lookup', content: 'FOUND' })]);
-      expect(finished(first.events)).toMatchObject({ outcome: { type: 'success', pendingToolCallIds: ['call_ask'] } });
-
-      agent.addMessage({ id: 't2', role: 'tool', toolCallId: 'call_ask', content: 'fine' });
-      const second = await runClient(agent, { runId: 'r2', tools: [CONFIRM_TOOL] });
-      expect(second.failures).toEqual([]);
-      expect(text(second.events)).toBe('Both done.');
+      await expectOnlyFrontendCallPending(stack, 'fe-3', [{ toolCallId: 'call_lookup', content: 'FOUND' }]);
     });
   });
 
