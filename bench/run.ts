@@ -16,6 +16,7 @@ import { soakBench } from './soak.bench.js';
 import { retainedBench } from './retained.bench.js';
 import { storeHeapBench } from './store-heap.bench.js';
 import { modelApisBench } from './model-apis.bench.js';
+import { layersBench } from './layers.bench.js';
 
 const benches: Record<string, () => Promise<BenchResult>> = {
   pipeline: () => pipelineBench(),
@@ -30,6 +31,7 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   retained: () => retainedBench(),
   'store-heap': () => storeHeapBench(),
   'model-apis': () => modelApisBench(),
+  layers: () => layersBench(),
 };
 
 const only = process.argv.slice(2);

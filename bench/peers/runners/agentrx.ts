@@ -63,16 +63,37 @@ export type BenchStore = { readonly type: string } & Readonly<Record<string, unk
 export type BenchTools = NonNullable<AgentRxCreateOptions['tools']>;
 
 /**
- * The bench's AgentRx instance (Local provider, the two tools, the JSON-lines consumer to a null
- * stream, the delivered-outcome consumer). The tools are the DTO classes unless `opts.tools` gives
- * others; the DTO module (and with it the user's `import 'class-validator'`) loads only then.
+ * The consumers of a bench instance: `all` (the JSON-lines consumer to a null stream and the
+ * delivered-outcome consumer, as in every run since run B), `delivered` (that one only) or `none`
+ * (a session's outcome is read from `rx.run()`'s result: its text and the transcript's tool
+ * messages).
  */
-export async function createBenchAgentRx(
-  baseUrl: string,
-  store?: BenchStore,
-  opts: { idempotent?: boolean; tools?: BenchTools } = {},
-): Promise<{ rx: AgentRx; delivered: DeliveredConsumer }> {
-  const delivered = new DeliveredConsumer();
+export type BenchConsumers = 'all' | 'delivered' | 'none';
+
+/** How a bench instance is made besides its store: the tools, whether they say they are idempotent, its consumers. */
+export interface BenchOptions {
+  readonly idempotent?: boolean;
+  readonly tools?: BenchTools;
+  readonly consumers?: BenchConsumers;
+}
+
+/** A bench instance and the consumer its sessions' outcomes are read from (none: from the result). */
+export interface BenchAgentRx {
+  readonly rx: AgentRx;
+  readonly delivered: DeliveredConsumer | undefined;
+}
+
+/**
+ * The bench's AgentRx instance (Local provider, the two tools, the consumers of `opts.consumers`,
+ * default all). The tools are the DTO classes unless `opts.tools` gives others; the DTO module (and
+ * with it the user's `import 'class-validator'`) loads only then.
+ */
+export async function createBenchAgentRx(baseUrl: string, store?: BenchStore, opts: BenchOptions = {}): Promise<BenchAgentRx> {
+  const which = opts.consumers ?? 'all';
+  const delivered = which === 'none' ? undefined : new DeliveredConsumer();
+  const consumers: EventConsumer[] = [];
+  if (which === 'all') consumers.push(new JsonlConsumer(nullStream()));
+  if (delivered) consumers.push(delivered);
   const tools = opts.tools ?? (await import('./agentrx-dto-tools.js')).dtoTools(opts.idempotent ?? false);
   const rx = await AgentRx.create({
     config: {
@@ -84,23 +105,28 @@ export async function createBenchAgentRx(
       providers: { local: { baseUrl, model: 'scripted' } },
     },
     tools,
-    consumers: [new JsonlConsumer(nullStream()), delivered],
+    consumers,
   });
   return { rx, delivered };
 }
 
-/** One session on `rx`: what it delivered to the consumers (the AG-UI thread id is the session id). */
-export async function runBenchSession(bench: { rx: AgentRx; delivered: DeliveredConsumer }): Promise<SessionOutcome> {
+/**
+ * One session on `bench.rx`: what it delivered to the consumers (the AG-UI thread id is the
+ * session id), or without consumers what its result holds (the final text, and each tool message
+ * of the Local transcript as a tool result).
+ */
+export async function runBenchSession(bench: BenchAgentRx): Promise<SessionOutcome> {
   const r = await bench.rx.run({ prompt: USER_PROMPT });
-  return bench.delivered.take(r.sessionId ?? '');
+  if (bench.delivered) return bench.delivered.take(r.sessionId ?? '');
+  const toolResults = (r.transcript ?? []).flatMap((m) => {
+    const msg = m as { role?: unknown; tool_call_id?: unknown; content?: unknown };
+    return msg.role === 'tool' && typeof msg.tool_call_id === 'string' ? [{ id: msg.tool_call_id, output: msg.content }] : [];
+  });
+  return { text: r.text, toolResults };
 }
 
-/** agentrx with a store config (default: the library's memory store); `idempotent`: the tools say so. */
-export async function setupWith(
-  baseUrl: string,
-  store?: BenchStore,
-  opts: { idempotent?: boolean; tools?: BenchTools } = {},
-): Promise<() => Promise<SessionOutcome>> {
+/** agentrx with a store config (default: the library's memory store); `opts`: tools, idempotent, consumers. */
+export async function setupWith(baseUrl: string, store?: BenchStore, opts: BenchOptions = {}): Promise<() => Promise<SessionOutcome>> {
   const bench = await createBenchAgentRx(baseUrl, store, opts);
   return () => runBenchSession(bench);
 }
